@@ -1,0 +1,58 @@
+/* mp_err.h - memprof's error codes and the one-line diagnostic that goes with them. */
+#ifndef MEMPROF_ERR_H
+#define MEMPROF_ERR_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+/* Every code names what went wrong; mp_strerror gives its generic text. */
+#define MP_ERRORS                                                         \
+	MP_ERROR(OK, "success")                                           \
+	MP_ERROR(NOMEM, "out of memory")                                  \
+	MP_ERROR(ERRNO, "system call failed")                             \
+	MP_ERROR(USAGE, "bad usage")                                      \
+	MP_ERROR(FORMAT, "unrecognised input format")                     \
+	MP_ERROR(TRUNCATED, "input truncated")                            \
+	MP_ERROR(CORRUPT, "input is malformed")                           \
+	MP_ERROR(UNSUPPORTED, "unsupported construct in input")           \
+	MP_ERROR(TYPE, "value of the wrong type")                         \
+	MP_ERROR(RANGE, "value out of range")                             \
+	MP_ERROR(LIMIT, "input exceeds a safety limit")                   \
+	MP_ERROR(CYCLE, "cyclic structure")                               \
+	MP_ERROR(NOTFOUND, "not found")                                   \
+	MP_ERROR(INTERRUPTED, "interrupted")
+
+#define MP_ERROR(name, text) MP_E_##name,
+typedef enum mp_err { MP_ERRORS MP_E__COUNT } mp_err;
+#undef MP_ERROR
+
+#define MP_OK MP_E_OK
+
+#define MP_WUR __attribute__((warn_unused_result))
+#define MP_PRINTF(f, a) __attribute__((format(printf, f, a)))
+
+/* A caller-owned record of the first error's detail and of warnings.
+   MSG holds one line without a trailing newline (empty when none was set).
+   WARN, when set, receives each warning line as it happens; NWARN counts them. */
+typedef struct mp_diag {
+	char msg[512];
+	unsigned nwarn;
+	void (*warn)(void *ctx, const char *line);
+	void *warn_ctx;
+} mp_diag;
+
+/* Generic text for ERR. This function can't fail. */
+const char *mp_strerror(mp_err err);
+
+/* Clear DIAG's message and warning count, keeping its warning sink. */
+void mp_diag_reset(mp_diag *diag);
+
+/* Record ERR's detail in DIAG (if DIAG is not NULL and holds no message yet:
+   the first, innermost failure wins) and return ERR, so that callers can write
+   "return mp_fail(diag, MP_E_CORRUPT, "...", ...)". */
+mp_err mp_fail(mp_diag *diag, mp_err err, const char *fmt, ...) MP_PRINTF(3, 4);
+
+/* Report one warning through DIAG's sink and count it. DIAG may be NULL. */
+void mp_warn(mp_diag *diag, const char *fmt, ...) MP_PRINTF(2, 3);
+
+#endif

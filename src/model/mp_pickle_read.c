@@ -1,0 +1,659 @@
+/* mp_pickle_read.c - a pickle machine for plain data that executes nothing. */
+#include "mp_pickle_read.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Memo entries are 32 bits: a value handle when it fits, else a reference
+   into big[] marked with the unused tag 15. */
+#define MEMO_BIG_TAG 15u
+#define MEMO_EMPTY 0u /* MP_ABSENT: never a stored value */
+#define NO_MEMO UINT32_MAX
+#define PROGRESS_STEP ((size_t)64 << 20)
+
+/* A value on the stack, with the memo slot that refers to it (if exactly one
+   does) so that a container frozen into an equal existing one can be replaced
+   in the memo and its record given back. */
+struct slot {
+	mp_val v;
+	uint32_t memo; /* NO_MEMO: none, or more than one reference exists */
+};
+
+struct machine {
+	mp_heap *heap;
+	const unsigned char *data;
+	size_t len;
+	size_t pos;    /* offset of the next byte to read */
+	size_t opos;   /* offset of the current opcode */
+	struct slot *stack;
+	size_t nstack, stack_cap;
+	size_t *marks;
+	size_t nmarks, marks_cap;
+	uint32_t *memo;
+	uint8_t *memo_pinned; /* memo entry was fetched while its container was open */
+	size_t memo_len, memo_cap;
+	mp_val *big;
+	size_t nbig, big_cap;
+	mp_diag *diag;
+};
+
+static const char *opcode_name(unsigned char op)
+{
+	switch (op) {
+	case 'c': return "GLOBAL";
+	case 0x93: return "STACK_GLOBAL";
+	case 'R': return "REDUCE";
+	case 'b': return "BUILD";
+	case 'i': return "INST";
+	case 'o': return "OBJ";
+	case 0x81: return "NEWOBJ";
+	case 0x92: return "NEWOBJ_EX";
+	case 'P': return "PERSID";
+	case 'Q': return "BINPERSID";
+	case 0x82: return "EXT1";
+	case 0x83: return "EXT2";
+	case 0x84: return "EXT4";
+	case 0x8f: return "EMPTY_SET";
+	case 0x90: return "ADDITEMS";
+	case 0x91: return "FROZENSET";
+	case 0x96: return "BYTEARRAY8";
+	case 0x97: return "NEXT_BUFFER";
+	case 0x98: return "READONLY_BUFFER";
+	case 'I': return "INT";
+	case 'L': return "LONG";
+	case 'F': return "FLOAT";
+	case 'S': return "STRING";
+	case 'T': return "BINSTRING";
+	case 'U': return "SHORT_BINSTRING";
+	case 'V': return "UNICODE";
+	case 'p': return "PUT";
+	case 'g': return "GET";
+	default: return NULL;
+	}
+}
+
+static mp_err refuse_opcode(struct machine *m, unsigned char op)
+{
+	const char *name = opcode_name(op);
+
+	if (name != NULL)
+		return mp_fail(m->diag, MP_E_UNSUPPORTED,
+			       "pickle: opcode %s (0x%02x) at byte %zu is not plain data; memprof executes nothing",
+			       name, op, m->opos);
+	return mp_fail(m->diag, MP_E_UNSUPPORTED, "pickle: unknown opcode 0x%02x at byte %zu", op,
+		       m->opos);
+}
+
+static mp_err truncated(struct machine *m)
+{
+	return mp_fail(m->diag, MP_E_TRUNCATED, "pickle: data ends inside the opcode at byte %zu",
+		       m->opos);
+}
+
+static mp_err corrupt(struct machine *m, const char *what)
+{
+	return mp_fail(m->diag, MP_E_CORRUPT, "pickle: %s at byte %zu", what, m->opos);
+}
+
+static mp_err heap_error(struct machine *m, mp_err err)
+{
+	if (err == MP_E_UNSUPPORTED)
+		return mp_fail(m->diag, err,
+			       "pickle: container changed after it was used (a cycle?) at byte %zu",
+			       m->opos);
+	return mp_fail(m->diag, err, "pickle: %s at byte %zu", mp_strerror(err), m->opos);
+}
+
+static mp_err grow_array(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap = *cap ? *cap : 64;
+	void *np;
+
+	if (need <= *cap)
+		return MP_OK;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 4 / elem)
+			return MP_E_NOMEM;
+		ncap *= 2;
+	}
+	np = realloc(*p, ncap * elem);
+	if (np == NULL)
+		return MP_E_NOMEM;
+	*p = np;
+	*cap = ncap;
+	return MP_OK;
+}
+
+/* ---- reading operands */
+
+static inline bool need(struct machine *m, size_t n)
+{
+	return n <= m->len - m->pos;
+}
+
+static inline uint64_t read_le(const unsigned char *p, size_t n)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+/* Read an N-byte little-endian length/index operand. */
+static mp_err operand(struct machine *m, size_t n, uint64_t *out)
+{
+	if (!need(m, n))
+		return truncated(m);
+	*out = read_le(m->data + m->pos, n);
+	m->pos += n;
+	return MP_OK;
+}
+
+/* ---- the stack */
+
+static mp_err push(struct machine *m, mp_val v)
+{
+	if (m->nstack == m->stack_cap &&
+	    grow_array((void **)&m->stack, &m->stack_cap, m->nstack + 1, sizeof *m->stack) != MP_OK)
+		return heap_error(m, MP_E_NOMEM);
+	m->stack[m->nstack].v = v;
+	m->stack[m->nstack].memo = NO_MEMO;
+	m->nstack++;
+	return MP_OK;
+}
+
+static mp_err need_stack(struct machine *m, size_t n)
+{
+	size_t floor = m->nmarks ? m->marks[m->nmarks - 1] : 0;
+
+	if (m->nstack < floor + n)
+		return corrupt(m, "stack underflow");
+	return MP_OK;
+}
+
+/* Freeze the stack value S for use inside another value (or as the result):
+   an open container becomes immutable, and if it turned out equal to an
+   existing one, the memo is pointed at that one and the record is recycled. */
+static mp_err settle(struct machine *m, struct slot *s, mp_val *out)
+{
+	mp_val canon;
+	mp_err err;
+
+	if (!mp_val_is_container(s->v)) {
+		*out = s->v;
+		return MP_OK;
+	}
+	err = mp_heap_freeze(m->heap, s->v, &canon);
+	if (err != MP_OK)
+		return heap_error(m, err);
+	if (canon != s->v && s->memo != NO_MEMO && !m->memo_pinned[s->memo] &&
+	    m->memo[s->memo] == (uint32_t)s->v) {
+		m->memo[s->memo] = (uint32_t)canon;
+		mp_heap_release(m->heap, s->v);
+	}
+	*out = canon;
+	return MP_OK;
+}
+
+/* ---- the memo */
+
+static mp_err memo_put(struct machine *m, uint64_t index)
+{
+	struct slot *top;
+	mp_val v;
+	uint32_t enc;
+
+	if (m->nstack == 0)
+		return corrupt(m, "memo put with an empty stack");
+	/* Indexes are dense in real pickles; a sparse one must still fit in
+	   memory proportional to the input. */
+	if (index > m->len)
+		return mp_fail(m->diag, MP_E_LIMIT, "pickle: memo index %llu too large at byte %zu",
+			       (unsigned long long)index, m->opos);
+	if (index >= m->memo_cap) {
+		size_t old = m->memo_cap;
+
+		if (grow_array((void **)&m->memo, &m->memo_cap, index + 1, sizeof *m->memo) != MP_OK)
+			return heap_error(m, MP_E_NOMEM);
+		void *np = realloc(m->memo_pinned, m->memo_cap);
+		if (np == NULL)
+			return heap_error(m, MP_E_NOMEM);
+		m->memo_pinned = np;
+		memset(m->memo + old, 0, (m->memo_cap - old) * sizeof *m->memo);
+		memset(m->memo_pinned + old, 0, m->memo_cap - old);
+	}
+	top = &m->stack[m->nstack - 1];
+	v = top->v;
+	if (v <= UINT32_MAX && mp_val_type(v) != MEMO_BIG_TAG) {
+		enc = (uint32_t)v;
+	} else {
+		if (m->nbig >= (1u << 27))
+			return mp_fail(m->diag, MP_E_LIMIT, "pickle: too many memo entries");
+		if (grow_array((void **)&m->big, &m->big_cap, m->nbig + 1, sizeof *m->big) != MP_OK)
+			return heap_error(m, MP_E_NOMEM);
+		m->big[m->nbig] = v;
+		enc = (uint32_t)(m->nbig++ << 4) | MEMO_BIG_TAG;
+	}
+	m->memo[index] = enc;
+	m->memo_pinned[index] = 0;
+	if (index >= m->memo_len)
+		m->memo_len = index + 1;
+	/* The slot remembers its memo entry only if it is the only one. */
+	top->memo = (top->memo == NO_MEMO && mp_heap_is_open(m->heap, v)) ? (uint32_t)index : NO_MEMO;
+	if (top->memo == NO_MEMO)
+		m->memo_pinned[index] = mp_heap_is_open(m->heap, v);
+	return MP_OK;
+}
+
+static mp_err memo_get(struct machine *m, uint64_t index)
+{
+	uint32_t enc;
+	mp_val v;
+
+	if (index >= m->memo_len || m->memo[index] == MEMO_EMPTY)
+		return mp_fail(m->diag, MP_E_CORRUPT, "pickle: memo index %llu not defined at byte %zu",
+			       (unsigned long long)index, m->opos);
+	enc = m->memo[index];
+	v = (enc & 15u) == MEMO_BIG_TAG ? m->big[enc >> 4] : (mp_val)enc;
+	v = mp_heap_resolve(m->heap, v);
+	if (mp_heap_is_open(m->heap, v))
+		m->memo_pinned[index] = 1; /* now referenced from two places */
+	return push(m, v);
+}
+
+/* ---- atoms */
+
+/* Validate UTF-8 the way CPython's 'surrogatepass' decoder does (surrogates allowed). */
+static bool valid_utf8(const unsigned char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		uint64_t w;
+
+		if (n - i >= 8 && (memcpy(&w, s + i, 8), (w & 0x8080808080808080ull) == 0)) {
+			i += 8;
+			continue;
+		}
+		unsigned char c = s[i];
+		size_t k;
+		uint32_t cp;
+
+		if (c < 0x80) {
+			i++;
+			continue;
+		} else if (c >= 0xc2 && c <= 0xdf) {
+			k = 1, cp = c & 0x1f;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			k = 2, cp = c & 0x0f;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			k = 3, cp = c & 0x07;
+		} else {
+			return false;
+		}
+		if (n - i <= k)
+			return false;
+		for (size_t j = 1; j <= k; j++) {
+			if ((s[i + j] & 0xc0) != 0x80)
+				return false;
+			cp = (cp << 6) | (s[i + j] & 0x3f);
+		}
+		if ((k == 2 && cp < 0x800) || (k == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+			return false;
+		i += k + 1;
+	}
+	return true;
+}
+
+static mp_err push_text(struct machine *m, size_t lenbytes, bool is_str)
+{
+	uint64_t n;
+	mp_val v;
+	mp_err err = operand(m, lenbytes, &n);
+
+	if (err != MP_OK)
+		return err;
+	if (n > m->len - m->pos)
+		return truncated(m);
+	if (is_str && !valid_utf8(m->data + m->pos, (size_t)n))
+		return corrupt(m, "invalid UTF-8 in a string");
+	err = is_str ? mp_heap_str(m->heap, (const char *)m->data + m->pos, (size_t)n, &v)
+		     : mp_heap_bytes(m->heap, m->data + m->pos, (size_t)n, &v);
+	if (err != MP_OK)
+		return heap_error(m, err);
+	m->pos += (size_t)n;
+	return push(m, v);
+}
+
+static mp_err push_long(struct machine *m, size_t lenbytes)
+{
+	uint64_t n;
+	mp_val v;
+	mp_err err = operand(m, lenbytes, &n);
+
+	if (err != MP_OK)
+		return err;
+	if (n > m->len - m->pos)
+		return truncated(m);
+	err = mp_heap_int_le(m->heap, m->data + m->pos, (size_t)n, &v);
+	if (err != MP_OK)
+		return heap_error(m, err);
+	m->pos += (size_t)n;
+	return push(m, v);
+}
+
+static mp_err push_binint(struct machine *m, size_t n, bool is_signed)
+{
+	uint64_t u;
+	mp_err err = operand(m, n, &u);
+	int64_t i = is_signed ? (int64_t)(int32_t)(uint32_t)u : (int64_t)u;
+
+	if (err != MP_OK)
+		return err;
+	return push(m, mp_val_from_small_int(i));
+}
+
+static mp_err push_binfloat(struct machine *m)
+{
+	uint64_t bits = 0;
+	double d;
+	mp_val v;
+	mp_err err;
+
+	if (!need(m, 8))
+		return truncated(m);
+	for (int i = 0; i < 8; i++) /* big-endian IEEE 754 */
+		bits = (bits << 8) | m->data[m->pos + i];
+	m->pos += 8;
+	memcpy(&d, &bits, sizeof d);
+	err = mp_heap_float(m->heap, d, &v);
+	if (err != MP_OK)
+		return heap_error(m, err);
+	return push(m, v);
+}
+
+/* ---- containers */
+
+static mp_err push_empty(struct machine *m, enum mp_vtype type)
+{
+	mp_val v;
+	mp_err err = mp_heap_open(m->heap, type, &v);
+
+	if (err != MP_OK)
+		return heap_error(m, err);
+	return push(m, v);
+}
+
+/* Pop the items above the topmost mark; their first index in *FIRST. */
+static mp_err pop_mark(struct machine *m, size_t *first)
+{
+	if (m->nmarks == 0)
+		return corrupt(m, "no mark on the stack");
+	*first = m->marks[--m->nmarks];
+	return MP_OK;
+}
+
+/* Add stack[first..nstack) to the container at stack[first-1] (pairs for a dict). */
+static mp_err fill_from(struct machine *m, size_t first, bool pairs)
+{
+	struct slot *target;
+	mp_val a, b;
+	mp_err err;
+
+	if (first == 0 || first - 1 < (m->nmarks ? m->marks[m->nmarks - 1] : 0))
+		return corrupt(m, "no container below the items");
+	target = &m->stack[first - 1];
+	if (mp_val_type(target->v) != (pairs ? MP_T_DICT : MP_T_LIST))
+		return corrupt(m, pairs ? "SETITEMS target is not a dict" : "APPENDS target is not a list");
+	if (pairs && (m->nstack - first) % 2 != 0)
+		return corrupt(m, "odd number of items for SETITEMS");
+	for (size_t i = first; i < m->nstack; i += pairs ? 2 : 1) {
+		err = settle(m, &m->stack[i], &a);
+		if (err != MP_OK)
+			return err;
+		if (pairs) {
+			err = settle(m, &m->stack[i + 1], &b);
+			if (err == MP_OK)
+				err = mp_heap_setitem(m->heap, target->v, a, b);
+		} else {
+			err = mp_heap_append(m->heap, target->v, a);
+		}
+		if (err != MP_OK)
+			return err == MP_E_UNSUPPORTED || err == MP_E_NOMEM || err == MP_E_LIMIT
+				       ? heap_error(m, err)
+				       : corrupt(m, "bad container operation");
+	}
+	m->nstack = first;
+	return MP_OK;
+}
+
+static mp_err op_setitems_or_appends(struct machine *m, bool pairs, bool marked)
+{
+	size_t first;
+	mp_err err;
+
+	if (marked) {
+		err = pop_mark(m, &first);
+	} else {
+		err = need_stack(m, pairs ? 3 : 2);
+		first = m->nstack - (pairs ? 2 : 1);
+	}
+	if (err != MP_OK)
+		return err;
+	return fill_from(m, first, pairs);
+}
+
+/* Build a tuple (or, for LIST/DICT, a list/dict) from stack[first..nstack). */
+static mp_err build_from(struct machine *m, size_t first, enum mp_vtype type)
+{
+	mp_val c, v, canon;
+	mp_err err = mp_heap_open(m->heap, type, &c);
+
+	if (err != MP_OK)
+		return heap_error(m, err);
+	if (type == MP_T_DICT && (m->nstack - first) % 2 != 0)
+		return corrupt(m, "odd number of items for DICT");
+	for (size_t i = first; i < m->nstack; i++) {
+		err = settle(m, &m->stack[i], &v);
+		if (err != MP_OK)
+			return err;
+		if (type == MP_T_DICT) {
+			mp_val val;
+
+			err = settle(m, &m->stack[++i], &val);
+			if (err == MP_OK)
+				err = mp_heap_setitem(m->heap, c, v, val);
+		} else {
+			err = mp_heap_append(m->heap, c, v);
+		}
+		if (err != MP_OK)
+			return heap_error(m, err);
+	}
+	m->nstack = first;
+	if (type == MP_T_TUPLE) {
+		err = mp_heap_freeze(m->heap, c, &canon);
+		if (err != MP_OK)
+			return heap_error(m, err);
+		if (canon != c)
+			mp_heap_release(m->heap, c);
+		c = canon;
+	}
+	return push(m, c);
+}
+
+static mp_err op_tuple_n(struct machine *m, size_t n)
+{
+	mp_err err = need_stack(m, n);
+
+	if (err != MP_OK)
+		return err;
+	return build_from(m, m->nstack - n, MP_T_TUPLE);
+}
+
+static mp_err op_marked_build(struct machine *m, enum mp_vtype type)
+{
+	size_t first;
+	mp_err err = pop_mark(m, &first);
+
+	if (err != MP_OK)
+		return err;
+	return build_from(m, first, type);
+}
+
+static mp_err op_mark(struct machine *m)
+{
+	if (m->nmarks == m->marks_cap &&
+	    grow_array((void **)&m->marks, &m->marks_cap, m->nmarks + 1, sizeof *m->marks) != MP_OK)
+		return heap_error(m, MP_E_NOMEM);
+	m->marks[m->nmarks++] = m->nstack;
+	return MP_OK;
+}
+
+static mp_err op_pop(struct machine *m)
+{
+	mp_err err = need_stack(m, 1);
+
+	if (err == MP_OK)
+		m->nstack--;
+	return err;
+}
+
+static mp_err op_dup(struct machine *m)
+{
+	mp_err err = need_stack(m, 1);
+
+	if (err != MP_OK)
+		return err;
+	/* Two slots now share the value: neither may recycle it. */
+	if (m->stack[m->nstack - 1].memo != NO_MEMO)
+		m->memo_pinned[m->stack[m->nstack - 1].memo] = 1;
+	m->stack[m->nstack - 1].memo = NO_MEMO;
+	return push(m, m->stack[m->nstack - 1].v);
+}
+
+static mp_err op_frame(struct machine *m)
+{
+	uint64_t n;
+	mp_err err = operand(m, 8, &n);
+
+	if (err != MP_OK)
+		return err;
+	if (n > m->len - m->pos)
+		return truncated(m);
+	return MP_OK;
+}
+
+static mp_err op_proto(struct machine *m)
+{
+	uint64_t v;
+	mp_err err = operand(m, 1, &v);
+
+	if (err != MP_OK)
+		return err;
+	if (v > 5)
+		return mp_fail(m->diag, MP_E_UNSUPPORTED, "pickle: protocol %u is newer than 5",
+			       (unsigned)v);
+	return MP_OK;
+}
+
+/* Execute one opcode; *DONE is set by STOP. */
+static mp_err step(struct machine *m, bool *done)
+{
+	unsigned char op = m->data[m->pos];
+	uint64_t u;
+	mp_err err;
+
+	m->opos = m->pos++;
+	switch (op) {
+	case 0x80: return op_proto(m);
+	case 0x95: return op_frame(m);
+	case '.': *done = true; return MP_OK;
+	case '(': return op_mark(m);
+	case '0': return op_pop(m);
+	case '1': return pop_mark(m, &m->nstack);
+	case '2': return op_dup(m);
+	case '}': return push_empty(m, MP_T_DICT);
+	case ']': return push_empty(m, MP_T_LIST);
+	case ')': return op_tuple_n(m, 0);
+	case 0x85: return op_tuple_n(m, 1);
+	case 0x86: return op_tuple_n(m, 2);
+	case 0x87: return op_tuple_n(m, 3);
+	case 't': return op_marked_build(m, MP_T_TUPLE);
+	case 'l': return op_marked_build(m, MP_T_LIST);
+	case 'd': return op_marked_build(m, MP_T_DICT);
+	case 'a': return op_setitems_or_appends(m, false, false);
+	case 'e': return op_setitems_or_appends(m, false, true);
+	case 's': return op_setitems_or_appends(m, true, false);
+	case 'u': return op_setitems_or_appends(m, true, true);
+	case 'J': return push_binint(m, 4, true);
+	case 'K': return push_binint(m, 1, false);
+	case 'M': return push_binint(m, 2, false);
+	case 0x8a: return push_long(m, 1);
+	case 0x8b: return push_long(m, 4);
+	case 'N': return push(m, MP_NONE);
+	case 0x88: return push(m, MP_TRUE);
+	case 0x89: return push(m, MP_FALSE);
+	case 'G': return push_binfloat(m);
+	case 0x8c: return push_text(m, 1, true);
+	case 'X': return push_text(m, 4, true);
+	case 0x8d: return push_text(m, 8, true);
+	case 'C': return push_text(m, 1, false);
+	case 'B': return push_text(m, 4, false);
+	case 0x8e: return push_text(m, 8, false);
+	case 0x94: return memo_put(m, m->memo_len);
+	case 'q': err = operand(m, 1, &u); return err ? err : memo_put(m, u);
+	case 'r': err = operand(m, 4, &u); return err ? err : memo_put(m, u);
+	case 'h': err = operand(m, 1, &u); return err ? err : memo_get(m, u);
+	case 'j': err = operand(m, 4, &u); return err ? err : memo_get(m, u);
+	default: return refuse_opcode(m, op);
+	}
+}
+
+static mp_err run(struct machine *m, mp_val *root, mp_pickle_progress_fn progress, void *ctx)
+{
+	size_t next_progress = PROGRESS_STEP;
+	bool done = false;
+	mp_err err;
+
+	while (!done) {
+		if (m->pos >= m->len) {
+			m->opos = m->pos;
+			return mp_fail(m->diag, MP_E_TRUNCATED,
+				       m->len == 0 ? "pickle: empty input"
+						   : "pickle: data ends before STOP at byte %zu",
+				       m->pos);
+		}
+		err = step(m, &done);
+		if (err != MP_OK)
+			return err;
+		if (progress != NULL && m->pos >= next_progress) {
+			progress(ctx, m->opos);
+			next_progress = m->pos + PROGRESS_STEP;
+		}
+	}
+	if (m->nstack == 0 || (m->nmarks && m->marks[m->nmarks - 1] == m->nstack))
+		return corrupt(m, "STOP with nothing on the stack");
+	err = settle(m, &m->stack[m->nstack - 1], root);
+	if (err != MP_OK)
+		return err;
+	if (m->pos != m->len)
+		mp_warn(m->diag, "pickle: %zu bytes after STOP ignored", m->len - m->pos);
+	return MP_OK;
+}
+
+mp_err mp_pickle_read(mp_heap *heap, const unsigned char *data, size_t len, mp_val *root,
+		      mp_pickle_progress_fn progress, void *progress_ctx, mp_diag *diag)
+{
+	struct machine m = { .heap = heap, .data = data, .len = len, .diag = diag };
+	mp_err err = run(&m, root, progress, progress_ctx);
+
+	free(m.stack);
+	free(m.marks);
+	free(m.memo);
+	free(m.memo_pinned);
+	free(m.big);
+	return err;
+}

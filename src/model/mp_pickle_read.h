@@ -1,0 +1,24 @@
+/* mp_pickle_read.h - read the data subset of Python pickles (protocols 2-5) into generic values. */
+#ifndef MEMPROF_PICKLE_READ_H
+#define MEMPROF_PICKLE_READ_H
+
+#include <stddef.h>
+
+#include "mp_err.h"
+#include "mp_value.h"
+
+/* Called now and then with the number of input bytes fully consumed, so that a
+   caller reading from a mapping can drop pages it will not need again. */
+typedef void (*mp_pickle_progress_fn)(void *ctx, size_t consumed);
+
+/* Run the pickle in DATA (LEN bytes) and store its result in *ROOT, built in
+   HEAP. Only data opcodes are understood (dict, list, tuple, str, bytes, int,
+   float, bool, None, memo, frames, marks); anything that would import or call
+   (GLOBAL, REDUCE, BUILD, ...) or any unknown opcode is refused with
+   MP_E_UNSUPPORTED, naming the opcode and its byte offset in DIAG. Truncated
+   input is MP_E_TRUNCATED; malformed input MP_E_CORRUPT; limits MP_E_LIMIT.
+   PROGRESS may be NULL. Nothing is executed and memory stays proportional to LEN. */
+mp_err mp_pickle_read(mp_heap *heap, const unsigned char *data, size_t len, mp_val *root,
+		      mp_pickle_progress_fn progress, void *progress_ctx, mp_diag *diag) MP_WUR;
+
+#endif
