@@ -7,8 +7,10 @@
 #include <string.h>
 
 /* Memo entries are 32 bits: a value handle when it fits, else a reference
-   into big[] marked with the unused tag 15. */
+   into big[] marked with the unused tag 15, or a string the skipper passed
+   over, by the offset of its opcode in lazy[] (tag 14), built when fetched. */
 #define MEMO_BIG_TAG 15u
+#define MEMO_LAZY_TAG 14u
 #define MEMO_EMPTY 0u /* MP_ABSENT: never a stored value */
 #define NO_MEMO UINT32_MAX
 #define PROGRESS_STEP ((size_t)64 << 20)
@@ -36,6 +38,11 @@ struct machine {
 	size_t memo_len, memo_cap;
 	mp_val *big;
 	size_t nbig, big_cap;
+	uint64_t *lazy;
+	size_t nlazy, lazy_cap;
+	size_t *skip_marks; /* the skipper's own mark stack */
+	size_t skip_marks_cap;
+	const struct mp_pickle_opts *opts;
 	mp_diag *diag;
 };
 
@@ -200,31 +207,53 @@ static mp_err settle(struct machine *m, struct slot *s, mp_val *out)
 
 /* ---- the memo */
 
-static mp_err memo_put(struct machine *m, uint64_t index)
+/* Make memo slot INDEX exist. */
+static mp_err memo_reserve(struct machine *m, uint64_t index)
 {
-	struct slot *top;
-	mp_val v;
-	uint32_t enc;
+	size_t old = m->memo_cap;
+	void *np;
 
-	if (m->nstack == 0)
-		return corrupt(m, "memo put with an empty stack");
 	/* Indexes are dense in real pickles; a sparse one must still fit in
 	   memory proportional to the input. */
 	if (index > m->len)
 		return mp_fail(m->diag, MP_E_LIMIT, "pickle: memo index %llu too large at byte %zu",
 			       (unsigned long long)index, m->opos);
-	if (index >= m->memo_cap) {
-		size_t old = m->memo_cap;
+	if (index < m->memo_cap)
+		return MP_OK;
+	if (grow_array((void **)&m->memo, &m->memo_cap, index + 1, sizeof *m->memo) != MP_OK)
+		return heap_error(m, MP_E_NOMEM);
+	np = realloc(m->memo_pinned, m->memo_cap);
+	if (np == NULL)
+		return heap_error(m, MP_E_NOMEM);
+	m->memo_pinned = np;
+	memset(m->memo + old, 0, (m->memo_cap - old) * sizeof *m->memo);
+	memset(m->memo_pinned + old, 0, m->memo_cap - old);
+	return MP_OK;
+}
 
-		if (grow_array((void **)&m->memo, &m->memo_cap, index + 1, sizeof *m->memo) != MP_OK)
-			return heap_error(m, MP_E_NOMEM);
-		void *np = realloc(m->memo_pinned, m->memo_cap);
-		if (np == NULL)
-			return heap_error(m, MP_E_NOMEM);
-		m->memo_pinned = np;
-		memset(m->memo + old, 0, (m->memo_cap - old) * sizeof *m->memo);
-		memset(m->memo_pinned + old, 0, m->memo_cap - old);
-	}
+/* Store the encoded entry ENC at INDEX. */
+static mp_err memo_store(struct machine *m, uint64_t index, uint32_t enc)
+{
+	mp_err err = memo_reserve(m, index);
+
+	if (err != MP_OK)
+		return err;
+	m->memo[index] = enc;
+	m->memo_pinned[index] = 0;
+	if (index >= m->memo_len)
+		m->memo_len = index + 1;
+	return MP_OK;
+}
+
+static mp_err memo_put(struct machine *m, uint64_t index)
+{
+	struct slot *top;
+	mp_val v;
+	uint32_t enc;
+	mp_err err;
+
+	if (m->nstack == 0)
+		return corrupt(m, "memo put with an empty stack");
 	top = &m->stack[m->nstack - 1];
 	v = top->v;
 	if (v <= UINT32_MAX && mp_val_type(v) != MEMO_BIG_TAG) {
@@ -237,10 +266,9 @@ static mp_err memo_put(struct machine *m, uint64_t index)
 		m->big[m->nbig] = v;
 		enc = (uint32_t)(m->nbig++ << 4) | MEMO_BIG_TAG;
 	}
-	m->memo[index] = enc;
-	m->memo_pinned[index] = 0;
-	if (index >= m->memo_len)
-		m->memo_len = index + 1;
+	err = memo_store(m, index, enc);
+	if (err != MP_OK)
+		return err;
 	/* The slot remembers its memo entry only if it is the only one. */
 	top->memo = (top->memo == NO_MEMO && mp_heap_is_open(m->heap, v)) ? (uint32_t)index : NO_MEMO;
 	if (top->memo == NO_MEMO)
@@ -248,15 +276,27 @@ static mp_err memo_put(struct machine *m, uint64_t index)
 	return MP_OK;
 }
 
+static mp_err intern_text_at(struct machine *m, size_t at, mp_val *out);
+
 static mp_err memo_get(struct machine *m, uint64_t index)
 {
 	uint32_t enc;
 	mp_val v;
+	mp_err err;
 
 	if (index >= m->memo_len || m->memo[index] == MEMO_EMPTY)
 		return mp_fail(m->diag, MP_E_CORRUPT, "pickle: memo index %llu not defined at byte %zu",
 			       (unsigned long long)index, m->opos);
 	enc = m->memo[index];
+	if ((enc & 15u) == MEMO_LAZY_TAG) {
+		/* A string the skipper passed over is wanted after all: build it now. */
+		err = intern_text_at(m, (size_t)m->lazy[enc >> 4], &v);
+		if (err != MP_OK)
+			return err;
+		if (v <= UINT32_MAX)
+			m->memo[index] = (uint32_t)v;
+		return push(m, v);
+	}
 	v = (enc & 15u) == MEMO_BIG_TAG ? m->big[enc >> 4] : (mp_val)enc;
 	v = mp_heap_resolve(m->heap, v);
 	if (mp_heap_is_open(m->heap, v))
@@ -328,6 +368,33 @@ static mp_err push_text(struct machine *m, size_t lenbytes, bool is_str)
 	return push(m, v);
 }
 
+/* Build the str or bytes whose opcode sits at offset AT (validated when skipped). */
+static mp_err intern_text_at(struct machine *m, size_t at, mp_val *out)
+{
+	size_t saved_pos = m->pos, saved_opos = m->opos, lenbytes;
+	unsigned char op = m->data[at];
+	bool is_str = op == 0x8c || op == 'X' || op == 0x8d;
+	uint64_t n;
+	mp_err err;
+
+	lenbytes = (op == 0x8c || op == 'C') ? 1 : (op == 'X' || op == 'B') ? 4 : 8;
+	m->opos = at;
+	m->pos = at + 1;
+	err = operand(m, lenbytes, &n);
+	if (err == MP_OK && n > m->len - m->pos)
+		err = truncated(m);
+	if (err == MP_OK && is_str && !valid_utf8(m->data + m->pos, (size_t)n))
+		err = corrupt(m, "invalid UTF-8 in a string");
+	if (err == MP_OK)
+		err = is_str ? mp_heap_str(m->heap, (const char *)m->data + m->pos, (size_t)n, out)
+			     : mp_heap_bytes(m->heap, m->data + m->pos, (size_t)n, out);
+	if (err != MP_OK && err != MP_E_TRUNCATED && err != MP_E_CORRUPT)
+		err = heap_error(m, err);
+	m->pos = saved_pos;
+	m->opos = saved_opos;
+	return err;
+}
+
 static mp_err push_long(struct machine *m, size_t lenbytes)
 {
 	uint64_t n;
@@ -347,7 +414,7 @@ static mp_err push_long(struct machine *m, size_t lenbytes)
 
 static mp_err push_binint(struct machine *m, size_t n, bool is_signed)
 {
-	uint64_t u;
+	uint64_t u = 0;
 	mp_err err = operand(m, n, &u);
 	int64_t i = is_signed ? (int64_t)(int32_t)(uint32_t)u : (int64_t)u;
 
@@ -432,7 +499,7 @@ static mp_err fill_from(struct machine *m, size_t first, bool pairs)
 
 static mp_err op_setitems_or_appends(struct machine *m, bool pairs, bool marked)
 {
-	size_t first;
+	size_t first = 0;
 	mp_err err;
 
 	if (marked) {
@@ -495,7 +562,7 @@ static mp_err op_tuple_n(struct machine *m, size_t n)
 
 static mp_err op_marked_build(struct machine *m, enum mp_vtype type)
 {
-	size_t first;
+	size_t first = 0;
 	mp_err err = pop_mark(m, &first);
 
 	if (err != MP_OK)
@@ -536,7 +603,7 @@ static mp_err op_dup(struct machine *m)
 
 static mp_err op_frame(struct machine *m)
 {
-	uint64_t n;
+	uint64_t n = 0;
 	mp_err err = operand(m, 8, &n);
 
 	if (err != MP_OK)
@@ -548,7 +615,7 @@ static mp_err op_frame(struct machine *m)
 
 static mp_err op_proto(struct machine *m)
 {
-	uint64_t v;
+	uint64_t v = 0;
 	mp_err err = operand(m, 1, &v);
 
 	if (err != MP_OK)
@@ -559,11 +626,241 @@ static mp_err op_proto(struct machine *m)
 	return MP_OK;
 }
 
+/* ---- the skipper: pass over one value without building it */
+
+/* Whether the value about to be built is stored under a skip key of a dict:
+   the top of the stack is that key, in key position above a dict's batch mark
+   or right above the dict itself. */
+static bool at_skip_key(const struct machine *m)
+{
+	size_t floor = m->nmarks ? m->marks[m->nmarks - 1] : 0;
+	const struct slot *target = NULL;
+	mp_val key;
+	bool wanted = false;
+
+	if (m->opts == NULL || m->opts->nskip_keys == 0 || m->nstack < 2 || m->nstack - 1 < floor)
+		return false;
+	key = m->stack[m->nstack - 1].v;
+	for (size_t i = 0; i < m->opts->nskip_keys; i++)
+		wanted |= key == m->opts->skip_keys[i];
+	if (!wanted)
+		return false;
+	if (floor > 0 && (m->nstack - 1 - floor) % 2 == 0)
+		target = &m->stack[floor - 1];
+	else if (m->nstack - 2 >= floor)
+		target = &m->stack[m->nstack - 2];
+	return target != NULL && mp_val_type(target->v) == MP_T_DICT &&
+	       mp_heap_is_open(m->heap, target->v);
+}
+
+/* Bytes of a length-prefixed payload at P (LB length bytes), or -1 past the end. */
+static int64_t payload_size(const struct machine *m, size_t p, size_t lb)
+{
+	size_t rest = m->len - p;
+	uint64_t n;
+
+	if (rest < lb)
+		return -1;
+	n = read_le(m->data + p, lb);
+	return n > rest - lb ? -1 : (int64_t)(lb + n);
+}
+
+/* Record in the memo, while skipping, what a MEMOIZE/BINPUT at INDEX refers to:
+   a string just passed over (lazily, by LAST_STR) or a skipped value. Only
+   fresh indexes: rewriting a live entry could not be undone. */
+static bool skip_memo(struct machine *m, uint64_t index, size_t last_str)
+{
+	uint32_t enc = (uint32_t)MP_SKIPPED;
+
+	if (index > m->len || index < m->memo_len)
+		return false;
+	if (last_str != SIZE_MAX) {
+		if (m->nlazy >= (1u << 27) ||
+		    grow_array((void **)&m->lazy, &m->lazy_cap, m->nlazy + 1, sizeof *m->lazy) != MP_OK)
+			return false;
+		m->lazy[m->nlazy] = last_str;
+		enc = (uint32_t)(m->nlazy++ << 4) | MEMO_LAZY_TAG;
+	}
+	return memo_store(m, index, enc) == MP_OK;
+}
+
+/* The skipper's simulated stack: DEPTH values pushed since the skipped value
+   began (it is the value at depth 1) and its own stack of mark depths. */
+struct skip_state {
+	size_t depth;
+	size_t nmarks;
+};
+
+/* What one simulated opcode tells. */
+enum skip_step {
+	SKIP_ON,    /* understood; keep going */
+	SKIP_ENDS,  /* it belongs to the enclosing structure: the value ended before it */
+	SKIP_ABORT, /* not certain: build the value for real instead */
+};
+
+static enum skip_step skip_mark(struct machine *m, struct skip_state *st)
+{
+	if (st->nmarks == m->skip_marks_cap &&
+	    grow_array((void **)&m->skip_marks, &m->skip_marks_cap, st->nmarks + 1,
+		       sizeof *m->skip_marks) != MP_OK)
+		return SKIP_ABORT;
+	m->skip_marks[st->nmarks++] = st->depth;
+	return SKIP_ON;
+}
+
+/* Pop to the last mark, leaving KEEP values there (1 for a marked tuple).
+   PAIRS: the items must come in pairs. A mark the skipper did not push is the
+   enclosing batch closing. */
+static enum skip_step skip_to_mark(struct machine *m, struct skip_state *st, size_t keep, bool pairs)
+{
+	size_t mark;
+
+	if (st->nmarks == 0)
+		return SKIP_ENDS;
+	mark = m->skip_marks[--st->nmarks];
+	if (pairs && (st->depth - mark) % 2 != 0)
+		return SKIP_ABORT;
+	st->depth = mark + keep;
+	return SKIP_ON;
+}
+
+/* Take N values and leave N_OUT. KEEPS_TARGET: the lowest of the N is a
+   container that stays (APPEND, SETITEM, memo puts); otherwise all N are
+   consumed, which must not include the skipped value itself. */
+static enum skip_step skip_consume(const struct machine *m, struct skip_state *st, size_t n,
+				   size_t n_out, bool keeps_target)
+{
+	size_t floor = st->nmarks ? m->skip_marks[st->nmarks - 1] : 0;
+
+	if (st->depth < floor + n)
+		return st->nmarks == 0 ? SKIP_ENDS : SKIP_ABORT;
+	if (!keeps_target && st->depth - n < 1)
+		return SKIP_ABORT;
+	st->depth = st->depth - n + n_out;
+	return SKIP_ON;
+}
+
+static enum skip_step skip_put(struct machine *m, struct skip_state *st, uint64_t index,
+			       size_t last_str)
+{
+	enum skip_step r = skip_consume(m, st, 1, 1, true);
+
+	if (r == SKIP_ON && !skip_memo(m, index, last_str))
+		return SKIP_ABORT;
+	return r;
+}
+
+/* Pass over one opcode at *P, updating ST and the memo. */
+static enum skip_step skip_opcode(struct machine *m, size_t *p, struct skip_state *st,
+				  size_t *last_str)
+{
+	unsigned char op = m->data[*p];
+	size_t at = *p + 1, str = SIZE_MAX;
+	int64_t size = 0;
+	enum skip_step r = SKIP_ON;
+
+	switch (op) {
+	case 0x95: size = 8; break; /* FRAME */
+	case '(': r = skip_mark(m, st); break;
+	case 'e': r = skip_to_mark(m, st, 0, false); break;
+	case 'u': r = skip_to_mark(m, st, 0, true); break;
+	case 't': r = skip_to_mark(m, st, 1, false); break;
+	case '1': r = skip_to_mark(m, st, 0, false); break;
+	case 'a': r = skip_consume(m, st, 2, 1, true); break;
+	case 's': r = skip_consume(m, st, 3, 1, true); break;
+	case 0x85: r = skip_consume(m, st, 1, 1, false); break;
+	case 0x86: r = skip_consume(m, st, 2, 1, false); break;
+	case 0x87: r = skip_consume(m, st, 3, 1, false); break;
+	case '0': r = skip_consume(m, st, 1, 0, false); break;
+	case '2': r = skip_consume(m, st, 1, 2, true); break;
+	case 0x94: r = skip_put(m, st, m->memo_len, *last_str); break;
+	case 'q': case 'r':
+		size = op == 'q' ? 1 : 4;
+		if ((size_t)size > m->len - at)
+			return SKIP_ABORT;
+		r = skip_put(m, st, read_le(m->data + at, (size_t)size), *last_str);
+		break;
+	case '}': case ']': case ')': case 'N': case 0x88: case 0x89: st->depth++; break;
+	case 'K': case 'h': size = 1, st->depth++; break;
+	case 'M': size = 2, st->depth++; break;
+	case 'J': case 'j': size = 4, st->depth++; break;
+	case 'G': size = 8, st->depth++; break;
+	case 0x8a: size = payload_size(m, at, 1), st->depth++; break;
+	case 0x8b: size = payload_size(m, at, 4), st->depth++; break;
+	case 0x8c: case 'C': size = payload_size(m, at, 1), str = *p, st->depth++; break;
+	case 'X': case 'B': size = payload_size(m, at, 4), str = *p, st->depth++; break;
+	case 0x8d: case 0x8e: size = payload_size(m, at, 8), str = *p, st->depth++; break;
+	default: return SKIP_ABORT;
+	}
+	if (r != SKIP_ON)
+		return r;
+	if (size < 0 || (size_t)size > m->len - at)
+		return SKIP_ABORT;
+	*last_str = str;
+	*p = at + (size_t)size;
+	return SKIP_ON;
+}
+
+/* After the value looks complete, this many more opcodes may be simulated to
+   learn whether it really is (a one-item list gets its APPEND after the item). */
+#define SKIP_LOOKAHEAD 64
+
+/* Pass over the list whose first opcode is at m->pos; on success set *END to
+   the offset after it. The value has ended once an opcode is seen that acts on
+   the enclosing structure (its closing SETITEMS, say). On failure, and for the
+   look-ahead past the end, the memo is as before. */
+static bool skip_value(struct machine *m, size_t *end)
+{
+	struct skip_state st = { 0, 0 };
+	size_t p = m->pos, last_str = SIZE_MAX, ahead = 0;
+	size_t start_memo = m->memo_len, start_lazy = m->nlazy;
+	size_t done = SIZE_MAX, done_memo = 0, done_lazy = 0;
+
+	while (p < m->len) {
+		enum skip_step r = skip_opcode(m, &p, &st, &last_str);
+
+		if (r == SKIP_ENDS && done != SIZE_MAX) {
+			m->memo_len = done_memo;
+			m->nlazy = done_lazy;
+			*end = done;
+			return true;
+		}
+		if (r != SKIP_ON)
+			break;
+		if (st.depth == 1 && st.nmarks == 0) {
+			done = p;
+			done_memo = m->memo_len;
+			done_lazy = m->nlazy;
+			ahead = 0;
+		} else if (done != SIZE_MAX && ++ahead > SKIP_LOOKAHEAD) {
+			break;
+		}
+	}
+	m->memo_len = start_memo;
+	m->nlazy = start_lazy;
+	return false;
+}
+
+/* Build an empty container, unless it is the value of a skip key and can be
+   passed over whole. */
+static mp_err push_container(struct machine *m, enum mp_vtype type)
+{
+	size_t end;
+
+	/* Only lists are skipped: frames are lists. */
+	if (type == MP_T_LIST && at_skip_key(m) && skip_value(m, &end)) {
+		m->pos = end;
+		return push(m, MP_SKIPPED);
+	}
+	m->pos = m->opos + 1;
+	return push_empty(m, type);
+}
+
 /* Execute one opcode; *DONE is set by STOP. */
 static mp_err step(struct machine *m, bool *done)
 {
 	unsigned char op = m->data[m->pos];
-	uint64_t u;
+	uint64_t u = 0;
 	mp_err err;
 
 	m->opos = m->pos++;
@@ -576,7 +873,7 @@ static mp_err step(struct machine *m, bool *done)
 	case '1': return pop_mark(m, &m->nstack);
 	case '2': return op_dup(m);
 	case '}': return push_empty(m, MP_T_DICT);
-	case ']': return push_empty(m, MP_T_LIST);
+	case ']': m->pos--; return push_container(m, MP_T_LIST);
 	case ')': return op_tuple_n(m, 0);
 	case 0x85: return op_tuple_n(m, 1);
 	case 0x86: return op_tuple_n(m, 2);
@@ -612,8 +909,10 @@ static mp_err step(struct machine *m, bool *done)
 	}
 }
 
-static mp_err run(struct machine *m, mp_val *root, mp_pickle_progress_fn progress, void *ctx)
+static mp_err run(struct machine *m, mp_val *root)
 {
+	mp_pickle_progress_fn progress = m->opts ? m->opts->progress : NULL;
+	void *ctx = m->opts ? m->opts->progress_ctx : NULL;
 	size_t next_progress = PROGRESS_STEP;
 	bool done = false;
 	mp_err err;
@@ -645,15 +944,17 @@ static mp_err run(struct machine *m, mp_val *root, mp_pickle_progress_fn progres
 }
 
 mp_err mp_pickle_read(mp_heap *heap, const unsigned char *data, size_t len, mp_val *root,
-		      mp_pickle_progress_fn progress, void *progress_ctx, mp_diag *diag)
+		      const struct mp_pickle_opts *opts, mp_diag *diag)
 {
-	struct machine m = { .heap = heap, .data = data, .len = len, .diag = diag };
-	mp_err err = run(&m, root, progress, progress_ctx);
+	struct machine m = { .heap = heap, .data = data, .len = len, .opts = opts, .diag = diag };
+	mp_err err = run(&m, root);
 
 	free(m.stack);
 	free(m.marks);
 	free(m.memo);
 	free(m.memo_pinned);
 	free(m.big);
+	free(m.lazy);
+	free(m.skip_marks);
 	return err;
 }

@@ -11,14 +11,25 @@
    caller reading from a mapping can drop pages it will not need again. */
 typedef void (*mp_pickle_progress_fn)(void *ctx, size_t consumed);
 
+/* Options; a NULL pointer means none. */
+struct mp_pickle_opts {
+	mp_pickle_progress_fn progress;
+	void *progress_ctx;
+	/* A projection: values stored in a dict under one of these (str) keys are
+	   passed over without being built, and MP_SKIPPED stands in for them. A
+	   value the skipper cannot delimit with certainty is built as usual. */
+	const mp_val *skip_keys;
+	size_t nskip_keys;
+};
+
 /* Run the pickle in DATA (LEN bytes) and store its result in *ROOT, built in
    HEAP. Only data opcodes are understood (dict, list, tuple, str, bytes, int,
    float, bool, None, memo, frames, marks); anything that would import or call
    (GLOBAL, REDUCE, BUILD, ...) or any unknown opcode is refused with
    MP_E_UNSUPPORTED, naming the opcode and its byte offset in DIAG. Truncated
    input is MP_E_TRUNCATED; malformed input MP_E_CORRUPT; limits MP_E_LIMIT.
-   PROGRESS may be NULL. Nothing is executed and memory stays proportional to LEN. */
+   OPTS may be NULL. Nothing is executed and memory stays proportional to LEN. */
 mp_err mp_pickle_read(mp_heap *heap, const unsigned char *data, size_t len, mp_val *root,
-		      mp_pickle_progress_fn progress, void *progress_ctx, mp_diag *diag) MP_WUR;
+		      const struct mp_pickle_opts *opts, mp_diag *diag) MP_WUR;
 
 #endif

@@ -123,6 +123,7 @@ typedef struct mp_snapshot {
 	mp_val extras;             /* e.g. external_annotations */
 	uint32_t present;
 	bool bare_list; /* the file held only a list of segments (the oldest form) */
+	bool projected; /* loaded without frames (MP_SKIPPED stands in): for reading only */
 } mp_snapshot;
 
 /* A frame of a traceback, read from a frame dict. Strings point into the heap. */

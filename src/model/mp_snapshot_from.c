@@ -26,7 +26,10 @@ struct conv {
 	mp_heap *heap;
 	const mp_keys *k;
 	mp_diag *diag;
-	char where[160]; /* e.g. "segments[3].blocks[7]" */
+	/* Where the record being read sits, formatted only for messages. */
+	enum mp_record where_rec;
+	size_t where_i, where_j;
+	char where[160];
 	struct shape_cache shapes[MP_REC__COUNT];
 	mp_val children; /* the value of a MP_FK_CHILDREN key of the last record read */
 	mp_val *scratch; /* unknown values of the record being read */
@@ -45,10 +48,38 @@ static const char *type_name(mp_val v)
 	return t < sizeof names / sizeof names[0] ? names[t] : "?";
 }
 
+/* Format the current place, e.g. "segments[3].blocks[7]", into c->where. */
+static const char *where(struct conv *c)
+{
+	switch (c->where_rec) {
+	case MP_REC_SEGMENT:
+		snprintf(c->where, sizeof c->where, "segments[%zu]", c->where_i);
+		break;
+	case MP_REC_BLOCK:
+		snprintf(c->where, sizeof c->where, "segments[%zu].blocks[%zu]", c->where_i, c->where_j);
+		break;
+	case MP_REC_TRACE:
+		snprintf(c->where, sizeof c->where, "device_traces[%zu][%zu]", c->where_i, c->where_j);
+		break;
+	default:
+		c->where[0] = '\0';
+		break;
+	}
+	return c->where;
+}
+
+static void set_where(struct conv *c, enum mp_record rec, size_t i, size_t j)
+{
+	c->where_rec = rec;
+	c->where_i = i;
+	c->where_j = j;
+}
+
 static mp_err bad_type(struct conv *c, mp_val key, const char *want, mp_val got)
 {
 	const char *name = mp_heap_atom(c->heap, key, NULL);
 
+	where(c);
 	return mp_fail(c->diag, MP_E_TYPE, "snapshot: %s%s'%s': expected %s, got %s", c->where,
 		       c->where[0] ? "." : "", name ? name : "?", want, type_name(got));
 }
@@ -129,7 +160,7 @@ static mp_err check_frames(struct conv *c, mp_val key, mp_val frames)
 		if (!mp_frames_get(c->snap, frames, i, &f))
 			return mp_fail(c->diag, MP_E_TYPE,
 				       "snapshot: %s.frames[%zu]: expected a dict with str 'filename', "
-				       "str 'name' and int 'line'", c->where, i);
+				       "str 'name' and int 'line'", where(c), i);
 	return remember_frames(c, frames) == MP_OK ? MP_OK : MP_E_NOMEM;
 }
 
@@ -141,6 +172,15 @@ static mp_err store_field(struct conv *c, const struct mp_field_spec *spec, mp_v
 	char *at = (char *)rec + spec->offset;
 	int64_t i;
 
+	if (v == MP_SKIPPED) {
+		/* Only frames and values memprof does not interpret may be left out. */
+		if (spec->kind != MP_FK_FRAMES && spec->kind != MP_FK_ANY)
+			return mp_fail(c->diag, MP_E_UNSUPPORTED, "snapshot: %s: '%s' was not loaded",
+				       where(c), mp_heap_atom(c->heap, key, NULL));
+		c->snap->projected = true;
+		memcpy(at, &v, sizeof v);
+		return MP_OK;
+	}
 	switch (spec->kind) {
 	case MP_FK_INT:
 		if (mp_val_type(v) == MP_T_BOOL || !mp_heap_get_i64(c->heap, v, &i))
@@ -244,7 +284,7 @@ static mp_err read_record(struct conv *c, enum mp_record rec, mp_val dict, void 
 	mp_err err;
 
 	if (mp_val_type(dict) != MP_T_DICT)
-		return mp_fail(c->diag, MP_E_TYPE, "snapshot: %s: expected a dict, got %s", c->where,
+		return mp_fail(c->diag, MP_E_TYPE, "snapshot: %s: expected a dict, got %s", where(c),
 			       type_name(dict));
 	items = mp_heap_items(c->heap, dict);
 	n = mp_heap_len(c->heap, dict);
@@ -253,6 +293,7 @@ static mp_err read_record(struct conv *c, enum mp_record rec, mp_val dict, void 
 		const struct mp_field_spec *spec = find_spec(c, rec, items[2 * i]);
 
 		if (spec == NULL) {
+			c->snap->projected |= items[2 * i + 1] == MP_SKIPPED;
 			err = grow((void **)&c->scratch, &c->scratch_cap, nextra + 1, sizeof(mp_val));
 			if (err != MP_OK)
 				return err;
@@ -293,13 +334,13 @@ static mp_err read_blocks(struct conv *c, mp_val list, mp_segment *seg, size_t s
 		mp_block *b = &s->blocks[s->nblocks];
 
 		memset(b, 0, sizeof *b);
-		snprintf(c->where, sizeof c->where, "segments[%zu].blocks[%zu]", segi, i);
+		set_where(c, MP_REC_BLOCK, segi, i);
 		err = read_record(c, MP_REC_BLOCK, items[i], b);
 		if (err != MP_OK)
 			return err;
 		if (!(b->present & MP_F_BLK_SIZE) || !(b->present & MP_F_BLK_STATE))
 			return mp_fail(c->diag, MP_E_CORRUPT, "snapshot: %s: a block needs 'size' and 'state'",
-				       c->where);
+				       where(c));
 		s->nblocks++;
 	}
 	return MP_OK;
@@ -318,7 +359,7 @@ static mp_err read_segments(struct conv *c, mp_val list)
 		mp_segment *seg = &s->segments[i];
 		mp_err err;
 
-		snprintf(c->where, sizeof c->where, "segments[%zu]", i);
+		set_where(c, MP_REC_SEGMENT, i, 0);
 		err = read_record(c, MP_REC_SEGMENT, items[i], seg);
 		if (err != MP_OK)
 			return err;
@@ -327,7 +368,7 @@ static mp_err read_segments(struct conv *c, mp_val list)
 		    (MP_F_SEG_ADDRESS | MP_F_SEG_TOTAL_SIZE | MP_F_SEG_STREAM | MP_F_SEG_BLOCKS))
 			return mp_fail(c->diag, MP_E_CORRUPT,
 				       "snapshot: %s: a segment needs 'address', 'total_size', 'stream' and 'blocks'",
-				       c->where);
+				       where(c));
 		err = read_blocks(c, c->children, seg, i);
 		if (err != MP_OK)
 			return err;
@@ -364,13 +405,13 @@ static mp_err read_device_traces(struct conv *c, mp_val lists)
 			mp_trace_entry *e = &s->trace[s->ntrace];
 
 			memset(e, 0, sizeof *e);
-			snprintf(c->where, sizeof c->where, "device_traces[%zu][%zu]", d, i);
+			set_where(c, MP_REC_TRACE, d, i);
 			err = read_record(c, MP_REC_TRACE, items[i], e);
 			if (err != MP_OK)
 				return err;
 			if (!(e->present & MP_F_TR_ACTION))
 				return mp_fail(c->diag, MP_E_CORRUPT, "snapshot: %s: a trace entry needs 'action'",
-					       c->where);
+					       where(c));
 			s->ntrace++;
 		}
 		s->ndevice_traces++;
@@ -389,7 +430,7 @@ static mp_err read_top(struct conv *c, mp_val root)
 		s->present = MP_F_TOP_SEGMENTS;
 		return read_segments(c, root);
 	}
-	c->where[0] = '\0';
+	set_where(c, MP_REC_TOP, 0, 0);
 	err = read_record(c, MP_REC_TOP, root, s);
 	if (err != MP_OK)
 		return err;

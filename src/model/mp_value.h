@@ -39,6 +39,9 @@ enum mp_vtype {
 #define MP_NONE ((mp_val)MP_T_NONE)
 #define MP_FALSE ((mp_val)MP_T_BOOL)
 #define MP_TRUE ((mp_val)(((uint64_t)1 << 4) | MP_T_BOOL))
+/* Stands in for a value a reader was asked not to build (see mp_pickle_read's
+   skip keys). Its type reads as None; writers refuse it. */
+#define MP_SKIPPED ((mp_val)(((uint64_t)2 << 4) | MP_T_NONE))
 
 #define MP_SMALL_INT_MIN (-((int64_t)1 << 59))
 #define MP_SMALL_INT_MAX (((int64_t)1 << 59) - 1)

@@ -9,12 +9,24 @@
 
 static mp_heap *heap;
 
-static mp_err load(const unsigned char *data, size_t len, mp_val *root, mp_diag *diag)
+static mp_err load_opts(const unsigned char *data, size_t len, mp_val *root, bool skip_frames,
+		       mp_diag *diag)
 {
+	struct mp_pickle_opts opts = { 0 };
+	mp_val frames;
+
 	mp_heap_free(heap);
 	heap = mp_heap_new();
 	memset(diag, 0, sizeof *diag);
-	return mp_pickle_read(heap, data, len, root, NULL, NULL, diag);
+	frames = mp_heap_keys(heap)->frames;
+	opts.skip_keys = &frames;
+	opts.nskip_keys = skip_frames;
+	return mp_pickle_read(heap, data, len, root, &opts, diag);
+}
+
+static mp_err load(const unsigned char *data, size_t len, mp_val *root, mp_diag *diag)
+{
+	return load_opts(data, len, root, false, diag);
 }
 
 static mp_val str(const char *s)
@@ -200,6 +212,33 @@ static void test_deep_nesting(void)
 	free(p);
 }
 
+static void test_skip_frames(void)
+{
+	mp_val root, seg, blk, trace;
+	mp_diag diag;
+
+	/* the projection passes over frames and keeps everything else */
+	CU_ASSERT_FATAL(load_opts(vec_snapshot, sizeof vec_snapshot, &root, true, &diag) == MP_OK || (fprintf(stderr, "%s\n", diag.msg), 0));
+	seg = mp_heap_items(heap, mp_heap_dict_get(heap, root, str("segments")))[0];
+	blk = mp_heap_items(heap, mp_heap_dict_get(heap, seg, str("blocks")))[0];
+	CU_ASSERT_EQUAL(mp_heap_dict_get(heap, blk, str("frames")), MP_SKIPPED);
+	CU_ASSERT_EQUAL(mp_heap_dict_get(heap, blk, str("size")), mp_val_from_small_int(512));
+	CU_ASSERT_EQUAL(mp_heap_len(heap, mp_heap_dict_get(heap, blk, str("mystery"))), 2);
+	CU_ASSERT_EQUAL(mp_heap_len(heap, mp_heap_dict_get(heap, seg, str("blocks"))), 2);
+	CU_ASSERT_STRING_EQUAL(mp_heap_atom(heap, mp_heap_dict_get(heap, seg, str("extra_seg")), NULL), "kept");
+	trace = mp_heap_items(heap, mp_heap_items(heap, mp_heap_dict_get(heap, root, str("device_traces")))[0])[0];
+	CU_ASSERT_EQUAL(mp_heap_dict_get(heap, trace, str("frames")), MP_SKIPPED);
+	CU_ASSERT_EQUAL(mp_heap_dict_get(heap, trace, str("time_us")), mp_val_from_small_int(7));
+	/* a string first seen inside skipped frames is built when wanted later */
+	CU_ASSERT_FATAL(load_opts(vec_lazy, sizeof vec_lazy, &root, true, &diag) == MP_OK);
+	CU_ASSERT_EQUAL(mp_heap_dict_get(heap, root, str("frames")), MP_SKIPPED);
+	CU_ASSERT_EQUAL(mp_heap_dict_get(heap, root, str("other")), str("lazyword"));
+	CU_ASSERT_EQUAL(mp_heap_dict_get(heap, root, str("n")), mp_val_from_small_int(7));
+	/* and every prefix still fails cleanly with the projection on */
+	for (size_t n = 0; n < sizeof vec_snapshot; n++)
+		CU_ASSERT_NOT_EQUAL(load_opts(vec_snapshot, n, &root, true, &diag), MP_OK);
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -216,6 +255,7 @@ int main(void)
 	CU_add_test(s, "truncation at every length", test_truncation_everywhere);
 	CU_add_test(s, "hostile pickles", test_hostile);
 	CU_add_test(s, "deep nesting", test_deep_nesting);
+	CU_add_test(s, "skipping frames (projection)", test_skip_frames);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	failures = CU_get_number_of_failures();

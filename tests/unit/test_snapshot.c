@@ -22,7 +22,7 @@ static mp_err load(const unsigned char *data, size_t len, mp_snapshot **snap, mp
 	mp_err err;
 
 	memset(diag, 0, sizeof *diag);
-	err = mp_pickle_read(heap, data, len, root, NULL, NULL, diag);
+	err = mp_pickle_read(heap, data, len, root, NULL, diag);
 	if (err == MP_OK)
 		err = mp_snapshot_from_value(heap, *root, snap, diag);
 	if (err != MP_OK)
