@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mp_hash.h"
 #include "mp_snapshot_fields.h"
 
 /* Most records have a handful of keys; a record with more unknown keys than
@@ -34,8 +33,6 @@ struct conv {
 	mp_val children; /* the value of a MP_FK_CHILDREN key of the last record read */
 	mp_val *scratch; /* unknown values of the record being read */
 	size_t scratch_cap;
-	mp_val *checked_frames; /* open addressing set of validated frame lists */
-	size_t checked_mask, nchecked;
 	size_t blocks_cap, trace_cap;
 };
 
@@ -104,66 +101,6 @@ static mp_err grow(void **p, size_t *cap, size_t need, size_t elem)
 	return MP_OK;
 }
 
-/* ---- frames: validated once per distinct (hash-consed) list */
-
-static bool frames_checked(struct conv *c, mp_val frames, bool insert)
-{
-	size_t j;
-
-	if (c->checked_frames == NULL)
-		return false;
-	for (j = mp_hash_finish(frames) & c->checked_mask; c->checked_frames[j] != 0;
-	     j = (j + 1) & c->checked_mask)
-		if (c->checked_frames[j] == frames)
-			return true;
-	if (insert) {
-		c->checked_frames[j] = frames;
-		c->nchecked++;
-	}
-	return false;
-}
-
-static mp_err remember_frames(struct conv *c, mp_val frames)
-{
-	if (c->checked_frames == NULL || c->nchecked * 2 >= c->checked_mask) {
-		size_t n = c->checked_frames ? (c->checked_mask + 1) * 2 : 1024;
-		mp_val *old = c->checked_frames;
-		size_t oldn = old ? c->checked_mask + 1 : 0;
-
-		c->checked_frames = calloc(n, sizeof *c->checked_frames);
-		if (c->checked_frames == NULL) {
-			c->checked_frames = old;
-			return MP_E_NOMEM;
-		}
-		c->checked_mask = n - 1;
-		c->nchecked = 0;
-		for (size_t i = 0; i < oldn; i++)
-			if (old[i] != 0)
-				frames_checked(c, old[i], true);
-		free(old);
-	}
-	frames_checked(c, frames, true);
-	return MP_OK;
-}
-
-static mp_err check_frames(struct conv *c, mp_val key, mp_val frames)
-{
-	size_t n;
-	mp_frame f;
-
-	if (mp_val_type(frames) != MP_T_LIST)
-		return bad_type(c, key, "a list of frames", frames);
-	if (frames_checked(c, frames, false))
-		return MP_OK;
-	n = mp_frames_len(c->snap, frames);
-	for (size_t i = 0; i < n; i++)
-		if (!mp_frames_get(c->snap, frames, i, &f))
-			return mp_fail(c->diag, MP_E_TYPE,
-				       "snapshot: %s.frames[%zu]: expected a dict with str 'filename', "
-				       "str 'name' and int 'line'", where(c), i);
-	return remember_frames(c, frames) == MP_OK ? MP_OK : MP_E_NOMEM;
-}
-
 /* ---- one record */
 
 static mp_err store_field(struct conv *c, const struct mp_field_spec *spec, mp_val key, mp_val v,
@@ -206,13 +143,12 @@ static mp_err store_field(struct conv *c, const struct mp_field_spec *spec, mp_v
 				return err;
 		}
 		break;
-	case MP_FK_FRAMES: {
-		mp_err err = check_frames(c, key, v);
-
-		if (err != MP_OK)
-			return err;
+	case MP_FK_FRAMES:
+		/* Each frame is checked by the analyses that format frames, so that
+		   an odd frame does not keep the other analyses from running. */
+		if (mp_val_type(v) != MP_T_LIST)
+			return bad_type(c, key, "a list of frames", v);
 		break;
-	}
 	case MP_FK_LIST:
 		if (mp_val_type(v) != MP_T_LIST)
 			return bad_type(c, key, "a list", v);
@@ -459,7 +395,6 @@ mp_err mp_snapshot_from_value(mp_heap *heap, mp_val root, mp_snapshot **out, mp_
 	else
 		err = read_top(&c, root);
 	free(c.scratch);
-	free(c.checked_frames);
 	if (err != MP_OK) {
 		if (err == MP_E_NOMEM)
 			mp_fail(diag, err, "snapshot: out of memory");

@@ -558,7 +558,7 @@ static mp_err hashcons_find(mp_heap *heap, uint8_t type, const mp_val *items, si
 			continue;
 		o = &heap->conts[SLOT_ID(t->slots[j])];
 		if (o->type == type && o->n * handles_per_item(type) == nh &&
-		    memcmp(o->d.items, items, nh * sizeof(mp_val)) == 0) {
+		    (nh == 0 || memcmp(o->d.items, items, nh * sizeof(mp_val)) == 0)) {
 			*found = SLOT_ID(t->slots[j]);
 			return MP_OK;
 		}

@@ -1,0 +1,160 @@
+/* cli.c - shared plumbing of the memprof subcommands. */
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flame_svg.h"
+#include "mp_snapshot_file.h"
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("memprof: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void warn_to_stderr(void *ctx, const char *line)
+{
+	(void)ctx;
+	fprintf(stderr, "memprof: warning: %s\n", line);
+}
+
+void cli_diag_init(mp_diag *diag)
+{
+	memset(diag, 0, sizeof *diag);
+	diag->warn = warn_to_stderr;
+}
+
+int cli_parse(const struct cli_command *cmd, int argc, char **argv, int min, int max,
+	      struct cli_opts *opts, bool *done)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "to", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	memset(opts, 0, sizeof *opts);
+	*done = false;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			fputs(cmd->usage, stdout);
+			*done = true;
+			return CLI_OK;
+		case 'o':
+			opts->output = optarg;
+			break;
+		case 't':
+			opts->to = optarg;
+			break;
+		default:
+			cli_error("%s: unknown option '%s'", cmd->name, argv[optind - 1]);
+			fprintf(stderr, "Try 'memprof %s --help'.\n", cmd->name);
+			return CLI_BAD;
+		}
+	}
+	opts->args = argv + optind;
+	opts->nargs = argc - optind;
+	if (opts->nargs < min || opts->nargs > max) {
+		cli_error("%s: expected %s", cmd->name,
+			  min == max ? (min == 1 ? "one file" : "two files") : "other arguments");
+		fprintf(stderr, "Try 'memprof %s --help'.\n", cmd->name);
+		return CLI_BAD;
+	}
+	return CLI_OK;
+}
+
+bool cli_load(const char *path, unsigned flags, mp_snapshot **out)
+{
+	mp_diag diag;
+	mp_err err;
+
+	cli_diag_init(&diag);
+	err = mp_snapshot_load(path, flags, out, &diag);
+	if (err == MP_OK)
+		return true;
+	if (diag.msg[0] != '\0')
+		cli_error("%s", diag.msg);
+	else
+		cli_error("'%s': %s", path, mp_strerror(err));
+	return false;
+}
+
+int cli_fail(const char *what, mp_err err, const mp_diag *diag)
+{
+	if (diag != NULL && diag->msg[0] != '\0')
+		cli_error("%s: %s", what, diag->msg);
+	else
+		cli_error("%s: %s", what, mp_strerror(err));
+	return CLI_BAD;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+int cli_write_stdout(const mp_out *out)
+{
+	if (out->err != MP_OK)
+		return cli_fail("output", out->err, NULL);
+	if (fwrite(out->data, 1, out->len, stdout) != out->len || fflush(stdout) != 0) {
+		cli_error("cannot write to standard output: %s", strerror(errno));
+		return CLI_BAD;
+	}
+	return CLI_OK;
+}
+
+static int write_file(const char *path, const char *data, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+
+	if (f == NULL) {
+		cli_error("cannot write '%s': %s", path, strerror(errno));
+		return CLI_BAD;
+	}
+	if (fwrite(data, 1, len, f) != len || fclose(f) != 0) {
+		cli_error("cannot write '%s': %s", path, strerror(errno));
+		return CLI_BAD;
+	}
+	return CLI_OK;
+}
+
+int cli_emit_flame(mp_out *folded, const char *path, const char *title)
+{
+	mp_out svg;
+	mp_diag diag;
+	mp_err err;
+	int rc;
+
+	if (folded->err != MP_OK)
+		return cli_fail("output", folded->err, NULL);
+	if (path == NULL)
+		return cli_write_stdout(folded);
+	if (!ends_with(path, ".svg"))
+		return write_file(path, folded->data ? folded->data : "", folded->len);
+	cli_diag_init(&diag);
+	mp_out_init(&svg);
+	err = mp_flame_svg(folded->data ? folded->data : "", folded->len, title, "bytes", &svg, &diag);
+	if (err == MP_OK && svg.err != MP_OK)
+		err = svg.err;
+	rc = err == MP_OK ? write_file(path, svg.data, svg.len) : cli_fail("svg", err, &diag);
+	mp_out_free(&svg);
+	return rc;
+}

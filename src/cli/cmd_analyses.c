@@ -1,0 +1,215 @@
+/* cmd_analyses.c - the subcommands that mirror `python -m torch.cuda._memory_viz`. */
+#include <stdio.h>
+
+#include "cli.h"
+#include "mp_flamelines.h"
+#include "mp_snapshot_file.h"
+#include "mp_segsum.h"
+#include "mp_trace_text.h"
+
+/* Run ANALYSIS on the snapshot in PATH into OUT. Returns an exit code. */
+static int analyse(const char *path, unsigned flags,
+		   mp_err (*analysis)(mp_snapshot *, mp_out *, mp_diag *), mp_out *out,
+		   mp_snapshot **snap_out)
+{
+	mp_snapshot *snap;
+	mp_diag diag;
+	mp_err err;
+
+	if (!cli_load(path, flags, &snap))
+		return CLI_BAD;
+	cli_diag_init(&diag);
+	err = analysis(snap, out, &diag);
+	if (err != MP_OK) {
+		mp_snapshot_free(snap);
+		return cli_fail(path, err, &diag);
+	}
+	*snap_out = snap;
+	return CLI_OK;
+}
+
+static mp_err segsum(mp_snapshot *snap, mp_out *out, mp_diag *diag)
+{
+	return mp_analysis_segsum(snap, out, diag);
+}
+
+static mp_err segments(mp_snapshot *snap, mp_out *out, mp_diag *diag)
+{
+	return mp_analysis_segments(snap, out, diag);
+}
+
+static mp_err memory(mp_snapshot *snap, mp_out *out, mp_diag *diag)
+{
+	return mp_analysis_memory(snap, out, diag);
+}
+
+static int run_stats(const struct cli_command *cmd, int argc, char **argv)
+{
+	struct cli_opts o;
+	mp_snapshot *snap = NULL;
+	mp_out out;
+	bool done;
+	int rc = cli_parse(cmd, argc, argv, 1, 1, &o, &done);
+
+	if (rc != CLI_OK || done)
+		return rc;
+	mp_out_init(&out);
+	rc = analyse(o.args[0], MP_LOAD_NO_FRAMES, segsum, &out, &snap); /* segsum reads no frames */
+	if (rc == CLI_OK) {
+		mp_out_putc(&out, '\n'); /* the reference prints the summary with print() */
+		rc = cli_write_stdout(&out);
+		if (rc == CLI_OK && snap->nsegments == 0)
+			rc = CLI_NOTHING;
+	}
+	mp_out_free(&out);
+	mp_snapshot_free(snap);
+	return rc;
+}
+
+static int run_trace(const struct cli_command *cmd, int argc, char **argv)
+{
+	struct cli_opts o;
+	mp_snapshot *snap = NULL;
+	mp_out out;
+	bool done;
+	int rc = cli_parse(cmd, argc, argv, 1, 1, &o, &done);
+
+	if (rc != CLI_OK || done)
+		return rc;
+	mp_out_init(&out);
+	rc = analyse(o.args[0], 0, mp_analysis_trace, &out, &snap);
+	if (rc == CLI_OK && !(snap->present & MP_F_TOP_DEVICE_TRACES)) {
+		cli_error("'%s': no 'device_traces': the snapshot was taken without recording history",
+			  o.args[0]);
+		rc = CLI_NOTHING;
+	} else if (rc == CLI_OK) {
+		mp_out_putc(&out, '\n');
+		rc = cli_write_stdout(&out);
+		if (rc == CLI_OK && snap->ntrace == 0)
+			rc = CLI_NOTHING;
+	}
+	mp_out_free(&out);
+	mp_snapshot_free(snap);
+	return rc;
+}
+
+static int run_flame(const struct cli_command *cmd, int argc, char **argv,
+		     mp_err (*analysis)(mp_snapshot *, mp_out *, mp_diag *), const char *title)
+{
+	struct cli_opts o;
+	mp_snapshot *snap = NULL;
+	mp_out out;
+	bool done;
+	int rc = cli_parse(cmd, argc, argv, 1, 1, &o, &done);
+
+	if (rc != CLI_OK || done)
+		return rc;
+	mp_out_init(&out);
+	rc = analyse(o.args[0], 0, analysis, &out, &snap);
+	if (rc == CLI_OK)
+		rc = cli_emit_flame(&out, o.output, title);
+	if (rc == CLI_OK && out.len == 0)
+		rc = CLI_NOTHING;
+	mp_out_free(&out);
+	mp_snapshot_free(snap);
+	return rc;
+}
+
+static int run_segments(const struct cli_command *cmd, int argc, char **argv)
+{
+	return run_flame(cmd, argc, argv, segments, "Memory by segment");
+}
+
+static int run_memory(const struct cli_command *cmd, int argc, char **argv)
+{
+	return run_flame(cmd, argc, argv, memory, "Memory by allocation site");
+}
+
+static int run_compare(const struct cli_command *cmd, int argc, char **argv)
+{
+	struct cli_opts o;
+	mp_snapshot *before = NULL, *after = NULL;
+	mp_out summary, folded;
+	mp_diag diag;
+	mp_err err;
+	bool done;
+	int rc = cli_parse(cmd, argc, argv, 2, 2, &o, &done);
+
+	if (rc != CLI_OK || done)
+		return rc;
+	if (!cli_load(o.args[0], 0, &before) || !cli_load(o.args[1], 0, &after)) {
+		mp_snapshot_free(before);
+		return CLI_BAD;
+	}
+	mp_out_init(&summary);
+	mp_out_init(&folded);
+	cli_diag_init(&diag);
+	err = mp_analysis_compare(before, after, &summary, &folded, &diag);
+	if (err != MP_OK)
+		rc = cli_fail("compare", err, &diag);
+	if (rc == CLI_OK)
+		rc = cli_write_stdout(&summary);
+	if (rc == CLI_OK)
+		rc = cli_emit_flame(&folded, o.output, "Segments only before / only after");
+	if (rc == CLI_OK && folded.len == 0)
+		rc = CLI_NOTHING;
+	mp_out_free(&summary);
+	mp_out_free(&folded);
+	mp_snapshot_free(before);
+	mp_snapshot_free(after);
+	return rc;
+}
+
+const struct cli_command cli_cmd_stats = {
+	"stats", "summarise how the allocator filled its segments (segsum)",
+	"usage: memprof stats FILE\n"
+	"\n"
+	"Print overall allocation statistics and a map of how each segment of 20 MiB\n"
+	"or more is filled, byte for byte as `python -m torch.cuda._memory_viz stats`.\n"
+	"FILE is a snapshot pickle or memprof JSON ('-' reads standard input).\n"
+	"Exit status: 0 done, 1 the snapshot has no segments, 2 bad input or usage.\n",
+	run_stats,
+};
+
+const struct cli_command cli_cmd_trace = {
+	"trace", "print the recorded alloc/free events as pseudo-Python",
+	"usage: memprof trace FILE\n"
+	"\n"
+	"Print the trace ring of each device (the most recent allocator events) in the\n"
+	"style of `python -m torch.cuda._memory_viz trace`, with its known bugs fixed\n"
+	"(see tests/oracle/TRACE-DEVIATIONS.md).\n"
+	"Exit status: 0 done, 1 no trace recorded, 2 bad input or usage.\n",
+	run_trace,
+};
+
+const struct cli_command cli_cmd_segments = {
+	"segments", "flame graph input: memory of each segment by block and call site",
+	"usage: memprof segments FILE [-o OUT]\n"
+	"\n"
+	"Write folded stack lines (stream;segment;state;frames... bytes) as\n"
+	"`_memory_viz segments` feeds to flamegraph.pl, to OUT or standard output.\n"
+	"If OUT ends in .svg, render the flame graph as SVG instead.\n"
+	"Exit status: 0 done, 1 no blocks, 2 bad input or usage.\n",
+	run_segments,
+};
+
+const struct cli_command cli_cmd_memory = {
+	"memory", "flame graph input: memory by allocation call site",
+	"usage: memprof memory FILE [-o OUT]\n"
+	"\n"
+	"Like 'segments' without the segment level (as `_memory_viz memory`).\n"
+	"If OUT ends in .svg, render the flame graph as SVG instead.\n"
+	"Exit status: 0 done, 1 no blocks, 2 bad input or usage.\n",
+	run_memory,
+};
+
+const struct cli_command cli_cmd_compare = {
+	"compare", "segments only in BEFORE or only in AFTER",
+	"usage: memprof compare BEFORE AFTER [-o OUT]\n"
+	"\n"
+	"Print the addresses of segments found only before and only after (sorted),\n"
+	"then folded stack lines of their blocks (prefix only_before;/only_after;) to\n"
+	"OUT or standard output; an OUT ending in .svg gets a rendered flame graph.\n"
+	"Exit status: 0 done, 1 no difference, 2 bad input or usage.\n",
+	run_compare,
+};

@@ -1,0 +1,87 @@
+/* cmd_convert.c - `memprof convert`: snapshot pickle <-> JSON. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "mp_snapshot_file.h"
+
+static bool parse_format(const char *name, enum mp_format *fmt)
+{
+	if (strcmp(name, "json") == 0)
+		*fmt = MP_FMT_JSON;
+	else if (strcmp(name, "pickle") == 0)
+		*fmt = MP_FMT_PICKLE;
+	else
+		return false;
+	return true;
+}
+
+/* Write OUT's bytes to PATH ("-" = stdout) through a temporary name, so that a
+   failed conversion never leaves half a file behind. */
+static int save_to(const char *path, const mp_out *out)
+{
+	char tmp[4096];
+	FILE *f;
+
+	if (strcmp(path, "-") == 0)
+		return cli_write_stdout(out);
+	if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
+		cli_error("output name too long");
+		return CLI_BAD;
+	}
+	f = fopen(tmp, "wb");
+	if (f == NULL || fwrite(out->data, 1, out->len, f) != out->len || fclose(f) != 0 ||
+	    rename(tmp, path) != 0) {
+		cli_error("cannot write '%s': %s", path, strerror(errno));
+		remove(tmp);
+		return CLI_BAD;
+	}
+	return CLI_OK;
+}
+
+static int run_convert(const struct cli_command *cmd, int argc, char **argv)
+{
+	struct cli_opts o;
+	enum mp_format fmt;
+	mp_snapshot *snap;
+	mp_out out;
+	mp_diag diag;
+	mp_err err;
+	bool done;
+	int rc = cli_parse(cmd, argc, argv, 2, 2, &o, &done);
+
+	if (rc != CLI_OK || done)
+		return rc;
+	fmt = mp_format_from_name(o.args[1]);
+	if (o.to != NULL && !parse_format(o.to, &fmt)) {
+		cli_error("convert: unknown format '%s' (json or pickle)", o.to);
+		return CLI_BAD;
+	}
+	if (fmt == MP_FMT_UNKNOWN) {
+		cli_error("convert: cannot tell the format of '%s': name it .json or .pickle, or pass --to",
+			  o.args[1]);
+		return CLI_BAD;
+	}
+	if (!cli_load(o.args[0], 0, &snap))
+		return CLI_BAD;
+	mp_out_init(&out);
+	cli_diag_init(&diag);
+	err = mp_snapshot_save(snap, fmt, &out, &diag);
+	rc = err != MP_OK ? cli_fail("convert", err, &diag) : save_to(o.args[1], &out);
+	mp_out_free(&out);
+	mp_snapshot_free(snap);
+	return rc;
+}
+
+const struct cli_command cli_cmd_convert = {
+	"convert", "convert a snapshot between pickle and JSON",
+	"usage: memprof convert IN OUT [--to json|pickle]\n"
+	"\n"
+	"Read IN (pickle or JSON, recognised by content) and write OUT in the format\n"
+	"named by its extension (.json, .pickle, .pkl) or by --to. Pickles are written\n"
+	"with protocol 4 and only the opcodes that PyTorch's memory_viz web page reads.\n"
+	"The JSON schema is described in src/model/SCHEMA.md. OUT '-' is standard output.\n"
+	"Exit status: 0 done, 2 bad input or usage.\n",
+	run_convert,
+};

@@ -1,0 +1,38 @@
+/* mp_snapshot_file.h - load snapshot files (format detected by content) and save them. */
+#ifndef MEMPROF_SNAPSHOT_FILE_H
+#define MEMPROF_SNAPSHOT_FILE_H
+
+#include <stddef.h>
+
+#include "mp_err.h"
+#include "mp_out.h"
+#include "mp_snapshot.h"
+
+enum mp_format { MP_FMT_UNKNOWN, MP_FMT_PICKLE, MP_FMT_JSON };
+
+/* Which format the first LEN bytes of a file (HEAD) look like. This function can't fail. */
+enum mp_format mp_format_detect(const unsigned char *head, size_t len);
+
+/* The format named by PATH's extension (.json, .pickle, .pkl), or MP_FMT_UNKNOWN. */
+enum mp_format mp_format_from_name(const char *path);
+
+/* What a caller needs of a snapshot. */
+enum mp_load_flags {
+	/* Frames are not needed (segsum): pass over them when the input allows.
+	   The result is marked projected and cannot be saved. */
+	MP_LOAD_NO_FRAMES = 1u << 0,
+};
+
+/* Load the snapshot in PATH ("-" reads standard input), pickle or JSON by content.
+   FLAGS: enum mp_load_flags. On failure DIAG holds one line that names PATH. */
+mp_err mp_snapshot_load(const char *path, unsigned flags, mp_snapshot **out, mp_diag *diag) MP_WUR;
+
+/* Load a snapshot from LEN bytes at DATA; NAME is used in messages. */
+mp_err mp_snapshot_load_mem(const char *name, const unsigned char *data, size_t len,
+			    unsigned flags, mp_snapshot **out, mp_diag *diag) MP_WUR;
+
+/* Write SNAP to OUT as FMT (pickle: protocol 4 that PyTorch's tools and the
+   memory_viz page read; JSON: memprof's schema, src/model/SCHEMA.md). */
+mp_err mp_snapshot_save(mp_snapshot *snap, enum mp_format fmt, mp_out *out, mp_diag *diag) MP_WUR;
+
+#endif

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# cli.sh - the memprof command line: help, exit codes, one-line errors, outputs.
+set -u
+: "${MEMPROF:?set MEMPROF to the memprof binary}"
+top=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+example="$top/tests/data/example.pickle"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+
+# expect NAME STATUS STDOUT-PATTERN STDERR-PATTERN -- COMMAND...: exit status and output shapes.
+expect() {
+	local name=$1 want=$2 outpat=$3 errpat=$4
+	shift 5
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	local got=$?
+	if [ "$got" -ne "$want" ] || ! grep -qE -- "$outpat" "$tmp/out" || ! grep -qE -- "$errpat" "$tmp/err"; then
+		echo "FAIL: $name: exit $got (wanted $want)"; head -3 "$tmp/out" "$tmp/err"
+		fail=$((fail + 1))
+	else
+		pass=$((pass + 1))
+	fi
+}
+# one_line_error NAME -- COMMAND...: exit 2 and exactly one "memprof: " line on stderr.
+one_line_error() {
+	local name=$1
+	shift 2
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	local got=$? lines
+	lines=$(wc -l <"$tmp/err")
+	if [ "$got" -ne 2 ] || [ "$lines" -ne 1 ] || ! grep -q '^memprof: ' "$tmp/err"; then
+		echo "FAIL: $name: exit $got, $lines stderr lines"; cat "$tmp/err"
+		fail=$((fail + 1))
+	else
+		pass=$((pass + 1))
+	fi
+}
+
+expect "top help" 0 '^usage: memprof' '^$' -- "$MEMPROF" --help
+expect "no args" 2 '^$' 'usage' -- "$MEMPROF"
+expect "unknown command" 2 '^$' "'frobnicate' is not a memprof command" -- "$MEMPROF" frobnicate
+for cmd in stats segments memory compare trace convert; do
+	expect "$cmd -h" 0 "^usage: memprof $cmd" '^$' -- "$MEMPROF" "$cmd" -h
+	expect "$cmd bad option" 2 '^$' "unknown option" -- "$MEMPROF" "$cmd" --bogus x
+done
+expect "stats needs a file" 2 '^$' 'expected one file' -- "$MEMPROF" stats
+expect "compare needs two" 2 '^$' 'expected two files' -- "$MEMPROF" compare "$example"
+
+expect "stats on the example" 0 '^Summary of segments >= 20.0MiB in size$' '^$' -- "$MEMPROF" stats "$example"
+expect "stats from stdin" 0 '^total_reserved: 142.0MiB$' '^$' -- sh -c "\"$MEMPROF\" stats - < \"$example\""
+expect "trace on the example" 0 '^raise OutOfMemoryError # 64.0MiB requested, 3.0MiB free in CUDA$' '^$' -- "$MEMPROF" trace "$example"
+expect "segments to stdout" 0 '^stream_0;seg_[0-9]+;active_allocated;' '^$' -- "$MEMPROF" segments "$example"
+expect "compare with itself" 1 '^only_before = \[\]$' '^$' -- "$MEMPROF" compare "$example" "$example"
+expect "memory as svg" 0 '^$' '^$' -- "$MEMPROF" memory "$example" -o "$tmp/m.svg"
+if head -c 400 "$tmp/m.svg" | grep -q '<svg' && grep -q 'train.py' "$tmp/m.svg"; then
+	pass=$((pass + 1))
+else
+	echo "FAIL: memory -o x.svg did not write an SVG naming the call sites"; fail=$((fail + 1))
+fi
+
+one_line_error "missing file" -- "$MEMPROF" stats "$tmp/nope.pickle"
+one_line_error "directory" -- "$MEMPROF" stats "$tmp"
+: >"$tmp/empty"
+one_line_error "empty file" -- "$MEMPROF" stats "$tmp/empty"
+printf 'hello world' >"$tmp/text"
+one_line_error "not a snapshot" -- "$MEMPROF" stats "$tmp/text"
+printf '\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00\x8c\x05posix\x8c\x06system\x93.' >"$tmp/evil.pickle"
+one_line_error "code in a pickle" -- "$MEMPROF" stats "$tmp/evil.pickle"
+grep -q 'STACK_GLOBAL' "$tmp/err" && pass=$((pass + 1)) || { echo "FAIL: opcode not named"; fail=$((fail + 1)); }
+one_line_error "convert to unknown format" -- "$MEMPROF" convert "$example" "$tmp/x.txt"
+one_line_error "unwritable output" -- "$MEMPROF" convert "$example" "$tmp/no/such/dir/x.json"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

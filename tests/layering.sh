@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# layering.sh - each layer includes only its own and lower layers; each header compiles alone.
+set -u
+top=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+cd "$top" || exit 1
+layers=(src/base src/model src/analysis src/cli)
+pass=0 fail=0
+
+layer_of() { # FILE -> index of its layer, or -1
+	for i in "${!layers[@]}"; do
+		case "$1" in "${layers[$i]}"/*) echo "$i"; return ;; esac
+	done
+	echo -1
+}
+header_layer() { # HEADER NAME -> index of the layer that holds it, or -1 (system/external)
+	for i in "${!layers[@]}"; do
+		[ -f "${layers[$i]}/$1" ] && { echo "$i"; return; }
+	done
+	echo -1
+}
+
+for f in $(find src -name '*.[ch]' | sort); do
+	mine=$(layer_of "$f")
+	while read -r inc; do
+		theirs=$(header_layer "$inc")
+		if [ "$theirs" -gt "$mine" ]; then
+			echo "FAIL: $f includes $inc from a higher layer (${layers[$theirs]})"
+			fail=$((fail + 1))
+		else
+			pass=$((pass + 1))
+		fi
+	done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f")
+done
+
+# Every header compiles on its own (it includes what it uses).
+incs=$(printf -- '-I%s ' "${layers[@]}")
+for h in $(find src -name '*.h'); do
+	if echo "#include \"$(basename "$h")\"" | ${CC:-cc} -std=c11 -D_GNU_SOURCE -fsyntax-only $incs -x c - 2>/tmp/layering.$$; then
+		pass=$((pass + 1))
+	else
+		echo "FAIL: $h does not compile alone:"; head -5 /tmp/layering.$$
+		fail=$((fail + 1))
+	fi
+done
+rm -f /tmp/layering.$$
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# run-all.sh - set up, build, and run the whole test suite, then again under ASan+UBSan.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+"$top/tests/setup-debian.sh"
+
+status=0
+run_suite() { # NAME BUILDDIR [configure args...]
+	local name=$1 dir=$2
+	shift 2
+	echo "== $name: build in $dir"
+	"$top/tests/build.sh" "$dir" "$@"
+	echo "== $name: make check"
+	if ! make -C "$dir" -s -j"$(nproc)" check; then
+		status=1
+		find "$dir/tests" -name '*.log' ! -name test-suite.log -exec grep -l '^FAIL\|^ERROR' {} + 2>/dev/null |
+			while read -r log; do echo "---- $log"; tail -40 "$log"; done
+	fi
+}
+
+run_suite "plain" "$top/_build"
+# The sanitizer pass: every test again, with memory and UB errors fatal.
+export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+run_suite "asan+ubsan" "$top/_build-asan" \
+	CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	LDFLAGS="-fsanitize=address,undefined"
+
+# One closing line for whoever reads only the end.
+pass=0 fail=0
+for log in "$top"/_build/test-suite.log "$top"/_build-asan/test-suite.log; do
+	[ -f "$log" ] || continue
+	p=$(sed -n 's/^# PASS: *//p' "$log" | head -1)
+	f=$(sed -n 's/^# FAIL: *//p' "$log" | head -1)
+	e=$(sed -n 's/^# ERROR: *//p' "$log" | head -1)
+	pass=$((pass + ${p:-0}))
+	fail=$((fail + ${f:-0} + ${e:-0}))
+done
+echo "$pass passed, $fail failed"
+exit $status

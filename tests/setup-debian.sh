@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# setup-debian.sh - install what memprof needs to build and test on Debian 12 (run as root).
+set -euo pipefail
+
+packages=(
+	build-essential autoconf automake libtool pkg-config
+	libelf-dev libdw-dev libcjson-dev libcunit1-dev
+	python3 ca-certificates time
+)
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+	echo "setup: installing ${missing[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
