@@ -11,21 +11,37 @@
 #include "flame_svg.h"
 #include "mp_snapshot_file.h"
 
+/* Write TEXT to stderr with control characters escaped, so that a message
+   naming odd keys or file names stays on one line. */
+static void put_escaped(const char *text)
+{
+	for (const unsigned char *p = (const unsigned char *)text; *p != '\0'; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			fprintf(stderr, "\\x%02x", *p);
+		else
+			fputc(*p, stderr);
+	}
+}
+
 void cli_error(const char *fmt, ...)
 {
+	char msg[1024];
 	va_list ap;
 
-	fputs("memprof: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	fputs("memprof: ", stderr);
+	put_escaped(msg);
 	fputc('\n', stderr);
 }
 
 static void warn_to_stderr(void *ctx, const char *line)
 {
 	(void)ctx;
-	fprintf(stderr, "memprof: warning: %s\n", line);
+	fputs("memprof: warning: ", stderr);
+	put_escaped(line);
+	fputc('\n', stderr);
 }
 
 void cli_diag_init(mp_diag *diag)

@@ -1,0 +1,93 @@
+#!/bin/bash
+# fetch-oracle.sh - download PyTorch's _memory_viz.py (Debian trixie 2.6, sid 2.14.x) and make patched copies.
+#
+# Usage: fetch-oracle.sh            prints the two oracle paths (trixie, then sid), one a line
+#
+# Cache: ${MEMPROF_CACHE:-$HOME/.cache/memprof}/oracle/<deb-version>/_memory_viz.py, with
+# oracle/<suite> a symlink to the version directory and oracle/<suite>/_memory_viz_fixed.py the
+# copy patched by patch_memviz.py (see TRACE-DEVIATIONS.md).  No network when both files exist.
+# Uses a private apt directory per suite; the machine's own apt sources are never touched.
+# MEMPROF_DEBIAN_KEYRING overrides the archive keyring (default: the Debian archive keyring).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+python=${PYTHON:-python3}
+cache=${MEMPROF_CACHE:-$HOME/.cache/memprof}/oracle
+keyring=${MEMPROF_DEBIAN_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gpg}
+suites=(trixie sid)
+
+workdirs=()
+cleanup() { [ ${#workdirs[@]} -eq 0 ] || rm -rf "${workdirs[@]}"; }
+trap cleanup EXIT
+die() { echo "fetch-oracle: $*" >&2; exit 1; }
+
+# apt_run DIR ARGS... : apt-get confined to the private directory DIR
+apt_run() {
+    local d=$1; shift
+    apt-get -q \
+        -o Dir::Etc::sourcelist="$d/sources.list" \
+        -o Dir::Etc::sourceparts=- \
+        -o Dir::Etc::preferences=/dev/null \
+        -o Dir::Etc::preferencesparts=- \
+        -o Dir::State::Lists="$d/lists" \
+        -o Dir::Cache="$d/cache" \
+        -o APT::Architectures=amd64 \
+        -o Debug::NoLocking=1 \
+        "$@"
+}
+
+# fetch_suite SUITE : download python3-torch of SUITE, extract _memory_viz.py, point oracle/SUITE at it
+fetch_suite() {
+    local suite=$1 work deb version dest
+    work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-oracle-$suite.XXXXXX")
+    workdirs+=("$work")
+    mkdir -p "$work/lists/partial" "$work/cache/archives/partial"
+    echo "deb [signed-by=$keyring] http://deb.debian.org/debian $suite main" >"$work/sources.list"
+    local rc=0
+    apt_run "$work" update >"$work/update.log" 2>&1 || rc=$?
+    if grep -qE '^(W|E): .*(NO_PUBKEY|EXPKEYSIG|not signed|[Ss]ignature)' "$work/update.log"; then
+        echo "fetch-oracle: warning: signature check failed for '$suite' with $keyring;" \
+            "falling back to [trusted=yes] (package is NOT verified)" >&2
+        echo "deb [trusted=yes] http://deb.debian.org/debian $suite main" >"$work/sources.list"
+        rm -rf "$work/lists"; mkdir -p "$work/lists/partial"
+        rc=0
+        apt_run "$work" update >"$work/update.log" 2>&1 || rc=$?
+    fi
+    if [ "$rc" -ne 0 ] || grep -q '^E:' "$work/update.log"; then
+        cat "$work/update.log" >&2
+        die "apt-get update failed for '$suite'"
+    fi
+    # apt-get download writes into the cwd; as root it warns about the _apt sandbox (harmless)
+    (cd "$work" && apt_run "$work" download python3-torch) >"$work/download.log" 2>&1 ||
+        { cat "$work/download.log" >&2; die "apt-get download python3-torch failed for '$suite'"; }
+    local debs=("$work"/python3-torch_*.deb)
+    deb=${debs[0]}
+    [ -f "$deb" ] || die "no python3-torch .deb downloaded for '$suite'"
+    version=$(dpkg-deb -f "$deb" Version)
+    mkdir -p "$work/x"
+    dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$work/x" --wildcards '*/torch/cuda/_memory_viz.py'
+    local src
+    src=$(find "$work/x" -path '*/torch/cuda/_memory_viz.py' | head -n1)
+    [ -n "$src" ] || die "_memory_viz.py not found in $deb"
+    dest="$cache/$version"
+    mkdir -p "$dest"
+    cp "$src" "$dest/_memory_viz.py.tmp" && mv "$dest/_memory_viz.py.tmp" "$dest/_memory_viz.py"
+    ln -sfn "$version" "$cache/$suite.tmp" && mv -T "$cache/$suite.tmp" "$cache/$suite"
+    echo "fetch-oracle: $suite: python3-torch $version" >&2
+}
+
+mkdir -p "$cache"
+for s in "${suites[@]}"; do
+    [ -f "$cache/$s/_memory_viz.py" ] || fetch_suite "$s"
+done
+
+# (Re)make the fixed copies when missing or older than the patcher; atomic so parallel runs are safe.
+for s in "${suites[@]}"; do
+    orig="$cache/$s/_memory_viz.py" fixed="$cache/$s/_memory_viz_fixed.py"
+    if [ ! -f "$fixed" ] || [ "$here/patch_memviz.py" -nt "$fixed" ] || [ "$orig" -nt "$fixed" ]; then
+        "$python" "$here/patch_memviz.py" "$orig" "$fixed.tmp.$$" || die "patching $orig failed"
+        mv "$fixed.tmp.$$" "$fixed"
+    fi
+done
+
+for s in "${suites[@]}"; do echo "$cache/$s/_memory_viz.py"; done
