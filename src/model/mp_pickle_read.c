@@ -5,12 +5,15 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* Memo entries are 32 bits: a value handle when it fits, else a reference
    into big[] marked with the unused tag 15, or a string the skipper passed
    over, by the offset of its opcode in lazy[] (tag 14), built when fetched. */
 #define MEMO_BIG_TAG 15u
 #define MEMO_LAZY_TAG 14u
+/* Or, for inputs under 2 GiB, that offset itself with the top bit set. */
+#define MEMO_LAZY_BIT 0x80000000u
 #define MEMO_EMPTY 0u /* MP_ABSENT: never a stored value */
 #define NO_MEMO UINT32_MAX
 #define PROGRESS_STEP ((size_t)64 << 20)
@@ -34,8 +37,8 @@ struct machine {
 	size_t *marks;
 	size_t nmarks, marks_cap;
 	uint32_t *memo;
-	uint8_t *memo_pinned; /* memo entry was fetched while its container was open */
-	size_t memo_len, memo_cap;
+	uint64_t *memo_pinned; /* bit set: entry was fetched while its container was open */
+	size_t memo_len, memo_bytes, pinned_bytes;
 	mp_val *big;
 	size_t nbig, big_cap;
 	uint64_t *lazy;
@@ -181,6 +184,19 @@ static mp_err need_stack(struct machine *m, size_t n)
 	return MP_OK;
 }
 
+static bool pinned(const struct machine *m, size_t i)
+{
+	return (m->memo_pinned[i / 64] >> (i % 64)) & 1;
+}
+
+static void set_pinned(struct machine *m, size_t i, bool on)
+{
+	if (on)
+		m->memo_pinned[i / 64] |= (uint64_t)1 << (i % 64);
+	else
+		m->memo_pinned[i / 64] &= ~((uint64_t)1 << (i % 64));
+}
+
 /* Freeze the stack value S for use inside another value (or as the result):
    an open container becomes immutable, and if it turned out equal to an
    existing one, the memo is pointed at that one and the record is recycled. */
@@ -196,7 +212,7 @@ static mp_err settle(struct machine *m, struct slot *s, mp_val *out)
 	err = mp_heap_freeze(m->heap, s->v, &canon);
 	if (err != MP_OK)
 		return heap_error(m, err);
-	if (canon != s->v && s->memo != NO_MEMO && !m->memo_pinned[s->memo] &&
+	if (canon != s->v && s->memo != NO_MEMO && !pinned(m, s->memo) &&
 	    m->memo[s->memo] == (uint32_t)s->v) {
 		m->memo[s->memo] = (uint32_t)canon;
 		mp_heap_release(m->heap, s->v);
@@ -210,25 +226,36 @@ static mp_err settle(struct machine *m, struct slot *s, mp_val *out)
 /* Make memo slot INDEX exist. */
 static mp_err memo_reserve(struct machine *m, uint64_t index)
 {
-	size_t old = m->memo_cap;
-	void *np;
-
-	/* Indexes are dense in real pickles; a sparse one must still fit in
-	   memory proportional to the input. */
+	/* Every memo put takes an input byte, so no real index exceeds the input
+	   length; the arrays were mapped for that many at the start. */
 	if (index > m->len)
 		return mp_fail(m->diag, MP_E_LIMIT, "pickle: memo index %llu too large at byte %zu",
 			       (unsigned long long)index, m->opos);
-	if (index < m->memo_cap)
-		return MP_OK;
-	if (grow_array((void **)&m->memo, &m->memo_cap, index + 1, sizeof *m->memo) != MP_OK)
-		return heap_error(m, MP_E_NOMEM);
-	np = realloc(m->memo_pinned, m->memo_cap);
-	if (np == NULL)
-		return heap_error(m, MP_E_NOMEM);
-	m->memo_pinned = np;
-	memset(m->memo + old, 0, (m->memo_cap - old) * sizeof *m->memo);
-	memset(m->memo_pinned + old, 0, m->memo_cap - old);
 	return MP_OK;
+}
+
+/* Map zeroed memo arrays for LEN + 1 entries. They are address space only
+   until touched, so sizing them by the input costs nothing and spares the
+   copies of growing arrays that can reach hundreds of megabytes. */
+static mp_err memo_map(struct machine *m)
+{
+	m->memo_bytes = (m->len + 1) * sizeof *m->memo;
+	m->pinned_bytes = (m->len / 64 + 1) * sizeof *m->memo_pinned;
+	m->memo = mmap(NULL, m->memo_bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	m->memo_pinned = mmap(NULL, m->pinned_bytes, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m->memo == MAP_FAILED || m->memo_pinned == MAP_FAILED)
+		return mp_fail(m->diag, MP_E_NOMEM, "pickle: cannot map the memo: out of memory");
+	return MP_OK;
+}
+
+static void memo_unmap(struct machine *m)
+{
+	if (m->memo != NULL && m->memo != MAP_FAILED)
+		munmap(m->memo, m->memo_bytes);
+	if (m->memo_pinned != NULL && m->memo_pinned != MAP_FAILED)
+		munmap(m->memo_pinned, m->pinned_bytes);
 }
 
 /* Store the encoded entry ENC at INDEX. */
@@ -239,7 +266,7 @@ static mp_err memo_store(struct machine *m, uint64_t index, uint32_t enc)
 	if (err != MP_OK)
 		return err;
 	m->memo[index] = enc;
-	m->memo_pinned[index] = 0;
+	set_pinned(m, index, false);
 	if (index >= m->memo_len)
 		m->memo_len = index + 1;
 	return MP_OK;
@@ -256,7 +283,7 @@ static mp_err memo_put(struct machine *m, uint64_t index)
 		return corrupt(m, "memo put with an empty stack");
 	top = &m->stack[m->nstack - 1];
 	v = top->v;
-	if (v <= UINT32_MAX && mp_val_type(v) != MEMO_BIG_TAG) {
+	if (v < MEMO_LAZY_BIT) {
 		enc = (uint32_t)v;
 	} else {
 		if (m->nbig >= (1u << 27))
@@ -272,7 +299,7 @@ static mp_err memo_put(struct machine *m, uint64_t index)
 	/* The slot remembers its memo entry only if it is the only one. */
 	top->memo = (top->memo == NO_MEMO && mp_heap_is_open(m->heap, v)) ? (uint32_t)index : NO_MEMO;
 	if (top->memo == NO_MEMO)
-		m->memo_pinned[index] = mp_heap_is_open(m->heap, v);
+		set_pinned(m, index, mp_heap_is_open(m->heap, v));
 	return MP_OK;
 }
 
@@ -288,19 +315,21 @@ static mp_err memo_get(struct machine *m, uint64_t index)
 		return mp_fail(m->diag, MP_E_CORRUPT, "pickle: memo index %llu not defined at byte %zu",
 			       (unsigned long long)index, m->opos);
 	enc = m->memo[index];
-	if ((enc & 15u) == MEMO_LAZY_TAG) {
+	if ((enc & MEMO_LAZY_BIT) || (enc & 15u) == MEMO_LAZY_TAG) {
 		/* A string the skipper passed over is wanted after all: build it now. */
-		err = intern_text_at(m, (size_t)m->lazy[enc >> 4], &v);
+		size_t at = (enc & MEMO_LAZY_BIT) ? enc & ~MEMO_LAZY_BIT : (size_t)m->lazy[enc >> 4];
+
+		err = intern_text_at(m, at, &v);
 		if (err != MP_OK)
 			return err;
-		if (v <= UINT32_MAX)
+		if (v < MEMO_LAZY_BIT)
 			m->memo[index] = (uint32_t)v;
 		return push(m, v);
 	}
 	v = (enc & 15u) == MEMO_BIG_TAG ? m->big[enc >> 4] : (mp_val)enc;
 	v = mp_heap_resolve(m->heap, v);
 	if (mp_heap_is_open(m->heap, v))
-		m->memo_pinned[index] = 1; /* now referenced from two places */
+		set_pinned(m, index, true); /* now referenced from two places */
 	return push(m, v);
 }
 
@@ -596,7 +625,7 @@ static mp_err op_dup(struct machine *m)
 		return err;
 	/* Two slots now share the value: neither may recycle it. */
 	if (m->stack[m->nstack - 1].memo != NO_MEMO)
-		m->memo_pinned[m->stack[m->nstack - 1].memo] = 1;
+		set_pinned(m, m->stack[m->nstack - 1].memo, true);
 	m->stack[m->nstack - 1].memo = NO_MEMO;
 	return push(m, m->stack[m->nstack - 1].v);
 }
@@ -674,7 +703,9 @@ static bool skip_memo(struct machine *m, uint64_t index, size_t last_str)
 
 	if (index > m->len || index < m->memo_len)
 		return false;
-	if (last_str != SIZE_MAX) {
+	if (last_str != SIZE_MAX && last_str < MEMO_LAZY_BIT) {
+		enc = MEMO_LAZY_BIT | (uint32_t)last_str;
+	} else if (last_str != SIZE_MAX) {
 		if (m->nlazy >= (1u << 27) ||
 		    grow_array((void **)&m->lazy, &m->lazy_cap, m->nlazy + 1, sizeof *m->lazy) != MP_OK)
 			return false;
@@ -801,8 +832,17 @@ static enum skip_step skip_opcode(struct machine *m, size_t *p, struct skip_stat
 	return SKIP_ON;
 }
 
-/* After the value looks complete, this many more opcodes may be simulated to
-   learn whether it really is (a one-item list gets its APPEND after the item). */
+/* Whether OP, right after the value looked complete, still belongs to it: a
+   memo put for it, or the MARK of another batch of its items (CPython never
+   starts the next key of a dict with a MARK). */
+static bool continues_value(unsigned char op)
+{
+	return op == 0x94 || op == 'q' || op == 'r' || op == '(';
+}
+
+/* When the value looks complete and the next opcode pushes a value (a one-item
+   list gets its APPEND after the item; or it is the next key), this many
+   opcodes may be simulated to find out which. */
 #define SKIP_LOOKAHEAD 64
 
 /* Pass over the list whose first opcode is at m->pos; on success set *END to
@@ -815,6 +855,7 @@ static bool skip_value(struct machine *m, size_t *end)
 	size_t p = m->pos, last_str = SIZE_MAX, ahead = 0;
 	size_t start_memo = m->memo_len, start_lazy = m->nlazy;
 	size_t done = SIZE_MAX, done_memo = 0, done_lazy = 0;
+	bool looking_ahead = false;
 
 	while (p < m->len) {
 		enum skip_step r = skip_opcode(m, &p, &st, &last_str);
@@ -831,8 +872,9 @@ static bool skip_value(struct machine *m, size_t *end)
 			done = p;
 			done_memo = m->memo_len;
 			done_lazy = m->nlazy;
+			looking_ahead = p < m->len && !continues_value(m->data[p]);
 			ahead = 0;
-		} else if (done != SIZE_MAX && ++ahead > SKIP_LOOKAHEAD) {
+		} else if (looking_ahead && ++ahead > SKIP_LOOKAHEAD) {
 			break;
 		}
 	}
@@ -947,12 +989,14 @@ mp_err mp_pickle_read(mp_heap *heap, const unsigned char *data, size_t len, mp_v
 		      const struct mp_pickle_opts *opts, mp_diag *diag)
 {
 	struct machine m = { .heap = heap, .data = data, .len = len, .opts = opts, .diag = diag };
-	mp_err err = run(&m, root);
+	mp_err err = memo_map(&m);
+
+	if (err == MP_OK)
+		err = run(&m, root);
 
 	free(m.stack);
 	free(m.marks);
-	free(m.memo);
-	free(m.memo_pinned);
+	memo_unmap(&m);
 	free(m.big);
 	free(m.lazy);
 	free(m.skip_marks);
