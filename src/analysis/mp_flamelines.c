@@ -1,0 +1,442 @@
+/* mp_flamelines.c - folded stack lines of segments(), memory() and compare() (_write_blocks). */
+#include "mp_flamelines.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mp_blocks.h"
+#include "mp_format.h"
+#include "mp_hash.h"
+
+static const char non_python[] = "<non-python>";
+
+/* _frame_filter: frames whose name or filename contains one of these are left out. */
+static const char *const omit_names[] = {
+	"unwind::unwind", "CapturedTraceback::gather", "gather_with_cpp", "_start",
+	"__libc_start_main", "PyEval_", "PyObject_", "PyFunction_",
+};
+static const char *const omit_filenames[] = {
+	"core/boxing", "/Register", "/Redispatch", "pythonrun.c", "Modules/main.c",
+	"Objects/call.c", "Objects/methodobject.c", "pycore_ceval.h", "ceval.c",
+	"cpython/abstract.h",
+};
+
+/* A formatted frames fragment, cached per (hash-consed) frames-list handle:
+   a million blocks usually share a few thousand tracebacks. */
+struct frag_slot {
+	mp_val frames; /* MP_ABSENT: empty slot */
+	size_t off, len; /* in the arena */
+};
+
+struct flame {
+	const mp_snapshot *snap;
+	const char *analysis;
+	mp_out *out;
+	mp_diag *diag;
+	struct frag_slot *slots;
+	size_t mask, used;
+	char *arena;
+	size_t arena_len, arena_cap;
+	char prefix[128];
+	size_t prefix_len;
+};
+
+static void flame_init(struct flame *f, const mp_snapshot *snap, const char *analysis, mp_out *out,
+		       mp_diag *diag)
+{
+	memset(f, 0, sizeof *f);
+	f->snap = snap;
+	f->analysis = analysis;
+	f->out = out;
+	f->diag = diag;
+}
+
+static void flame_free(struct flame *f)
+{
+	free(f->slots);
+	free(f->arena);
+}
+
+static mp_err out_of_memory(struct flame *f)
+{
+	return mp_fail(f->diag, MP_E_NOMEM, "%s: out of memory", f->analysis);
+}
+
+/* ---- the fragment cache */
+
+static mp_err cache_grow(struct flame *f)
+{
+	size_t ncap = f->slots ? 2 * (f->mask + 1) : 1024;
+	struct frag_slot *ns = calloc(ncap, sizeof *ns);
+
+	if (ns == NULL)
+		return out_of_memory(f);
+	for (size_t i = 0; f->slots != NULL && i <= f->mask; i++) {
+		size_t j = mp_hash_finish(f->slots[i].frames) & (ncap - 1);
+
+		if (f->slots[i].frames == MP_ABSENT)
+			continue;
+		while (ns[j].frames != MP_ABSENT)
+			j = (j + 1) & (ncap - 1);
+		ns[j] = f->slots[i];
+	}
+	free(f->slots);
+	f->slots = ns;
+	f->mask = ncap - 1;
+	return MP_OK;
+}
+
+/* The slot of FRAMES: its cached fragment, or the empty slot to fill. */
+static struct frag_slot *cache_slot(struct flame *f, mp_val frames)
+{
+	size_t j = mp_hash_finish(frames) & f->mask;
+
+	while (f->slots[j].frames != MP_ABSENT && f->slots[j].frames != frames)
+		j = (j + 1) & f->mask;
+	return &f->slots[j];
+}
+
+static mp_err arena_append(struct flame *f, const char *s, size_t n)
+{
+	if (n == 0)
+		return MP_OK;
+	if (n > f->arena_cap - f->arena_len) {
+		size_t ncap = f->arena_cap ? f->arena_cap : 4096;
+		char *na;
+
+		while (ncap - f->arena_len < n)
+			ncap *= 2;
+		na = realloc(f->arena, ncap);
+		if (na == NULL)
+			return out_of_memory(f);
+		f->arena = na;
+		f->arena_cap = ncap;
+	}
+	memcpy(f->arena + f->arena_len, s, n);
+	f->arena_len += n;
+	return MP_OK;
+}
+
+/* ---- frames */
+
+static bool contains(const char *hay, size_t n, const char *needle)
+{
+	size_t m = strlen(needle);
+
+	for (size_t i = 0; i + m <= n; i++)
+		if (memcmp(hay + i, needle, m) == 0)
+			return true;
+	return false;
+}
+
+static bool contains_any(const char *hay, size_t n, const char *const *needles, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		if (contains(hay, n, needles[i]))
+			return true;
+	return false;
+}
+
+static bool frame_kept(const mp_frame *fr)
+{
+	return !contains_any(fr->name, fr->name_len, omit_names, sizeof omit_names / sizeof omit_names[0]) &&
+	       !contains_any(fr->filename, fr->filename_len, omit_filenames,
+			     sizeof omit_filenames / sizeof omit_filenames[0]);
+}
+
+/* _frame_fmt: "{basename}:{line}:{name}", basename = text after the last '/'. */
+static mp_err append_frame(struct flame *f, const mp_frame *fr)
+{
+	const char *base = fr->filename;
+	char line[24];
+	int n;
+	mp_err err;
+
+	for (size_t i = 0; i < fr->filename_len; i++)
+		if (fr->filename[i] == '/')
+			base = fr->filename + i + 1;
+	n = snprintf(line, sizeof line, ":%lld:", (long long)fr->line);
+	err = arena_append(f, base, fr->filename_len - (size_t)(base - fr->filename));
+	if (err == MP_OK)
+		err = arena_append(f, line, (size_t)n);
+	if (err == MP_OK)
+		err = arena_append(f, fr->name, fr->name_len);
+	return err;
+}
+
+/* Format the kept frames of FRAMES, outermost first, ';'-joined, into the arena. */
+static mp_err format_frames(struct flame *f, mp_val frames, size_t *off, size_t *len)
+{
+	size_t n = mp_frames_len(f->snap, frames);
+	bool first = true;
+	mp_err err = MP_OK;
+
+	*off = f->arena_len;
+	for (size_t i = n; err == MP_OK && i-- > 0;) {
+		mp_frame fr;
+
+		if (!mp_frames_get(f->snap, frames, i, &fr))
+			return mp_fail(f->diag, MP_E_TYPE, "%s: frame %zu of a traceback is not a frame dict",
+				       f->analysis, i);
+		if (!frame_kept(&fr))
+			continue;
+		if (!first)
+			err = arena_append(f, ";", 1);
+		if (err == MP_OK)
+			err = append_frame(f, &fr);
+		first = false;
+	}
+	*len = f->arena_len - *off;
+	return err;
+}
+
+/* frames_fragment(FRAMES): "<non-python>" for an empty list, else the kept frames. */
+static mp_err fragment(struct flame *f, mp_val frames, const char **text, size_t *len)
+{
+	struct frag_slot *slot;
+	mp_err err;
+
+	if (frames == MP_ABSENT || (mp_val_type(frames) == MP_T_LIST && mp_frames_len(f->snap, frames) == 0)) {
+		*text = non_python;
+		*len = sizeof non_python - 1;
+		return MP_OK;
+	}
+	if (mp_val_type(frames) != MP_T_LIST)
+		return mp_fail(f->diag, MP_E_TYPE, "%s: 'frames' is not a list", f->analysis);
+	if (2 * (f->used + 1) > (f->slots ? f->mask + 1 : 0) && (err = cache_grow(f)) != MP_OK)
+		return err;
+	slot = cache_slot(f, frames);
+	if (slot->frames == MP_ABSENT) {
+		err = format_frames(f, frames, &slot->off, &slot->len);
+		if (err != MP_OK)
+			return err;
+		slot->frames = frames;
+		f->used++;
+	}
+	*text = slot->len ? f->arena + slot->off : "";
+	*len = slot->len;
+	return MP_OK;
+}
+
+/* ---- lines */
+
+static void set_prefix(struct flame *f, const char *tag, const mp_segment *seg, bool with_address)
+{
+	int n = snprintf(f->prefix, sizeof f->prefix, "%s%sstream_%lld", tag, tag[0] ? ";" : "",
+			 (long long)seg->stream);
+
+	if (with_address)
+		n += snprintf(f->prefix + n, sizeof f->prefix - (size_t)n, ";seg_%lld", (long long)seg->address);
+	f->prefix_len = (size_t)n;
+}
+
+/* "{prefix};{state};{what} {n}\n" */
+static void put_line(struct flame *f, const mp_block *b, const char *what, size_t what_len, mp_i128 n)
+{
+	size_t state_len = 0;
+	const char *state = mp_heap_atom(f->snap->heap, b->state, &state_len);
+
+	mp_out_write(f->out, f->prefix, f->prefix_len);
+	mp_out_putc(f->out, ';');
+	mp_out_write(f->out, state ? state : "", state_len);
+	mp_out_putc(f->out, ';');
+	mp_out_write(f->out, what, what_len);
+	mp_out_putc(f->out, ' ');
+	mp_format_i128(f->out, n);
+	mp_out_putc(f->out, '\n');
+}
+
+/* A legacy block: a line per history record; returns the bytes they account for. */
+static mp_err put_history(struct flame *f, const mp_block *b, const mp_block_at *at, mp_i128 *accounted)
+{
+	static const char no_context[] = "<no-context>";
+	size_t n = mp_block_history_len(f->snap, b);
+
+	*accounted = 0;
+	for (size_t i = 0; i < n; i++) {
+		mp_history_item h;
+		const char *text = no_context;
+		size_t len = sizeof no_context - 1;
+		mp_err err = mp_block_history_get(f->snap, b, i, &h, at, f->diag);
+
+		if (err == MP_OK && h.frames != MP_ABSENT)
+			err = fragment(f, h.frames, &text, &len);
+		if (err != MP_OK)
+			return err;
+		put_line(f, b, text, len, h.real_size);
+		*accounted += h.real_size;
+	}
+	return MP_OK;
+}
+
+/* _write_blocks for one segment, with the prefix already set. */
+static mp_err write_blocks(struct flame *f, const mp_segment *seg, size_t segi)
+{
+	static const char gaps[] = "<gaps>";
+	const mp_block *blocks = mp_segment_blocks(f->snap, seg);
+
+	for (size_t i = 0; i < seg->nblocks; i++) {
+		const mp_block *b = &blocks[i];
+		mp_block_at at = { f->analysis, segi, i };
+		mp_i128 accounted;
+		mp_err err;
+
+		if (b->present & MP_F_BLK_HISTORY) {
+			err = put_history(f, b, &at, &accounted);
+		} else {
+			mp_val frames;
+			int64_t size = 0;
+			const char *text;
+			size_t len;
+
+			err = mp_block_extra(f->snap, b, &frames, &size, &at, f->diag);
+			if (err == MP_OK)
+				err = fragment(f, frames, &text, &len);
+			if (err == MP_OK)
+				put_line(f, b, text, len, size);
+			accounted = size;
+		}
+		if (err != MP_OK)
+			return err;
+		if (b->size != accounted)
+			put_line(f, b, gaps, sizeof gaps - 1, (mp_i128)b->size - accounted);
+	}
+	return MP_OK;
+}
+
+static mp_err finish(struct flame *f, mp_err err)
+{
+	if (err == MP_OK && f->out->err != MP_OK)
+		err = mp_fail(f->diag, f->out->err, "%s: cannot write the output: %s", f->analysis,
+			      mp_strerror(f->out->err));
+	flame_free(f);
+	return err;
+}
+
+static mp_err write_all(const mp_snapshot *snap, const char *analysis, bool with_address, mp_out *out,
+			mp_diag *diag)
+{
+	struct flame f;
+	mp_err err = MP_OK;
+
+	flame_init(&f, snap, analysis, out, diag);
+	for (size_t i = 0; err == MP_OK && i < snap->nsegments; i++) {
+		set_prefix(&f, "", &snap->segments[i], with_address);
+		err = write_blocks(&f, &snap->segments[i], i);
+	}
+	return finish(&f, err);
+}
+
+mp_err mp_analysis_segments(const mp_snapshot *snap, mp_out *out, mp_diag *diag)
+{
+	return write_all(snap, "segments", true, out, diag);
+}
+
+mp_err mp_analysis_memory(const mp_snapshot *snap, mp_out *out, mp_diag *diag)
+{
+	return write_all(snap, "memory", false, out, diag);
+}
+
+/* ---- compare */
+
+/* _seg_key(seg) = (address, total_size). */
+struct seg_id {
+	int64_t address, total_size;
+};
+
+static int cmp_seg_id(const void *pa, const void *pb)
+{
+	const struct seg_id *a = pa, *b = pb;
+
+	if (a->address != b->address)
+		return a->address < b->address ? -1 : 1;
+	return (a->total_size > b->total_size) - (a->total_size < b->total_size);
+}
+
+/* The set of SNAP's keys: sorted, without duplicates. */
+static mp_err seg_id_set(const mp_snapshot *snap, struct seg_id **out, size_t *n, mp_diag *diag)
+{
+	struct seg_id *ids = malloc((snap->nsegments ? snap->nsegments : 1) * sizeof *ids);
+	size_t m = 0;
+
+	if (ids == NULL)
+		return mp_fail(diag, MP_E_NOMEM, "compare: out of memory");
+	for (size_t i = 0; i < snap->nsegments; i++)
+		ids[i] = (struct seg_id){ snap->segments[i].address, snap->segments[i].total_size };
+	qsort(ids, snap->nsegments, sizeof *ids, cmp_seg_id);
+	for (size_t i = 0; i < snap->nsegments; i++)
+		if (m == 0 || cmp_seg_id(&ids[m - 1], &ids[i]) != 0)
+			ids[m++] = ids[i];
+	*out = ids;
+	*n = m;
+	return MP_OK;
+}
+
+static bool seg_id_in(const struct seg_id *ids, size_t n, const mp_segment *seg)
+{
+	struct seg_id key = { seg->address, seg->total_size };
+
+	return bsearch(&key, ids, n, sizeof *ids, cmp_seg_id) != NULL;
+}
+
+/* "LABEL = [a, b, ...]\n": addresses of the keys of MINE missing from OTHER. */
+static void write_only(mp_out *out, const char *label, const struct seg_id *mine, size_t nmine,
+		       const struct seg_id *other, size_t nother)
+{
+	bool first = true;
+
+	mp_out_puts(out, label);
+	mp_out_puts(out, " = [");
+	for (size_t i = 0; i < nmine; i++) {
+		if (bsearch(&mine[i], other, nother, sizeof *other, cmp_seg_id) != NULL)
+			continue;
+		if (!first)
+			mp_out_puts(out, ", ");
+		mp_out_i64(out, mine[i].address);
+		first = false;
+	}
+	mp_out_puts(out, "]\n");
+}
+
+/* The blocks of SNAP's segments whose key OTHER lacks, prefixed with TAG
+   (messages name the side: "compare before: segments[3]..."). */
+static mp_err write_only_blocks(const mp_snapshot *snap, const char *tag, const char *side,
+				const struct seg_id *other, size_t nother, mp_out *out, mp_diag *diag)
+{
+	struct flame f;
+	mp_err err = MP_OK;
+
+	flame_init(&f, snap, side, out, diag);
+	for (size_t i = 0; err == MP_OK && i < snap->nsegments; i++) {
+		if (seg_id_in(other, nother, &snap->segments[i]))
+			continue;
+		set_prefix(&f, tag, &snap->segments[i], true);
+		err = write_blocks(&f, &snap->segments[i], i);
+	}
+	return finish(&f, err);
+}
+
+mp_err mp_analysis_compare(const mp_snapshot *before, const mp_snapshot *after, mp_out *summary,
+			   mp_out *folded, mp_diag *diag)
+{
+	struct seg_id *b_ids = NULL, *a_ids = NULL;
+	size_t nb = 0, na = 0;
+	mp_err err = seg_id_set(before, &b_ids, &nb, diag);
+
+	if (err == MP_OK)
+		err = seg_id_set(after, &a_ids, &na, diag);
+	if (err == MP_OK) {
+		write_only(summary, "only_before", b_ids, nb, a_ids, na);
+		write_only(summary, "only_after", a_ids, na, b_ids, nb);
+		if (summary->err != MP_OK)
+			err = mp_fail(diag, summary->err, "compare: cannot write the output: %s",
+				      mp_strerror(summary->err));
+	}
+	if (err == MP_OK)
+		err = write_only_blocks(before, "only_before", "compare before", a_ids, na, folded, diag);
+	if (err == MP_OK)
+		err = write_only_blocks(after, "only_after", "compare after", b_ids, nb, folded, diag);
+	free(b_ids);
+	free(a_ids);
+	return err;
+}

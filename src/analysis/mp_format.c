@@ -1,0 +1,127 @@
+/* mp_format.c - _format_size, _report_free and the Python int arithmetic behind them. */
+#include "mp_format.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+__extension__ typedef unsigned __int128 mp_u128;
+
+/* Doubles hold every int up to 2**53 exactly; Python divides those in floating point. */
+#define EXACT_IN_DOUBLE ((mp_i128)1 << 53)
+
+static mp_u128 magnitude(mp_i128 v)
+{
+	return v < 0 ? (mp_u128)0 - (mp_u128)v : (mp_u128)v;
+}
+
+void mp_format_i128(mp_out *out, mp_i128 v)
+{
+	char tmp[48];
+	char *p = tmp + sizeof tmp;
+	mp_u128 m = magnitude(v);
+
+	do {
+		*--p = (char)('0' + (int)(m % 10));
+		m /= 10;
+	} while (m != 0);
+	if (v < 0)
+		*--p = '-';
+	mp_out_write(out, p, (size_t)(tmp + sizeof tmp - p));
+}
+
+static int bit_length(mp_u128 v)
+{
+	uint64_t hi = (uint64_t)(v >> 64), lo = (uint64_t)v;
+
+	if (hi != 0)
+		return 128 - __builtin_clzll(hi);
+	return lo != 0 ? 64 - __builtin_clzll(lo) : 0;
+}
+
+/* A / B (A > 0, B > 0) rounded half-even to 53 bits: take 54 quotient bits
+   (53 plus the rounding bit) and a sticky bit for everything below. */
+static double udiv_rounded(mp_u128 a, mp_u128 b)
+{
+	mp_u128 q = a / b, r = a % b;
+	int len = bit_length(q), exp = 0;
+	bool sticky, half;
+
+	if (len > 54) {
+		int shift = len - 54;
+
+		sticky = (q & (((mp_u128)1 << shift) - 1)) != 0 || r != 0;
+		q >>= shift;
+		exp = shift;
+	} else {
+		/* Long division, one bit at a time; R < B <= 2**127 so 2R fits. */
+		while (bit_length(q) < 54) {
+			r <<= 1;
+			q <<= 1;
+			exp--;
+			if (r >= b) {
+				r -= b;
+				q |= 1;
+			}
+		}
+		sticky = r != 0;
+	}
+	half = (q & 1) != 0;
+	q >>= 1;
+	exp++;
+	if (half && (sticky || (q & 1) != 0))
+		q++;
+	return ldexp((double)(uint64_t)q, exp);
+}
+
+double mp_format_int_div(mp_i128 a, mp_i128 b)
+{
+	bool negative = (a < 0) != (b < 0);
+	double d;
+
+	if (a > -EXACT_IN_DOUBLE && a < EXACT_IN_DOUBLE && b > -EXACT_IN_DOUBLE && b < EXACT_IN_DOUBLE)
+		return (double)a / (double)b;
+	d = a == 0 ? 0.0 : udiv_rounded(magnitude(a), magnitude(b));
+	return negative ? -d : d;
+}
+
+/* Write NUM as f"{num:3.1f}" (glibc rounds %.1f exactly, as Python does) and UNIT. */
+static void put_scaled(mp_out *out, double num, const char *unit)
+{
+	char text[64]; /* |num| < 2**127 / 1024**8 here, so at most 17 characters */
+	int n = snprintf(text, sizeof text, "%3.1f%s", num, unit);
+
+	mp_out_write(out, text, (size_t)n);
+}
+
+void mp_format_bytes(mp_out *out, mp_i128 n)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB" };
+	double num;
+
+	/* The first test compares the int itself; Python turns it into a float
+	   (correctly rounded) only at the first division. */
+	if (n > -1024 && n < 1024) {
+		put_scaled(out, (double)n, "B");
+		return;
+	}
+	num = (double)n / 1024.0;
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+		if (fabs(num) < 1024.0) {
+			put_scaled(out, num, units[i]);
+			return;
+		}
+		num /= 1024.0;
+	}
+	put_scaled(out, num, "YiB");
+}
+
+void mp_format_report_free(mp_out *out, mp_i128 external, mp_i128 internal)
+{
+	mp_i128 total = external + internal;
+
+	mp_format_bytes(out, total);
+	if (total != 0)
+		mp_out_printf(out, " (%.1f%% internal)", mp_format_int_div(internal, total) * 100);
+}
