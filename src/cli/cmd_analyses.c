@@ -7,25 +7,54 @@
 #include "mp_segsum.h"
 #include "mp_trace_text.h"
 
-/* Run ANALYSIS on the snapshot in PATH into OUT. Returns an exit code. */
-static int analyse(const char *path, unsigned flags,
-		   mp_err (*analysis)(mp_snapshot *, mp_out *, mp_diag *), mp_out *out,
-		   mp_snapshot **snap_out)
+/* How one single-file subcommand runs. */
+struct one_file {
+	unsigned load_flags;                                     /* enum mp_load_flags */
+	mp_err (*analysis)(mp_snapshot *, mp_out *, mp_diag *);
+	const char *flame_title; /* NULL: text printed as by print(); else flame graph lines */
+	/* What the analysis needs that the snapshot lacks (NULL: nothing). */
+	const char *(*lacks)(const mp_snapshot *snap);
+	/* Whether the analysis found nothing to do (exit status 1). */
+	bool (*nothing)(const mp_snapshot *snap, const mp_out *out);
+};
+
+static int run_one(const struct cli_command *cmd, int argc, char **argv, const struct one_file *how)
 {
-	mp_snapshot *snap;
+	struct cli_opts o;
+	mp_snapshot *snap = NULL;
+	const char *lacks;
+	mp_out out;
 	mp_diag diag;
 	mp_err err;
+	bool done;
+	int rc = cli_parse(cmd, argc, argv, 1, 1, &o, &done);
 
-	if (!cli_load(path, flags, &snap))
+	if (rc != CLI_OK || done)
+		return rc;
+	if (!cli_load(o.args[0], how->load_flags, &snap))
 		return CLI_BAD;
-	cli_diag_init(&diag);
-	err = analysis(snap, out, &diag);
-	if (err != MP_OK) {
+	lacks = how->lacks ? how->lacks(snap) : NULL;
+	if (lacks != NULL) {
+		cli_error("'%s': %s", o.args[0], lacks);
 		mp_snapshot_free(snap);
-		return cli_fail(path, err, &diag);
+		return CLI_NOTHING;
 	}
-	*snap_out = snap;
-	return CLI_OK;
+	mp_out_init(&out);
+	cli_diag_init(&diag);
+	err = how->analysis(snap, &out, &diag);
+	if (err != MP_OK) {
+		rc = cli_fail(o.args[0], err, &diag);
+	} else if (how->flame_title == NULL) {
+		mp_out_putc(&out, '\n'); /* the reference prints its result with print() */
+		rc = cli_write_stdout(&out);
+	} else {
+		rc = cli_emit_flame(&out, o.output, how->flame_title);
+	}
+	if (rc == CLI_OK && how->nothing(snap, &out))
+		rc = CLI_NOTHING;
+	mp_out_free(&out);
+	mp_snapshot_free(snap);
+	return rc;
 }
 
 static mp_err segsum(mp_snapshot *snap, mp_out *out, mp_diag *diag)
@@ -43,86 +72,58 @@ static mp_err memory(mp_snapshot *snap, mp_out *out, mp_diag *diag)
 	return mp_analysis_memory(snap, out, diag);
 }
 
+static bool no_segments(const mp_snapshot *snap, const mp_out *out)
+{
+	(void)out;
+	return snap->nsegments == 0;
+}
+
+static bool no_trace_entries(const mp_snapshot *snap, const mp_out *out)
+{
+	(void)out;
+	return snap->ntrace == 0;
+}
+
+static bool no_lines(const mp_snapshot *snap, const mp_out *out)
+{
+	(void)snap;
+	return out->len == 0;
+}
+
+static const char *lacks_traces(const mp_snapshot *snap)
+{
+	if (snap->present & MP_F_TOP_DEVICE_TRACES)
+		return NULL;
+	return "no 'device_traces': the snapshot was taken without recording history";
+}
+
 static int run_stats(const struct cli_command *cmd, int argc, char **argv)
 {
-	struct cli_opts o;
-	mp_snapshot *snap = NULL;
-	mp_out out;
-	bool done;
-	int rc = cli_parse(cmd, argc, argv, 1, 1, &o, &done);
+	/* segsum reads no frames: let the reader pass over them */
+	static const struct one_file how = { MP_LOAD_NO_FRAMES, segsum, NULL, NULL, no_segments };
 
-	if (rc != CLI_OK || done)
-		return rc;
-	mp_out_init(&out);
-	rc = analyse(o.args[0], MP_LOAD_NO_FRAMES, segsum, &out, &snap); /* segsum reads no frames */
-	if (rc == CLI_OK) {
-		mp_out_putc(&out, '\n'); /* the reference prints the summary with print() */
-		rc = cli_write_stdout(&out);
-		if (rc == CLI_OK && snap->nsegments == 0)
-			rc = CLI_NOTHING;
-	}
-	mp_out_free(&out);
-	mp_snapshot_free(snap);
-	return rc;
+	return run_one(cmd, argc, argv, &how);
 }
 
 static int run_trace(const struct cli_command *cmd, int argc, char **argv)
 {
-	struct cli_opts o;
-	mp_snapshot *snap = NULL;
-	mp_out out;
-	bool done;
-	int rc = cli_parse(cmd, argc, argv, 1, 1, &o, &done);
+	static const struct one_file how = { 0, mp_analysis_trace, NULL, lacks_traces, no_trace_entries };
 
-	if (rc != CLI_OK || done)
-		return rc;
-	mp_out_init(&out);
-	rc = analyse(o.args[0], 0, mp_analysis_trace, &out, &snap);
-	if (rc == CLI_OK && !(snap->present & MP_F_TOP_DEVICE_TRACES)) {
-		cli_error("'%s': no 'device_traces': the snapshot was taken without recording history",
-			  o.args[0]);
-		rc = CLI_NOTHING;
-	} else if (rc == CLI_OK) {
-		mp_out_putc(&out, '\n');
-		rc = cli_write_stdout(&out);
-		if (rc == CLI_OK && snap->ntrace == 0)
-			rc = CLI_NOTHING;
-	}
-	mp_out_free(&out);
-	mp_snapshot_free(snap);
-	return rc;
-}
-
-static int run_flame(const struct cli_command *cmd, int argc, char **argv,
-		     mp_err (*analysis)(mp_snapshot *, mp_out *, mp_diag *), const char *title)
-{
-	struct cli_opts o;
-	mp_snapshot *snap = NULL;
-	mp_out out;
-	bool done;
-	int rc = cli_parse(cmd, argc, argv, 1, 1, &o, &done);
-
-	if (rc != CLI_OK || done)
-		return rc;
-	mp_out_init(&out);
-	rc = analyse(o.args[0], 0, analysis, &out, &snap);
-	if (rc == CLI_OK)
-		rc = cli_emit_flame(&out, o.output, title);
-	if (rc == CLI_OK && out.len == 0)
-		rc = CLI_NOTHING;
-	mp_out_free(&out);
-	mp_snapshot_free(snap);
-	return rc;
+	return run_one(cmd, argc, argv, &how);
 }
 
 static int run_segments(const struct cli_command *cmd, int argc, char **argv)
 {
-	return run_flame(cmd, argc, argv, segments, "Memory by segment");
+	static const struct one_file how = { 0, segments, "Memory by segment", NULL, no_lines };
+
+	return run_one(cmd, argc, argv, &how);
 }
 
 static int run_memory(const struct cli_command *cmd, int argc, char **argv)
 {
-	return run_flame(cmd, argc, argv, memory, "Memory by allocation site");
+	static const struct one_file how = { 0, memory, "Memory by allocation site", NULL, no_lines };
+
+	return run_one(cmd, argc, argv, &how);
 }
 
 static int run_compare(const struct cli_command *cmd, int argc, char **argv)
