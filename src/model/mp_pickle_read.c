@@ -247,6 +247,8 @@ static mp_err memo_map(struct machine *m)
 			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m->memo == MAP_FAILED || m->memo_pinned == MAP_FAILED)
 		return mp_fail(m->diag, MP_E_NOMEM, "pickle: cannot map the memo: out of memory");
+	/* Big memos are written densely: huge pages save most of the faults. */
+	madvise(m->memo, m->memo_bytes, MADV_HUGEPAGE);
 	return MP_OK;
 }
 
@@ -683,7 +685,7 @@ static bool at_skip_key(const struct machine *m)
 }
 
 /* Bytes of a length-prefixed payload at P (LB length bytes), or -1 past the end. */
-static int64_t payload_size(const struct machine *m, size_t p, size_t lb)
+static inline int64_t payload_size(const struct machine *m, size_t p, size_t lb)
 {
 	size_t rest = m->len - p;
 	uint64_t n;
@@ -695,13 +697,14 @@ static int64_t payload_size(const struct machine *m, size_t p, size_t lb)
 }
 
 /* Record in the memo, while skipping, what a MEMOIZE/BINPUT at INDEX refers to:
-   a string just passed over (lazily, by LAST_STR) or a skipped value. Only
-   fresh indexes: rewriting a live entry could not be undone. */
-static bool skip_memo(struct machine *m, uint64_t index, size_t last_str)
+   a string just passed over (lazily, by LAST_STR) or a skipped value. Only the
+   next fresh index, as CPython writes them: anything else is not undone as
+   simply, so it is left to the machine. */
+static inline bool skip_memo(struct machine *m, uint64_t index, size_t last_str)
 {
 	uint32_t enc = (uint32_t)MP_SKIPPED;
 
-	if (index > m->len || index < m->memo_len)
+	if (index != m->memo_len || index > m->len)
 		return false;
 	if (last_str != SIZE_MAX && last_str < MEMO_LAZY_BIT) {
 		enc = MEMO_LAZY_BIT | (uint32_t)last_str;
@@ -712,7 +715,11 @@ static bool skip_memo(struct machine *m, uint64_t index, size_t last_str)
 		m->lazy[m->nlazy] = last_str;
 		enc = (uint32_t)(m->nlazy++ << 4) | MEMO_LAZY_TAG;
 	}
-	return memo_store(m, index, enc) == MP_OK;
+	/* A fresh index: its pinned bit is clear (only the machine sets those,
+	   and only below memo_len). */
+	m->memo[index] = enc;
+	m->memo_len = index + 1;
+	return true;
 }
 
 /* The skipper's simulated stack: DEPTH values pushed since the skipped value
@@ -729,7 +736,7 @@ enum skip_step {
 	SKIP_ABORT, /* not certain: build the value for real instead */
 };
 
-static enum skip_step skip_mark(struct machine *m, struct skip_state *st)
+static inline enum skip_step skip_mark(struct machine *m, struct skip_state *st)
 {
 	if (st->nmarks == m->skip_marks_cap &&
 	    grow_array((void **)&m->skip_marks, &m->skip_marks_cap, st->nmarks + 1,
@@ -742,7 +749,7 @@ static enum skip_step skip_mark(struct machine *m, struct skip_state *st)
 /* Pop to the last mark, leaving KEEP values there (1 for a marked tuple).
    PAIRS: the items must come in pairs. A mark the skipper did not push is the
    enclosing batch closing. */
-static enum skip_step skip_to_mark(struct machine *m, struct skip_state *st, size_t keep, bool pairs)
+static inline enum skip_step skip_to_mark(struct machine *m, struct skip_state *st, size_t keep, bool pairs)
 {
 	size_t mark;
 
@@ -758,7 +765,7 @@ static enum skip_step skip_to_mark(struct machine *m, struct skip_state *st, siz
 /* Take N values and leave N_OUT. KEEPS_TARGET: the lowest of the N is a
    container that stays (APPEND, SETITEM, memo puts); otherwise all N are
    consumed, which must not include the skipped value itself. */
-static enum skip_step skip_consume(const struct machine *m, struct skip_state *st, size_t n,
+static inline enum skip_step skip_consume(const struct machine *m, struct skip_state *st, size_t n,
 				   size_t n_out, bool keeps_target)
 {
 	size_t floor = st->nmarks ? m->skip_marks[st->nmarks - 1] : 0;
@@ -771,7 +778,7 @@ static enum skip_step skip_consume(const struct machine *m, struct skip_state *s
 	return SKIP_ON;
 }
 
-static enum skip_step skip_put(struct machine *m, struct skip_state *st, uint64_t index,
+static inline enum skip_step skip_put(struct machine *m, struct skip_state *st, uint64_t index,
 			       size_t last_str)
 {
 	enum skip_step r = skip_consume(m, st, 1, 1, true);
@@ -782,7 +789,7 @@ static enum skip_step skip_put(struct machine *m, struct skip_state *st, uint64_
 }
 
 /* Pass over one opcode at *P, updating ST and the memo. */
-static enum skip_step skip_opcode(struct machine *m, size_t *p, struct skip_state *st,
+static inline enum skip_step skip_opcode(struct machine *m, size_t *p, struct skip_state *st,
 				  size_t *last_str)
 {
 	unsigned char op = m->data[*p];
