@@ -7,6 +7,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "mp_utf8.h"
+
 /* Memo entries are 32 bits: a value handle when it fits, else a reference
    into big[] marked with the unused tag 15, or a string the skipper passed
    over, by the offset of its opcode in lazy[] (tag 14), built when fetched. */
@@ -337,48 +339,6 @@ static mp_err memo_get(struct machine *m, uint64_t index)
 
 /* ---- atoms */
 
-/* Validate UTF-8 the way CPython's 'surrogatepass' decoder does (surrogates allowed). */
-static bool valid_utf8(const unsigned char *s, size_t n)
-{
-	size_t i = 0;
-
-	while (i < n) {
-		uint64_t w;
-
-		if (n - i >= 8 && (memcpy(&w, s + i, 8), (w & 0x8080808080808080ull) == 0)) {
-			i += 8;
-			continue;
-		}
-		unsigned char c = s[i];
-		size_t k;
-		uint32_t cp;
-
-		if (c < 0x80) {
-			i++;
-			continue;
-		} else if (c >= 0xc2 && c <= 0xdf) {
-			k = 1, cp = c & 0x1f;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			k = 2, cp = c & 0x0f;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			k = 3, cp = c & 0x07;
-		} else {
-			return false;
-		}
-		if (n - i <= k)
-			return false;
-		for (size_t j = 1; j <= k; j++) {
-			if ((s[i + j] & 0xc0) != 0x80)
-				return false;
-			cp = (cp << 6) | (s[i + j] & 0x3f);
-		}
-		if ((k == 2 && cp < 0x800) || (k == 3 && (cp < 0x10000 || cp > 0x10ffff)))
-			return false;
-		i += k + 1;
-	}
-	return true;
-}
-
 static mp_err push_text(struct machine *m, size_t lenbytes, bool is_str)
 {
 	uint64_t n;
@@ -389,7 +349,7 @@ static mp_err push_text(struct machine *m, size_t lenbytes, bool is_str)
 		return err;
 	if (n > m->len - m->pos)
 		return truncated(m);
-	if (is_str && !valid_utf8(m->data + m->pos, (size_t)n))
+	if (is_str && !mp_utf8_valid(m->data + m->pos, (size_t)n, true))
 		return corrupt(m, "invalid UTF-8 in a string");
 	err = is_str ? mp_heap_str(m->heap, (const char *)m->data + m->pos, (size_t)n, &v)
 		     : mp_heap_bytes(m->heap, m->data + m->pos, (size_t)n, &v);
@@ -414,7 +374,7 @@ static mp_err intern_text_at(struct machine *m, size_t at, mp_val *out)
 	err = operand(m, lenbytes, &n);
 	if (err == MP_OK && n > m->len - m->pos)
 		err = truncated(m);
-	if (err == MP_OK && is_str && !valid_utf8(m->data + m->pos, (size_t)n))
+	if (err == MP_OK && is_str && !mp_utf8_valid(m->data + m->pos, (size_t)n, true))
 		err = corrupt(m, "invalid UTF-8 in a string");
 	if (err == MP_OK)
 		err = is_str ? mp_heap_str(m->heap, (const char *)m->data + m->pos, (size_t)n, out)
@@ -513,6 +473,8 @@ static mp_err fill_from(struct machine *m, size_t first, bool pairs)
 		if (err != MP_OK)
 			return err;
 		if (pairs) {
+			if (!mp_heap_hashable(m->heap, a))
+				return corrupt(m, "unhashable dict key");
 			err = settle(m, &m->stack[i + 1], &b);
 			if (err == MP_OK)
 				err = mp_heap_setitem(m->heap, target->v, a, b);
@@ -561,6 +523,8 @@ static mp_err build_from(struct machine *m, size_t first, enum mp_vtype type)
 		if (type == MP_T_DICT) {
 			mp_val val;
 
+			if (!mp_heap_hashable(m->heap, v))
+				return corrupt(m, "unhashable dict key");
 			err = settle(m, &m->stack[++i], &val);
 			if (err == MP_OK)
 				err = mp_heap_setitem(m->heap, c, v, val);

@@ -755,6 +755,48 @@ size_t mp_heap_footprint(const mp_heap *heap)
 	return n;
 }
 
+/* ---- hashability */
+
+bool mp_heap_hashable(const mp_heap *heap, mp_val v)
+{
+	mp_val small[64], *todo = small, *big;
+	size_t n = 0, cap = 64;
+	bool ok = true;
+
+	v = mp_heap_resolve(heap, v);
+	if (mp_val_type(v) != MP_T_TUPLE) /* the common case: an atom */
+		return !mp_val_is_container(v);
+	todo[n++] = v;
+	while (ok && n > 0) {
+		mp_val t = todo[--n];
+		const mp_val *items = mp_heap_items(heap, t);
+		size_t len = mp_heap_len(heap, t);
+
+		if (n + len > cap) {
+			big = realloc(todo == small ? NULL : todo, (n + len) * 2 * sizeof *big);
+			if (big == NULL) {
+				ok = false; /* cannot tell: refuse rather than write a bad pickle */
+				break;
+			}
+			if (todo == small)
+				memcpy(big, small, n * sizeof *big);
+			todo = big;
+			cap = (n + len) * 2;
+		}
+		for (size_t i = 0; i < len && ok; i++) {
+			mp_val x = mp_heap_resolve(heap, items[i]);
+
+			if (mp_val_type(x) == MP_T_TUPLE)
+				todo[n++] = x;
+			else
+				ok = !mp_val_is_container(x);
+		}
+	}
+	if (todo != small)
+		free(todo);
+	return ok;
+}
+
 /* ---- equality */
 
 static bool int_equal_float(const mp_heap *heap, mp_val i, double d)

@@ -163,6 +163,11 @@ const mp_val *mp_heap_items(const mp_heap *heap, mp_val v);
    exact for str keys (interned) and small ints. */
 mp_val mp_heap_dict_get(const mp_heap *heap, mp_val dict, mp_val key);
 
+/* Whether V may be a dict key in Python: no list or dict in it, at any depth
+   of tuples (CPython's unpickler refuses other keys). Uses no recursion. This
+   function can't fail (it answers false when out of memory). */
+bool mp_heap_hashable(const mp_heap *heap, mp_val v);
+
 /* Python-style equality of two values (containers compared deeply, ints by
    value, 1 == 1.0 as in Python). For tests and compare. */
 bool mp_heap_equal(const mp_heap *heap, mp_val a, mp_val b);
