@@ -20,6 +20,7 @@
 	MP_ERROR(LIMIT, "input exceeds a safety limit")                   \
 	MP_ERROR(CYCLE, "cyclic structure")                               \
 	MP_ERROR(NOTFOUND, "not found")                                   \
+	MP_ERROR(SKIPPED, "a value needed was passed over when reading")  \
 	MP_ERROR(INTERRUPTED, "interrupted")
 
 #define MP_ERROR(name, text) MP_E_##name,

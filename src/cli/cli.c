@@ -36,18 +36,37 @@ void cli_error(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-static void warn_to_stderr(void *ctx, const char *line)
+/* Warnings wait until the command is done: after a failure only its one-line
+   error is printed. */
+#define MAX_WARNINGS 16
+
+static char warnings[MAX_WARNINGS][256];
+static unsigned nwarnings;
+
+static void keep_warning(void *ctx, const char *line)
 {
 	(void)ctx;
-	fputs("memprof: warning: ", stderr);
-	put_escaped(line);
-	fputc('\n', stderr);
+	if (nwarnings < MAX_WARNINGS)
+		snprintf(warnings[nwarnings], sizeof warnings[0], "%s", line);
+	nwarnings++;
+}
+
+void cli_warnings_finish(bool print)
+{
+	for (unsigned i = 0; print && i < nwarnings && i < MAX_WARNINGS; i++) {
+		fputs("memprof: warning: ", stderr);
+		put_escaped(warnings[i]);
+		fputc('\n', stderr);
+	}
+	if (print && nwarnings > MAX_WARNINGS)
+		fprintf(stderr, "memprof: warning: %u more warnings\n", nwarnings - MAX_WARNINGS);
+	nwarnings = 0;
 }
 
 void cli_diag_init(mp_diag *diag)
 {
 	memset(diag, 0, sizeof *diag);
-	diag->warn = warn_to_stderr;
+	diag->warn = keep_warning;
 }
 
 int cli_parse(const struct cli_command *cmd, int argc, char **argv, int min, int max,

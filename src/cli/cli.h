@@ -57,7 +57,11 @@ int cli_emit_flame(mp_out *folded, const char *path, const char *title);
 /* Write all of OUT to stdout; returns an exit code (CLI_BAD on an output error). */
 int cli_write_stdout(const mp_out *out);
 
-/* A diag whose warnings go to stderr as "memprof: warning: ...". */
+/* A diag whose warnings are kept for cli_warnings_finish. */
 void cli_diag_init(mp_diag *diag);
+
+/* Print the kept warnings as "memprof: warning: ..." lines if PRINT (the
+   command did not fail), and forget them. */
+void cli_warnings_finish(bool print);
 
 #endif

@@ -43,9 +43,14 @@ int main(int argc, char **argv)
 		puts("memprof " PACKAGE_VERSION);
 		return CLI_OK;
 	}
-	for (size_t i = 0; i < NCOMMANDS; i++)
-		if (strcmp(argv[1], commands[i]->name) == 0)
-			return commands[i]->run(commands[i], argc - 1, argv + 1);
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		if (strcmp(argv[1], commands[i]->name) == 0) {
+			int rc = commands[i]->run(commands[i], argc - 1, argv + 1);
+
+			cli_warnings_finish(rc != CLI_BAD);
+			return rc;
+		}
+	}
 	cli_error("'%s' is not a memprof command", argv[1]);
 	fputs("Try 'memprof --help'.\n", stderr);
 	return CLI_BAD;

@@ -168,7 +168,8 @@ static inline mp_block *mp_segment_blocks(const mp_snapshot *snap, const mp_segm
 size_t mp_frames_len(const mp_snapshot *snap, mp_val frames);
 
 /* Read frame I of FRAMES into *OUT. Returns false when it is not a frame dict
-   with str 'filename'/'name' and int 'line' (the loader already checked that). */
+   with str 'filename'/'name' and int 'line': the loader checks only that frames
+   are lists, so analyses that format frames report odd ones themselves. */
 bool mp_frames_get(const mp_snapshot *snap, mp_val frames, size_t i, mp_frame *out);
 
 /* Whether str handle V equals the known key K (e.g. mp_heap_keys(h)->active_allocated). */

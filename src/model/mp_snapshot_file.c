@@ -140,9 +140,9 @@ static mp_err load_data(const char *name, const unsigned char *data, size_t len,
 {
 	mp_err err = load_once(name, data, len, flags, map, out, diag);
 
-	/* A projection can fail where a full read would not (a skipped value
-	   wanted elsewhere): then read everything, and report that outcome. */
-	if (err != MP_OK && (flags & MP_LOAD_NO_FRAMES) && err != MP_E_NOMEM) {
+	/* A projection fails where a full read would not when a skipped value is
+	   wanted elsewhere (in a hand-made pickle): then read everything. */
+	if (err == MP_E_SKIPPED && (flags & MP_LOAD_NO_FRAMES)) {
 		if (diag != NULL)
 			diag->msg[0] = '\0';
 		if (map != NULL)

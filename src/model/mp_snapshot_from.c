@@ -112,7 +112,7 @@ static mp_err store_field(struct conv *c, const struct mp_field_spec *spec, mp_v
 	if (v == MP_SKIPPED) {
 		/* Only frames and values memprof does not interpret may be left out. */
 		if (spec->kind != MP_FK_FRAMES && spec->kind != MP_FK_ANY)
-			return mp_fail(c->diag, MP_E_UNSUPPORTED, "snapshot: %s: '%s' was not loaded",
+			return mp_fail(c->diag, MP_E_SKIPPED, "snapshot: %s: '%s' was not loaded",
 				       where(c), mp_heap_atom(c->heap, key, NULL));
 		c->snap->projected = true;
 		memcpy(at, &v, sizeof v);
