@@ -1,7 +1,6 @@
 /* test_flame_svg.c - CUnit tests for the folded-stack flame graph SVG renderer. */
 #define _POSIX_C_SOURCE 200809L
 
-#include <CUnit/Basic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +11,7 @@
 #include "flame_svg.h"
 #include "mp_err.h"
 #include "mp_out.h"
+#include "unit_main.h"
 
 /* Must match flame_svg.c: the frames span 1200 - 2 * 10 px, labels allow (w - 6) / 7.08 characters. */
 #define SPAN 1180.0
@@ -679,10 +679,7 @@ static void test_file_sink(void)
 
 int main(void)
 {
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
+	static const struct unit_test tests[] = {
 		{ "merge identical stacks", test_merge },
 		{ "siblings sorted by name", test_sort_siblings },
 		{ "root at the bottom", test_root_at_bottom },
@@ -705,26 +702,6 @@ int main(void)
 		{ "well-formed XML", test_well_formed_with_script },
 		{ "file sink", test_file_sink },
 	};
-	CU_pSuite suite;
-	unsigned failures;
-	size_t i;
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 2;
-	suite = CU_add_suite("flame_svg", NULL, NULL);
-	if (suite == NULL) {
-		CU_cleanup_registry();
-		return 2;
-	}
-	for (i = 0; i < sizeof tests / sizeof tests[0]; i++) {
-		if (CU_add_test(suite, tests[i].name, tests[i].fn) == NULL) {
-			CU_cleanup_registry();
-			return 2;
-		}
-	}
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures == 0 ? 0 : 1;
+	return UNIT_RUN("flame_svg", tests, NULL, NULL);
 }

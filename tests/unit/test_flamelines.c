@@ -1,5 +1,4 @@
 /* test_flamelines.c - folded lines of segments(), memory() and compare() against PyTorch, and 1M blocks. */
-#include <CUnit/Basic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +6,7 @@
 
 #include "mp_flamelines.h"
 #include "snapshot_builder.h"
+#include "unit_main.h"
 
 /* Expected texts: the string segments()/memory()/compare() hand to
    format_flamegraph (given an identity function), for the equivalent Python
@@ -362,20 +362,13 @@ static void test_million_blocks(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned failures;
+	static const struct unit_test tests[] = {
+		{ "segments: frames, filters, gaps, legacy blocks", test_segments },
+		{ "memory", test_memory },
+		{ "compare", test_compare },
+		{ "where Python raises", test_errors },
+		{ "1,000,000 blocks", test_million_blocks },
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 2;
-	s = CU_add_suite("flamelines", NULL, NULL);
-	CU_add_test(s, "segments: frames, filters, gaps, legacy blocks", test_segments);
-	CU_add_test(s, "memory", test_memory);
-	CU_add_test(s, "compare", test_compare);
-	CU_add_test(s, "where Python raises", test_errors);
-	CU_add_test(s, "1,000,000 blocks", test_million_blocks);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures ? 1 : 0;
+	return UNIT_RUN("flamelines", tests, NULL, NULL);
 }

@@ -1,11 +1,11 @@
 /* test_format.c - _format_size (Bytes), _report_free and Python int division, against PyTorch. */
-#include <CUnit/Basic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mp_format.h"
+#include "unit_main.h"
 
 struct bytes_case {
 	const char *n, *expect;
@@ -285,19 +285,12 @@ static void test_decimal(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned failures;
+	static const struct unit_test tests[] = {
+		{ "Bytes / _format_size", test_bytes },
+		{ "_report_free", test_report_free },
+		{ "int / int as Python rounds it", test_int_div },
+		{ "128-bit decimal", test_decimal },
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 2;
-	s = CU_add_suite("format", NULL, NULL);
-	CU_add_test(s, "Bytes / _format_size", test_bytes);
-	CU_add_test(s, "_report_free", test_report_free);
-	CU_add_test(s, "int / int as Python rounds it", test_int_div);
-	CU_add_test(s, "128-bit decimal", test_decimal);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures ? 1 : 0;
+	return UNIT_RUN("format", tests, NULL, NULL);
 }

@@ -1,5 +1,4 @@
 /* test_json.c - mp_json_write / mp_json_read: round trips, exact text, tags and bad input. */
-#include <CUnit/Basic.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -8,6 +7,7 @@
 #include <unistd.h>
 
 #include "mp_json.h"
+#include "unit_main.h"
 
 static mp_heap *heap;
 
@@ -523,10 +523,7 @@ static int suite_clean(void)
 
 int main(void)
 {
-	static const struct {
-		const char *name;
-		void (*fn)(void);
-	} tests[] = {
+	static const struct unit_test tests[] = {
 		{ "atoms", test_atoms },
 		{ "floats read", test_floats_read },
 		{ "ints", test_ints },
@@ -544,22 +541,6 @@ int main(void)
 		{ "big value", test_big_value },
 		{ "python reads it", test_python_reads_it },
 	};
-	CU_pSuite suite;
-	unsigned failed;
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 2;
-	suite = CU_add_suite("json", suite_init, suite_clean);
-	for (size_t i = 0; suite != NULL && i < sizeof tests / sizeof tests[0]; i++)
-		if (CU_add_test(suite, tests[i].name, tests[i].fn) == NULL)
-			suite = NULL;
-	if (suite == NULL) {
-		CU_cleanup_registry();
-		return 2;
-	}
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-	CU_cleanup_registry();
-	return failed == 0 ? 0 : 1;
+	return UNIT_RUN("json", tests, suite_init, suite_clean);
 }

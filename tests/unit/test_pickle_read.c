@@ -1,11 +1,11 @@
 /* test_pickle_read.c - the pickle machine on CPython's own output and on hostile input. */
-#include <CUnit/Basic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mp_pickle_read.h"
 #include "mp_value.h"
 #include "pickle_vectors.h"
+#include "unit_main.h"
 
 static mp_heap *heap;
 
@@ -241,25 +241,20 @@ static void test_skip_frames(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned failures;
+	static const struct unit_test tests[] = {
+		{ "protocols 2, 4, 5", test_protocols },
+		{ "ints incl. LONG1/LONG4", test_ints },
+		{ "atoms", test_atoms },
+		{ "memo sharing and interning", test_sharing },
+		{ "code opcodes refused", test_refuses_code },
+		{ "truncation at every length", test_truncation_everywhere },
+		{ "hostile pickles", test_hostile },
+		{ "deep nesting", test_deep_nesting },
+		{ "skipping frames (projection)", test_skip_frames },
+	};
+	int status;
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 2;
-	s = CU_add_suite("pickle_read", NULL, NULL);
-	CU_add_test(s, "protocols 2, 4, 5", test_protocols);
-	CU_add_test(s, "ints incl. LONG1/LONG4", test_ints);
-	CU_add_test(s, "atoms", test_atoms);
-	CU_add_test(s, "memo sharing and interning", test_sharing);
-	CU_add_test(s, "code opcodes refused", test_refuses_code);
-	CU_add_test(s, "truncation at every length", test_truncation_everywhere);
-	CU_add_test(s, "hostile pickles", test_hostile);
-	CU_add_test(s, "deep nesting", test_deep_nesting);
-	CU_add_test(s, "skipping frames (projection)", test_skip_frames);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
+	status = UNIT_RUN("pickle_read", tests, NULL, NULL);
 	mp_heap_free(heap);
-	return failures ? 1 : 0;
+	return status;
 }

@@ -1,5 +1,4 @@
 /* test_pickle_write.c - mp_pickle_write output checked by CPython's pickle.load and pickletools. */
-#include <CUnit/Basic.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -8,6 +7,7 @@
 #include <unistd.h>
 
 #include "mp_pickle_write.h"
+#include "unit_main.h"
 
 /* The checker: loads argv[1] with pickle, compares it strictly (types, key
    order, NaN == NaN) with the Python expression in argv[2] (or calls it, if
@@ -450,10 +450,7 @@ static int suite_clean(void)
 
 int main(void)
 {
-	static const struct {
-		const char *name;
-		void (*fn)(void);
-	} tests[] = {
+	static const struct unit_test tests[] = {
 		{ "atoms", test_atoms },
 		{ "ints", test_ints },
 		{ "bigints", test_bigints },
@@ -465,22 +462,6 @@ int main(void)
 		{ "depth", test_depth },
 		{ "refused", test_refused },
 	};
-	CU_pSuite suite;
-	unsigned failed;
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 2;
-	suite = CU_add_suite("pickle_write", suite_init, suite_clean);
-	for (size_t i = 0; suite != NULL && i < sizeof tests / sizeof tests[0]; i++)
-		if (CU_add_test(suite, tests[i].name, tests[i].fn) == NULL)
-			suite = NULL;
-	if (suite == NULL) {
-		CU_cleanup_registry();
-		return 2;
-	}
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-	CU_cleanup_registry();
-	return failed == 0 ? 0 : 1;
+	return UNIT_RUN("pickle_write", tests, suite_init, suite_clean);
 }

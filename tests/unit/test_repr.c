@@ -1,11 +1,11 @@
 /* test_repr.c - mp_repr against Python 3's repr(): floats, str, bytes, ints, containers, limits. */
-#include <CUnit/Basic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mp_repr.h"
+#include "unit_main.h"
 
 struct float_case {
 	uint64_t bits;
@@ -890,25 +890,18 @@ static void test_printable_table(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned failures;
+	static const struct unit_test tests[] = {
+		{ "floats: shortest round trip, Python layout", test_floats },
+		{ "str: quotes, escapes, isprintable", test_strings },
+		{ "str: invalid UTF-8 as lone surrogates", test_invalid_utf8 },
+		{ "bytes", test_bytes },
+		{ "ints, small and big", test_ints },
+		{ "ints past 4300 digits", test_int_digit_limit },
+		{ "containers", test_containers },
+		{ "depth limit", test_depth_limit },
+		{ "value budget", test_value_budget },
+		{ "printable table edges", test_printable_table },
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 2;
-	s = CU_add_suite("repr", NULL, NULL);
-	CU_add_test(s, "floats: shortest round trip, Python layout", test_floats);
-	CU_add_test(s, "str: quotes, escapes, isprintable", test_strings);
-	CU_add_test(s, "str: invalid UTF-8 as lone surrogates", test_invalid_utf8);
-	CU_add_test(s, "bytes", test_bytes);
-	CU_add_test(s, "ints, small and big", test_ints);
-	CU_add_test(s, "ints past 4300 digits", test_int_digit_limit);
-	CU_add_test(s, "containers", test_containers);
-	CU_add_test(s, "depth limit", test_depth_limit);
-	CU_add_test(s, "value budget", test_value_budget);
-	CU_add_test(s, "printable table edges", test_printable_table);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures ? 1 : 0;
+	return UNIT_RUN("repr", tests, NULL, NULL);
 }

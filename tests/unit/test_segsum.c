@@ -1,5 +1,4 @@
 /* test_segsum.c - the `stats` analysis (segsum) against PyTorch's output, errors and a 1M-block run. */
-#include <CUnit/Basic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +6,7 @@
 
 #include "mp_segsum.h"
 #include "snapshot_builder.h"
+#include "unit_main.h"
 
 #define MiB ((int64_t)1 << 20)
 
@@ -261,21 +261,14 @@ static void test_million_blocks(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned failures;
+	static const struct unit_test tests[] = {
+		{ "mixed segments, legacy blocks, sort ties", test_mixed },
+		{ "no segments", test_empty },
+		{ "negative page index as Python wraps it", test_negative_index },
+		{ "where Python raises", test_python_errors },
+		{ "page limit", test_page_limit },
+		{ "1,000,000 blocks", test_million_blocks },
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 2;
-	s = CU_add_suite("segsum", NULL, NULL);
-	CU_add_test(s, "mixed segments, legacy blocks, sort ties", test_mixed);
-	CU_add_test(s, "no segments", test_empty);
-	CU_add_test(s, "negative page index as Python wraps it", test_negative_index);
-	CU_add_test(s, "where Python raises", test_python_errors);
-	CU_add_test(s, "page limit", test_page_limit);
-	CU_add_test(s, "1,000,000 blocks", test_million_blocks);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures ? 1 : 0;
+	return UNIT_RUN("segsum", tests, NULL, NULL);
 }

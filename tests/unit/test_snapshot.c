@@ -1,10 +1,10 @@
 /* test_snapshot.c - generic values <-> the typed snapshot model. */
-#include <CUnit/Basic.h>
 #include <string.h>
 
 #include "mp_pickle_read.h"
 #include "mp_snapshot.h"
 #include "pickle_vectors.h"
+#include "unit_main.h"
 
 /* The snapshot vector is, in Python:
    {'segments': [{'device': 0, 'address': 4096, 'total_size': 2048, ..., 'frames': [],
@@ -117,19 +117,12 @@ static void test_bad_type(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned failures;
+	static const struct unit_test tests[] = {
+		{ "known fields, extras, frames", test_fields },
+		{ "round trip keeps values and key order", test_round_trip },
+		{ "legacy bare list with history", test_legacy },
+		{ "wrong type names the place", test_bad_type },
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 2;
-	s = CU_add_suite("snapshot", NULL, NULL);
-	CU_add_test(s, "known fields, extras, frames", test_fields);
-	CU_add_test(s, "round trip keeps values and key order", test_round_trip);
-	CU_add_test(s, "legacy bare list with history", test_legacy);
-	CU_add_test(s, "wrong type names the place", test_bad_type);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures ? 1 : 0;
+	return UNIT_RUN("snapshot", tests, NULL, NULL);
 }

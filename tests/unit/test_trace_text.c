@@ -1,5 +1,4 @@
 /* test_trace_text.c - the `trace` analysis against PyTorch's trace() with memprof's four fixes. */
-#include <CUnit/Basic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +6,7 @@
 
 #include "mp_trace_text.h"
 #include "snapshot_builder.h"
+#include "unit_main.h"
 
 #define MiB ((int64_t)1 << 20)
 
@@ -352,20 +352,13 @@ static void test_million_entries(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned failures;
+	static const struct unit_test tests[] = {
+		{ "every action, names past z, the four fixes", test_trace },
+		{ "empty rings", test_empty_rings },
+		{ "where Python raises", test_errors },
+		{ "first segment_alloc interval wins", test_first_interval_wins },
+		{ "1,000,000 entries", test_million_entries },
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 2;
-	s = CU_add_suite("trace_text", NULL, NULL);
-	CU_add_test(s, "every action, names past z, the four fixes", test_trace);
-	CU_add_test(s, "empty rings", test_empty_rings);
-	CU_add_test(s, "where Python raises", test_errors);
-	CU_add_test(s, "first segment_alloc interval wins", test_first_interval_wins);
-	CU_add_test(s, "1,000,000 entries", test_million_entries);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures ? 1 : 0;
+	return UNIT_RUN("trace_text", tests, NULL, NULL);
 }

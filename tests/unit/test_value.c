@@ -1,8 +1,8 @@
 /* test_value.c - the value heap: interning, containers, hash-consing, equality. */
-#include <CUnit/Basic.h>
 #include <string.h>
 
 #include "mp_value.h"
+#include "unit_main.h"
 
 static mp_heap *heap;
 
@@ -113,22 +113,19 @@ static void test_equality(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned failures;
+	static const struct unit_test tests[] = {
+		{ "strings are interned", test_interning },
+		{ "ints small and big", test_ints },
+		{ "containers are hash-consed when frozen", test_hashconsing },
+		{ "repeated dict keys", test_dict_repeats },
+		{ "Python equality", test_equality },
+	};
+	int status;
 
 	heap = mp_heap_new();
-	if (heap == NULL || CU_initialize_registry() != CUE_SUCCESS)
+	if (heap == NULL)
 		return 2;
-	s = CU_add_suite("value", NULL, NULL);
-	CU_add_test(s, "strings are interned", test_interning);
-	CU_add_test(s, "ints small and big", test_ints);
-	CU_add_test(s, "containers are hash-consed when frozen", test_hashconsing);
-	CU_add_test(s, "repeated dict keys", test_dict_repeats);
-	CU_add_test(s, "Python equality", test_equality);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
+	status = UNIT_RUN("value", tests, NULL, NULL);
 	mp_heap_free(heap);
-	return failures ? 1 : 0;
+	return status;
 }
