@@ -103,16 +103,10 @@ static void check_lines(analysis_fn fn, mp_snapshot *snap, const char *expect)
 {
 	mp_out out;
 	mp_diag diag = { 0 };
-	char *got;
 
 	mp_out_init(&out);
 	CU_ASSERT_EQUAL_FATAL(fn(snap, &out, &diag), MP_OK);
-	got = mp_out_take(&out, NULL);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(got);
-	CU_ASSERT_STRING_EQUAL(got, expect);
-	if (strcmp(got, expect) != 0)
-		fprintf(stderr, "\n--- expected\n%s--- got\n%s---\n", expect, got);
-	free(got);
+	unit_check_text(mp_out_take(&out, NULL), expect);
 }
 
 static void test_segments(void)

@@ -68,21 +68,7 @@ static mp_val BIG(size_t n, unsigned char fill, unsigned char top)
 }
 
 /* A frozen container of TYPE from N items (a dict: N key/value pairs, 2N arguments). */
-static mp_val C(enum mp_vtype type, size_t n, ...)
-{
-	size_t nh = type == MP_T_DICT ? 2 * n : n;
-	mp_val *items = calloc(nh + 1, sizeof *items), v;
-	va_list ap;
-
-	CU_ASSERT_FATAL(items != NULL);
-	va_start(ap, n);
-	for (size_t i = 0; i < nh; i++)
-		items[i] = va_arg(ap, mp_val);
-	va_end(ap);
-	CU_ASSERT_FATAL(mp_heap_make(heap, type, items, n, &v) == MP_OK);
-	free(items);
-	return v;
-}
+#define C(type, ...) unit_make(heap, type, __VA_ARGS__)
 
 /* ---- helpers */
 

@@ -31,16 +31,10 @@ static void check_segsum(mp_snapshot *snap, const char *expect)
 {
 	mp_out out;
 	mp_diag diag = { 0 };
-	char *got;
 
 	mp_out_init(&out);
 	CU_ASSERT_EQUAL_FATAL(mp_analysis_segsum(snap, &out, &diag), MP_OK);
-	got = mp_out_take(&out, NULL);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(got);
-	CU_ASSERT_STRING_EQUAL(got, expect);
-	if (strcmp(got, expect) != 0)
-		fprintf(stderr, "\n--- expected\n%s--- got\n%s---\n", expect, got);
-	free(got);
+	unit_check_text(mp_out_take(&out, NULL), expect);
 	mp_snapshot_free(snap);
 }
 

@@ -204,16 +204,10 @@ static void test_trace(void)
 	mp_snapshot *s = trace_snapshot();
 	mp_out out;
 	mp_diag diag = { 0 };
-	char *got;
 
 	mp_out_init(&out);
 	CU_ASSERT_EQUAL_FATAL(mp_analysis_trace(s, &out, &diag), MP_OK);
-	got = mp_out_take(&out, NULL);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(got);
-	CU_ASSERT_STRING_EQUAL(got, expect_trace);
-	if (strcmp(got, expect_trace) != 0)
-		fprintf(stderr, "\n--- expected\n%s--- got\n%s---\n", expect_trace, got);
-	free(got);
+	unit_check_text(mp_out_take(&out, NULL), expect_trace);
 	mp_snapshot_free(s);
 }
 

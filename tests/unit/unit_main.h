@@ -3,7 +3,12 @@
 #define MEMPROF_UNIT_MAIN_H
 
 #include <CUnit/Basic.h>
-#include <stddef.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mp_value.h"
 
 struct unit_test {
 	const char *name;
@@ -34,6 +39,35 @@ static inline int unit_run(const char *name, const struct unit_test *tests, size
 	failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
 	CU_cleanup_registry();
 	return failed == 0 ? 0 : 1;
+}
+
+/* Check that GOT (an output taken from an mp_out; freed here) is EXPECT, and
+   show both when not. */
+static inline void unit_check_text(char *got, const char *expect)
+{
+	CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+	CU_ASSERT_STRING_EQUAL(got, expect);
+	if (strcmp(got, expect) != 0)
+		fprintf(stderr, "\n--- expected\n%s--- got\n%s---\n", expect, got);
+	free(got);
+}
+
+/* A frozen container of TYPE in HEAP from N items given as arguments (a dict:
+   N key/value pairs, 2N arguments). */
+static inline mp_val unit_make(mp_heap *heap, enum mp_vtype type, size_t n, ...)
+{
+	size_t nh = type == MP_T_DICT ? 2 * n : n;
+	mp_val *items = calloc(nh + 1, sizeof *items), v = MP_ABSENT;
+	va_list ap;
+
+	CU_ASSERT_FATAL(items != NULL);
+	va_start(ap, n);
+	for (size_t i = 0; i < nh; i++)
+		items[i] = va_arg(ap, mp_val);
+	va_end(ap);
+	CU_ASSERT_FATAL(mp_heap_make(heap, type, items, n, &v) == MP_OK);
+	free(items);
+	return v;
 }
 
 #define UNIT_RUN(name, tests, init, clean) \
