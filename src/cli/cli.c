@@ -149,7 +149,8 @@ int cli_write_stdout(const mp_out *out)
 {
 	if (out->err != MP_OK)
 		return cli_fail("output", out->err, NULL);
-	if (fwrite(out->data, 1, out->len, stdout) != out->len || fflush(stdout) != 0) {
+	if ((out->len > 0 && fwrite(out->data, 1, out->len, stdout) != out->len) ||
+	    fflush(stdout) != 0) {
 		cli_error("cannot write to standard output: %s", strerror(errno));
 		return CLI_BAD;
 	}
