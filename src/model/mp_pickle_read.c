@@ -1,5 +1,5 @@
 /* mp_pickle_read.c - a pickle machine for plain data that executes nothing. */
-#include "mp_pickle_read.h"
+#include "mp_pickle_machine.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -8,48 +8,6 @@
 #include <sys/mman.h>
 
 #include "mp_utf8.h"
-
-/* Memo entries are 32 bits: a value handle when it fits, else a reference
-   into big[] marked with the unused tag 15, or a string the skipper passed
-   over, by the offset of its opcode in lazy[] (tag 14), built when fetched. */
-#define MEMO_BIG_TAG 15u
-#define MEMO_LAZY_TAG 14u
-/* Or, for inputs under 2 GiB, that offset itself with the top bit set. */
-#define MEMO_LAZY_BIT 0x80000000u
-#define MEMO_EMPTY 0u /* MP_ABSENT: never a stored value */
-#define NO_MEMO UINT32_MAX
-#define PROGRESS_STEP ((size_t)64 << 20)
-
-/* A value on the stack, with the memo slot that refers to it (if exactly one
-   does) so that a container frozen into an equal existing one can be replaced
-   in the memo and its record given back. */
-struct slot {
-	mp_val v;
-	uint32_t memo; /* NO_MEMO: none, or more than one reference exists */
-};
-
-struct machine {
-	mp_heap *heap;
-	const unsigned char *data;
-	size_t len;
-	size_t pos;    /* offset of the next byte to read */
-	size_t opos;   /* offset of the current opcode */
-	struct slot *stack;
-	size_t nstack, stack_cap;
-	size_t *marks;
-	size_t nmarks, marks_cap;
-	uint32_t *memo;
-	uint64_t *memo_pinned; /* bit set: entry was fetched while its container was open */
-	size_t memo_len, memo_bytes, pinned_bytes;
-	mp_val *big;
-	size_t nbig, big_cap;
-	uint64_t *lazy;
-	size_t nlazy, lazy_cap;
-	size_t *skip_marks; /* the skipper's own mark stack */
-	size_t skip_marks_cap;
-	const struct mp_pickle_opts *opts;
-	mp_diag *diag;
-};
 
 static const char *opcode_name(unsigned char op)
 {
@@ -118,7 +76,7 @@ static mp_err heap_error(struct machine *m, mp_err err)
 	return mp_fail(m->diag, err, "pickle: %s at byte %zu", mp_strerror(err), m->opos);
 }
 
-static mp_err grow_array(void **p, size_t *cap, size_t need, size_t elem)
+mp_err mp_pickle_grow(void **p, size_t *cap, size_t need, size_t elem)
 {
 	size_t ncap = *cap ? *cap : 64;
 	void *np;
@@ -145,21 +103,12 @@ static inline bool need(struct machine *m, size_t n)
 	return n <= m->len - m->pos;
 }
 
-static inline uint64_t read_le(const unsigned char *p, size_t n)
-{
-	uint64_t v = 0;
-
-	for (size_t i = 0; i < n; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
-
 /* Read an N-byte little-endian length/index operand. */
 static mp_err operand(struct machine *m, size_t n, uint64_t *out)
 {
 	if (!need(m, n))
 		return truncated(m);
-	*out = read_le(m->data + m->pos, n);
+	*out = mp_pickle_read_le(m->data + m->pos, n);
 	m->pos += n;
 	return MP_OK;
 }
@@ -169,7 +118,7 @@ static mp_err operand(struct machine *m, size_t n, uint64_t *out)
 static mp_err push(struct machine *m, mp_val v)
 {
 	if (m->nstack == m->stack_cap &&
-	    grow_array((void **)&m->stack, &m->stack_cap, m->nstack + 1, sizeof *m->stack) != MP_OK)
+	    mp_pickle_grow((void **)&m->stack, &m->stack_cap, m->nstack + 1, sizeof *m->stack) != MP_OK)
 		return heap_error(m, MP_E_NOMEM);
 	m->stack[m->nstack].v = v;
 	m->stack[m->nstack].memo = NO_MEMO;
@@ -292,7 +241,7 @@ static mp_err memo_put(struct machine *m, uint64_t index)
 	} else {
 		if (m->nbig >= (1u << 27))
 			return mp_fail(m->diag, MP_E_LIMIT, "pickle: too many memo entries");
-		if (grow_array((void **)&m->big, &m->big_cap, m->nbig + 1, sizeof *m->big) != MP_OK)
+		if (mp_pickle_grow((void **)&m->big, &m->big_cap, m->nbig + 1, sizeof *m->big) != MP_OK)
 			return heap_error(m, MP_E_NOMEM);
 		m->big[m->nbig] = v;
 		enc = (uint32_t)(m->nbig++ << 4) | MEMO_BIG_TAG;
@@ -568,7 +517,7 @@ static mp_err op_marked_build(struct machine *m, enum mp_vtype type)
 static mp_err op_mark(struct machine *m)
 {
 	if (m->nmarks == m->marks_cap &&
-	    grow_array((void **)&m->marks, &m->marks_cap, m->nmarks + 1, sizeof *m->marks) != MP_OK)
+	    mp_pickle_grow((void **)&m->marks, &m->marks_cap, m->nmarks + 1, sizeof *m->marks) != MP_OK)
 		return heap_error(m, MP_E_NOMEM);
 	m->marks[m->nmarks++] = m->nstack;
 	return MP_OK;
@@ -621,239 +570,6 @@ static mp_err op_proto(struct machine *m)
 	return MP_OK;
 }
 
-/* ---- the skipper: pass over one value without building it */
-
-/* Whether the value about to be built is stored under a skip key of a dict:
-   the top of the stack is that key, in key position above a dict's batch mark
-   or right above the dict itself. */
-static bool at_skip_key(const struct machine *m)
-{
-	size_t floor = m->nmarks ? m->marks[m->nmarks - 1] : 0;
-	const struct slot *target = NULL;
-	mp_val key;
-	bool wanted = false;
-
-	if (m->opts == NULL || m->opts->nskip_keys == 0 || m->nstack < 2 || m->nstack - 1 < floor)
-		return false;
-	key = m->stack[m->nstack - 1].v;
-	for (size_t i = 0; i < m->opts->nskip_keys; i++)
-		wanted |= key == m->opts->skip_keys[i];
-	if (!wanted)
-		return false;
-	if (floor > 0 && (m->nstack - 1 - floor) % 2 == 0)
-		target = &m->stack[floor - 1];
-	else if (m->nstack - 2 >= floor)
-		target = &m->stack[m->nstack - 2];
-	return target != NULL && mp_val_type(target->v) == MP_T_DICT &&
-	       mp_heap_is_open(m->heap, target->v);
-}
-
-/* Bytes of a length-prefixed payload at P (LB length bytes), or -1 past the end. */
-static inline int64_t payload_size(const struct machine *m, size_t p, size_t lb)
-{
-	size_t rest = m->len - p;
-	uint64_t n;
-
-	if (rest < lb)
-		return -1;
-	n = read_le(m->data + p, lb);
-	return n > rest - lb ? -1 : (int64_t)(lb + n);
-}
-
-/* Record in the memo, while skipping, what a MEMOIZE/BINPUT at INDEX refers to:
-   a string just passed over (lazily, by LAST_STR) or a skipped value. Only the
-   next fresh index, as CPython writes them: anything else is not undone as
-   simply, so it is left to the machine. */
-static inline bool skip_memo(struct machine *m, uint64_t index, size_t last_str)
-{
-	uint32_t enc = (uint32_t)MP_SKIPPED;
-
-	if (index != m->memo_len || index > m->len)
-		return false;
-	if (last_str != SIZE_MAX && last_str < MEMO_LAZY_BIT) {
-		enc = MEMO_LAZY_BIT | (uint32_t)last_str;
-	} else if (last_str != SIZE_MAX) {
-		if (m->nlazy >= (1u << 27) ||
-		    grow_array((void **)&m->lazy, &m->lazy_cap, m->nlazy + 1, sizeof *m->lazy) != MP_OK)
-			return false;
-		m->lazy[m->nlazy] = last_str;
-		enc = (uint32_t)(m->nlazy++ << 4) | MEMO_LAZY_TAG;
-	}
-	/* A fresh index: its pinned bit is clear (only the machine sets those,
-	   and only below memo_len). */
-	m->memo[index] = enc;
-	m->memo_len = index + 1;
-	return true;
-}
-
-/* The skipper's simulated stack: DEPTH values pushed since the skipped value
-   began (it is the value at depth 1) and its own stack of mark depths. */
-struct skip_state {
-	size_t depth;
-	size_t nmarks;
-};
-
-/* What one simulated opcode tells. */
-enum skip_step {
-	SKIP_ON,    /* understood; keep going */
-	SKIP_ENDS,  /* it belongs to the enclosing structure: the value ended before it */
-	SKIP_ABORT, /* not certain: build the value for real instead */
-};
-
-static inline enum skip_step skip_mark(struct machine *m, struct skip_state *st)
-{
-	if (st->nmarks == m->skip_marks_cap &&
-	    grow_array((void **)&m->skip_marks, &m->skip_marks_cap, st->nmarks + 1,
-		       sizeof *m->skip_marks) != MP_OK)
-		return SKIP_ABORT;
-	m->skip_marks[st->nmarks++] = st->depth;
-	return SKIP_ON;
-}
-
-/* Pop to the last mark, leaving KEEP values there (1 for a marked tuple).
-   PAIRS: the items must come in pairs. A mark the skipper did not push is the
-   enclosing batch closing. */
-static inline enum skip_step skip_to_mark(struct machine *m, struct skip_state *st, size_t keep, bool pairs)
-{
-	size_t mark;
-
-	if (st->nmarks == 0)
-		return SKIP_ENDS;
-	mark = m->skip_marks[--st->nmarks];
-	if (pairs && (st->depth - mark) % 2 != 0)
-		return SKIP_ABORT;
-	st->depth = mark + keep;
-	return SKIP_ON;
-}
-
-/* Take N values and leave N_OUT. KEEPS_TARGET: the lowest of the N is a
-   container that stays (APPEND, SETITEM, memo puts); otherwise all N are
-   consumed, which must not include the skipped value itself. */
-static inline enum skip_step skip_consume(const struct machine *m, struct skip_state *st, size_t n,
-				   size_t n_out, bool keeps_target)
-{
-	size_t floor = st->nmarks ? m->skip_marks[st->nmarks - 1] : 0;
-
-	if (st->depth < floor + n)
-		return st->nmarks == 0 ? SKIP_ENDS : SKIP_ABORT;
-	if (!keeps_target && st->depth - n < 1)
-		return SKIP_ABORT;
-	st->depth = st->depth - n + n_out;
-	return SKIP_ON;
-}
-
-static inline enum skip_step skip_put(struct machine *m, struct skip_state *st, uint64_t index,
-			       size_t last_str)
-{
-	enum skip_step r = skip_consume(m, st, 1, 1, true);
-
-	if (r == SKIP_ON && !skip_memo(m, index, last_str))
-		return SKIP_ABORT;
-	return r;
-}
-
-/* Pass over one opcode at *P, updating ST and the memo. */
-static inline enum skip_step skip_opcode(struct machine *m, size_t *p, struct skip_state *st,
-				  size_t *last_str)
-{
-	unsigned char op = m->data[*p];
-	size_t at = *p + 1, str = SIZE_MAX;
-	int64_t size = 0;
-	enum skip_step r = SKIP_ON;
-
-	switch (op) {
-	case 0x95: size = 8; break; /* FRAME */
-	case '(': r = skip_mark(m, st); break;
-	case 'e': r = skip_to_mark(m, st, 0, false); break;
-	case 'u': r = skip_to_mark(m, st, 0, true); break;
-	case 't': r = skip_to_mark(m, st, 1, false); break;
-	case '1': r = skip_to_mark(m, st, 0, false); break;
-	case 'a': r = skip_consume(m, st, 2, 1, true); break;
-	case 's': r = skip_consume(m, st, 3, 1, true); break;
-	case 0x85: r = skip_consume(m, st, 1, 1, false); break;
-	case 0x86: r = skip_consume(m, st, 2, 1, false); break;
-	case 0x87: r = skip_consume(m, st, 3, 1, false); break;
-	case '0': r = skip_consume(m, st, 1, 0, false); break;
-	case '2': r = skip_consume(m, st, 1, 2, true); break;
-	case 0x94: r = skip_put(m, st, m->memo_len, *last_str); break;
-	case 'q': case 'r':
-		size = op == 'q' ? 1 : 4;
-		if ((size_t)size > m->len - at)
-			return SKIP_ABORT;
-		r = skip_put(m, st, read_le(m->data + at, (size_t)size), *last_str);
-		break;
-	case '}': case ']': case ')': case 'N': case 0x88: case 0x89: st->depth++; break;
-	case 'K': case 'h': size = 1, st->depth++; break;
-	case 'M': size = 2, st->depth++; break;
-	case 'J': case 'j': size = 4, st->depth++; break;
-	case 'G': size = 8, st->depth++; break;
-	case 0x8a: size = payload_size(m, at, 1), st->depth++; break;
-	case 0x8b: size = payload_size(m, at, 4), st->depth++; break;
-	case 0x8c: case 'C': size = payload_size(m, at, 1), str = *p, st->depth++; break;
-	case 'X': case 'B': size = payload_size(m, at, 4), str = *p, st->depth++; break;
-	case 0x8d: case 0x8e: size = payload_size(m, at, 8), str = *p, st->depth++; break;
-	default: return SKIP_ABORT;
-	}
-	if (r != SKIP_ON)
-		return r;
-	if (size < 0 || (size_t)size > m->len - at)
-		return SKIP_ABORT;
-	*last_str = str;
-	*p = at + (size_t)size;
-	return SKIP_ON;
-}
-
-/* Whether OP, right after the value looked complete, still belongs to it: a
-   memo put for it, or the MARK of another batch of its items (CPython never
-   starts the next key of a dict with a MARK). */
-static bool continues_value(unsigned char op)
-{
-	return op == 0x94 || op == 'q' || op == 'r' || op == '(';
-}
-
-/* When the value looks complete and the next opcode pushes a value (a one-item
-   list gets its APPEND after the item; or it is the next key), this many
-   opcodes may be simulated to find out which. */
-#define SKIP_LOOKAHEAD 64
-
-/* Pass over the list whose first opcode is at m->pos; on success set *END to
-   the offset after it. The value has ended once an opcode is seen that acts on
-   the enclosing structure (its closing SETITEMS, say). On failure, and for the
-   look-ahead past the end, the memo is as before. */
-static bool skip_value(struct machine *m, size_t *end)
-{
-	struct skip_state st = { 0, 0 };
-	size_t p = m->pos, last_str = SIZE_MAX, ahead = 0;
-	size_t start_memo = m->memo_len, start_lazy = m->nlazy;
-	size_t done = SIZE_MAX, done_memo = 0, done_lazy = 0;
-	bool looking_ahead = false;
-
-	while (p < m->len) {
-		enum skip_step r = skip_opcode(m, &p, &st, &last_str);
-
-		if (r == SKIP_ENDS && done != SIZE_MAX) {
-			m->memo_len = done_memo;
-			m->nlazy = done_lazy;
-			*end = done;
-			return true;
-		}
-		if (r != SKIP_ON)
-			break;
-		if (st.depth == 1 && st.nmarks == 0) {
-			done = p;
-			done_memo = m->memo_len;
-			done_lazy = m->nlazy;
-			looking_ahead = p < m->len && !continues_value(m->data[p]);
-			ahead = 0;
-		} else if (looking_ahead && ++ahead > SKIP_LOOKAHEAD) {
-			break;
-		}
-	}
-	m->memo_len = start_memo;
-	m->nlazy = start_lazy;
-	return false;
-}
-
 /* Build an empty container, unless it is the value of a skip key and can be
    passed over whole. */
 static mp_err push_container(struct machine *m, enum mp_vtype type)
@@ -861,7 +577,7 @@ static mp_err push_container(struct machine *m, enum mp_vtype type)
 	size_t end;
 
 	/* Only lists are skipped: frames are lists. */
-	if (type == MP_T_LIST && at_skip_key(m) && skip_value(m, &end)) {
+	if (type == MP_T_LIST && mp_pickle_at_skip_key(m) && mp_pickle_skip_value(m, &end)) {
 		m->pos = end;
 		return push(m, MP_SKIPPED);
 	}

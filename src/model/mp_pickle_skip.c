@@ -1,0 +1,234 @@
+/* mp_pickle_skip.c - pass over a pickled list without building it, by simulating only the
+   stack depth and the memo (the projection that lets `stats` ignore frames). */
+#include "mp_pickle_machine.h"
+
+/* Whether the value about to be built is stored under a skip key of a dict:
+   the top of the stack is that key, in key position above a dict's batch mark
+   or right above the dict itself. */
+bool mp_pickle_at_skip_key(const struct machine *m)
+{
+	size_t floor = m->nmarks ? m->marks[m->nmarks - 1] : 0;
+	const struct slot *target = NULL;
+	mp_val key;
+	bool wanted = false;
+
+	if (m->opts == NULL || m->opts->nskip_keys == 0 || m->nstack < 2 || m->nstack - 1 < floor)
+		return false;
+	key = m->stack[m->nstack - 1].v;
+	for (size_t i = 0; i < m->opts->nskip_keys; i++)
+		wanted |= key == m->opts->skip_keys[i];
+	if (!wanted)
+		return false;
+	if (floor > 0 && (m->nstack - 1 - floor) % 2 == 0)
+		target = &m->stack[floor - 1];
+	else if (m->nstack - 2 >= floor)
+		target = &m->stack[m->nstack - 2];
+	return target != NULL && mp_val_type(target->v) == MP_T_DICT &&
+	       mp_heap_is_open(m->heap, target->v);
+}
+
+/* Bytes of a length-prefixed payload at P (LB length bytes), or -1 past the end. */
+static inline int64_t payload_size(const struct machine *m, size_t p, size_t lb)
+{
+	size_t rest = m->len - p;
+	uint64_t n;
+
+	if (rest < lb)
+		return -1;
+	n = mp_pickle_read_le(m->data + p, lb);
+	return n > rest - lb ? -1 : (int64_t)(lb + n);
+}
+
+/* Record in the memo, while skipping, what a MEMOIZE/BINPUT at INDEX refers to:
+   a string just passed over (lazily, by LAST_STR) or a skipped value. Only the
+   next fresh index, as CPython writes them: anything else is not undone as
+   simply, so it is left to the machine. */
+static inline bool skip_memo(struct machine *m, uint64_t index, size_t last_str)
+{
+	uint32_t enc = (uint32_t)MP_SKIPPED;
+
+	if (index != m->memo_len || index > m->len)
+		return false;
+	if (last_str != SIZE_MAX && last_str < MEMO_LAZY_BIT) {
+		enc = MEMO_LAZY_BIT | (uint32_t)last_str;
+	} else if (last_str != SIZE_MAX) {
+		if (m->nlazy >= (1u << 27) ||
+		    mp_pickle_grow((void **)&m->lazy, &m->lazy_cap, m->nlazy + 1, sizeof *m->lazy) != MP_OK)
+			return false;
+		m->lazy[m->nlazy] = last_str;
+		enc = (uint32_t)(m->nlazy++ << 4) | MEMO_LAZY_TAG;
+	}
+	/* A fresh index: its pinned bit is clear (only the machine sets those,
+	   and only below memo_len). */
+	m->memo[index] = enc;
+	m->memo_len = index + 1;
+	return true;
+}
+
+/* The skipper's simulated stack: DEPTH values pushed since the skipped value
+   began (it is the value at depth 1) and its own stack of mark depths. */
+struct skip_state {
+	size_t depth;
+	size_t nmarks;
+};
+
+/* What one simulated opcode tells. */
+enum skip_step {
+	SKIP_ON,    /* understood; keep going */
+	SKIP_ENDS,  /* it belongs to the enclosing structure: the value ended before it */
+	SKIP_ABORT, /* not certain: build the value for real instead */
+};
+
+static inline enum skip_step skip_mark(struct machine *m, struct skip_state *st)
+{
+	if (st->nmarks == m->skip_marks_cap &&
+	    mp_pickle_grow((void **)&m->skip_marks, &m->skip_marks_cap, st->nmarks + 1,
+		       sizeof *m->skip_marks) != MP_OK)
+		return SKIP_ABORT;
+	m->skip_marks[st->nmarks++] = st->depth;
+	return SKIP_ON;
+}
+
+/* Pop to the last mark, leaving KEEP values there (1 for a marked tuple).
+   PAIRS: the items must come in pairs. A mark the skipper did not push is the
+   enclosing batch closing. */
+static inline enum skip_step skip_to_mark(struct machine *m, struct skip_state *st, size_t keep, bool pairs)
+{
+	size_t mark;
+
+	if (st->nmarks == 0)
+		return SKIP_ENDS;
+	mark = m->skip_marks[--st->nmarks];
+	if (pairs && (st->depth - mark) % 2 != 0)
+		return SKIP_ABORT;
+	st->depth = mark + keep;
+	return SKIP_ON;
+}
+
+/* Take N values and leave N_OUT. KEEPS_TARGET: the lowest of the N is a
+   container that stays (APPEND, SETITEM, memo puts); otherwise all N are
+   consumed, which must not include the skipped value itself. */
+static inline enum skip_step skip_consume(const struct machine *m, struct skip_state *st, size_t n,
+				   size_t n_out, bool keeps_target)
+{
+	size_t floor = st->nmarks ? m->skip_marks[st->nmarks - 1] : 0;
+
+	if (st->depth < floor + n)
+		return st->nmarks == 0 ? SKIP_ENDS : SKIP_ABORT;
+	if (!keeps_target && st->depth - n < 1)
+		return SKIP_ABORT;
+	st->depth = st->depth - n + n_out;
+	return SKIP_ON;
+}
+
+static inline enum skip_step skip_put(struct machine *m, struct skip_state *st, uint64_t index,
+			       size_t last_str)
+{
+	enum skip_step r = skip_consume(m, st, 1, 1, true);
+
+	if (r == SKIP_ON && !skip_memo(m, index, last_str))
+		return SKIP_ABORT;
+	return r;
+}
+
+/* Pass over one opcode at *P, updating ST and the memo. */
+static inline enum skip_step skip_opcode(struct machine *m, size_t *p, struct skip_state *st,
+				  size_t *last_str)
+{
+	unsigned char op = m->data[*p];
+	size_t at = *p + 1, str = SIZE_MAX;
+	int64_t size = 0;
+	enum skip_step r = SKIP_ON;
+
+	switch (op) {
+	case 0x95: size = 8; break; /* FRAME */
+	case '(': r = skip_mark(m, st); break;
+	case 'e': r = skip_to_mark(m, st, 0, false); break;
+	case 'u': r = skip_to_mark(m, st, 0, true); break;
+	case 't': r = skip_to_mark(m, st, 1, false); break;
+	case '1': r = skip_to_mark(m, st, 0, false); break;
+	case 'a': r = skip_consume(m, st, 2, 1, true); break;
+	case 's': r = skip_consume(m, st, 3, 1, true); break;
+	case 0x85: r = skip_consume(m, st, 1, 1, false); break;
+	case 0x86: r = skip_consume(m, st, 2, 1, false); break;
+	case 0x87: r = skip_consume(m, st, 3, 1, false); break;
+	case '0': r = skip_consume(m, st, 1, 0, false); break;
+	case '2': r = skip_consume(m, st, 1, 2, true); break;
+	case 0x94: r = skip_put(m, st, m->memo_len, *last_str); break;
+	case 'q': case 'r':
+		size = op == 'q' ? 1 : 4;
+		if ((size_t)size > m->len - at)
+			return SKIP_ABORT;
+		r = skip_put(m, st, mp_pickle_read_le(m->data + at, (size_t)size), *last_str);
+		break;
+	case '}': case ']': case ')': case 'N': case 0x88: case 0x89: st->depth++; break;
+	case 'K': case 'h': size = 1, st->depth++; break;
+	case 'M': size = 2, st->depth++; break;
+	case 'J': case 'j': size = 4, st->depth++; break;
+	case 'G': size = 8, st->depth++; break;
+	case 0x8a: size = payload_size(m, at, 1), st->depth++; break;
+	case 0x8b: size = payload_size(m, at, 4), st->depth++; break;
+	case 0x8c: case 'C': size = payload_size(m, at, 1), str = *p, st->depth++; break;
+	case 'X': case 'B': size = payload_size(m, at, 4), str = *p, st->depth++; break;
+	case 0x8d: case 0x8e: size = payload_size(m, at, 8), str = *p, st->depth++; break;
+	default: return SKIP_ABORT;
+	}
+	if (r != SKIP_ON)
+		return r;
+	if (size < 0 || (size_t)size > m->len - at)
+		return SKIP_ABORT;
+	*last_str = str;
+	*p = at + (size_t)size;
+	return SKIP_ON;
+}
+
+/* Whether OP, right after the value looked complete, still belongs to it: a
+   memo put for it, or the MARK of another batch of its items (CPython never
+   starts the next key of a dict with a MARK). */
+static bool continues_value(unsigned char op)
+{
+	return op == 0x94 || op == 'q' || op == 'r' || op == '(';
+}
+
+/* When the value looks complete and the next opcode pushes a value (a one-item
+   list gets its APPEND after the item; or it is the next key), this many
+   opcodes may be simulated to find out which. */
+#define SKIP_LOOKAHEAD 64
+
+/* Pass over the list whose first opcode is at m->pos; on success set *END to
+   the offset after it. The value has ended once an opcode is seen that acts on
+   the enclosing structure (its closing SETITEMS, say). On failure, and for the
+   look-ahead past the end, the memo is as before. */
+bool mp_pickle_skip_value(struct machine *m, size_t *end)
+{
+	struct skip_state st = { 0, 0 };
+	size_t p = m->pos, last_str = SIZE_MAX, ahead = 0;
+	size_t start_memo = m->memo_len, start_lazy = m->nlazy;
+	size_t done = SIZE_MAX, done_memo = 0, done_lazy = 0;
+	bool looking_ahead = false;
+
+	while (p < m->len) {
+		enum skip_step r = skip_opcode(m, &p, &st, &last_str);
+
+		if (r == SKIP_ENDS && done != SIZE_MAX) {
+			m->memo_len = done_memo;
+			m->nlazy = done_lazy;
+			*end = done;
+			return true;
+		}
+		if (r != SKIP_ON)
+			break;
+		if (st.depth == 1 && st.nmarks == 0) {
+			done = p;
+			done_memo = m->memo_len;
+			done_lazy = m->nlazy;
+			looking_ahead = p < m->len && !continues_value(m->data[p]);
+			ahead = 0;
+		} else if (looking_ahead && ++ahead > SKIP_LOOKAHEAD) {
+			break;
+		}
+	}
+	m->memo_len = start_memo;
+	m->nlazy = start_lazy;
+	return false;
+}
