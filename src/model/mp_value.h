@@ -147,14 +147,15 @@ mp_err mp_heap_freeze(mp_heap *heap, mp_val cont, mp_val *out) MP_WUR;
 /* Give back the record of a container that froze into another handle, when
    the caller holds the only reference to CONT. Other handles are ignored. */
 void mp_heap_release(mp_heap *heap, mp_val cont);
-/* Whether CONT is a container still open for additions. */
-bool mp_heap_is_open(const mp_heap *heap, mp_val cont);
+/* Whether container CONT is still open for additions (mp_heap_is_open takes any value). */
+bool mp_heap_cont_is_open(const mp_heap *heap, mp_val cont);
 /* Build a frozen container at once from N items (a DICT takes N key/value pairs, 2N handles). */
 mp_err mp_heap_make(mp_heap *heap, enum mp_vtype type, const mp_val *items, size_t n, mp_val *out) MP_WUR;
 
 /* ---- Reading containers (frozen ones; an open one reads as its current items). */
-/* Follow a frozen-into-another handle to its canonical handle. */
-mp_val mp_heap_resolve(const mp_heap *heap, mp_val v);
+/* Follow a container handle that froze into another to the canonical one
+   (mp_heap_resolve takes any value). */
+mp_val mp_heap_cont_resolve(const mp_heap *heap, mp_val cont);
 /* Number of items (of key/value pairs for a dict); 0 for non-containers. */
 size_t mp_heap_len(const mp_heap *heap, mp_val v);
 /* The items (a dict: keys and values interleaved, 2*len handles). */
@@ -163,13 +164,33 @@ const mp_val *mp_heap_items(const mp_heap *heap, mp_val v);
    exact for str keys (interned) and small ints. */
 mp_val mp_heap_dict_get(const mp_heap *heap, mp_val dict, mp_val key);
 
-/* Whether V may be a dict key in Python: no list or dict in it, at any depth
-   of tuples (CPython's unpickler refuses other keys). Uses no recursion. This
+/* Whether tuple V may be a dict key in Python: no list or dict in it, at any
+   depth of tuples (mp_heap_hashable takes any value). Uses no recursion. This
    function can't fail (it answers false when out of memory). */
-bool mp_heap_hashable(const mp_heap *heap, mp_val v);
+bool mp_heap_tuple_hashable(const mp_heap *heap, mp_val v);
 
 /* Python-style equality of two values (containers compared deeply, ints by
    value, 1 == 1.0 as in Python). For tests and compare. */
 bool mp_heap_equal(const mp_heap *heap, mp_val a, mp_val b);
+
+/* The same three for any value, answering at once for the atoms that most
+   calls get (these run per pickle opcode). */
+static inline bool mp_heap_is_open(const mp_heap *heap, mp_val v)
+{
+	return mp_val_is_container(v) && mp_heap_cont_is_open(heap, v);
+}
+
+static inline mp_val mp_heap_resolve(const mp_heap *heap, mp_val v)
+{
+	return mp_val_is_container(v) ? mp_heap_cont_resolve(heap, v) : v;
+}
+
+/* Whether V may be a dict key in Python (CPython's unpickler refuses others). */
+static inline bool mp_heap_hashable(const mp_heap *heap, mp_val v)
+{
+	if (mp_val_type(v) == MP_T_TUPLE)
+		return mp_heap_tuple_hashable(heap, v);
+	return !mp_val_is_container(v);
+}
 
 #endif

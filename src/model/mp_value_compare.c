@@ -8,7 +8,7 @@
 
 /* ---- hashability */
 
-bool mp_heap_hashable(const mp_heap *heap, mp_val v)
+bool mp_heap_tuple_hashable(const mp_heap *heap, mp_val v)
 {
 	mp_val small[64], *todo = small, *big;
 	size_t n = 0, cap = 64;

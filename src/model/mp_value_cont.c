@@ -85,7 +85,7 @@ mp_err mp_heap_open(mp_heap *heap, enum mp_vtype type, mp_val *out)
 	return MP_OK;
 }
 
-bool mp_heap_is_open(const mp_heap *heap, mp_val cont)
+bool mp_heap_cont_is_open(const mp_heap *heap, mp_val cont)
 {
 	const struct cont *c = cont_of(heap, cont);
 
@@ -321,7 +321,7 @@ mp_err mp_heap_make(mp_heap *heap, enum mp_vtype type, const mp_val *items, size
 	return err;
 }
 
-mp_val mp_heap_resolve(const mp_heap *heap, mp_val v)
+mp_val mp_heap_cont_resolve(const mp_heap *heap, mp_val v)
 {
 	const struct cont *c = cont_of(heap, v);
 
