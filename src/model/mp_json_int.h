@@ -1,0 +1,52 @@
+/* mp_json_int.h - memprof's JSON tags and their encodings, shared by the JSON writer and reader
+   (private to src/model). */
+#ifndef MEMPROF_JSON_INT_H
+#define MEMPROF_JSON_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mp_err.h"
+#include "mp_out.h"
+#include "mp_value.h"
+
+/* The tags, as object keys. A real dict whose only key is one of them is
+   written in the __dict__ form so that it cannot be mistaken for a tag. */
+enum tag { TAG_TUPLE, TAG_BYTES, TAG_INT, TAG_FLOAT, TAG_DICT, TAG_STR, TAG_NONE };
+
+/* Integers beyond 2^53 lose precision in a double, the type cJSON keeps. */
+#define EXACT_INT_MAX ((int64_t)1 << 53)
+
+/* The key of each tag (TAG_NONE excluded), indexed by enum tag. */
+extern const char *const mp_json_tag_names[];
+
+/* The tag whose key is S (N bytes, no NUL needed), or TAG_NONE when S names
+   none. This function can't fail. */
+enum tag mp_json_tag_of(const char *s, size_t n);
+
+/* Whether the heap str S (N bytes) can be written as a plain JSON string:
+   false when it holds a NUL or a lone surrogate, which cJSON cannot read back,
+   so that it goes in __str__. This function can't fail. */
+bool mp_json_plain_str(const char *s, size_t n);
+
+/* Append the padded base64 (RFC 4648) of B (N bytes) to OUT. Once OUT has
+   failed (its sticky error) nothing is appended. */
+void mp_json_put_base64(mp_out *out, const unsigned char *b, size_t n);
+
+/* Decode the padded base64 S (N chars) into a malloc'd buffer, returned in
+   *OUT (the caller frees it) with its length in *OUTLEN. Returns true, or
+   false with *OUT untouched when S is not padded base64 or memory runs out. */
+bool mp_json_base64_decode(const char *s, size_t n, unsigned char **out, size_t *outlen);
+
+/* The int in LE (N bytes of two's complement, low byte first) in decimal, as
+   a malloc'd NUL-terminated string the caller frees; NULL when out of memory. */
+char *mp_json_int_to_decimal(const unsigned char *le, size_t n);
+
+/* Parse the decimal int S (N chars, an optional leading '-') into HEAP,
+   giving its value in *OUT. Returns MP_OK, MP_E_CORRUPT (no digits, or a
+   non-digit), MP_E_LIMIT (more than MP_JSON_MAX_INT_DIGITS digits) or an
+   error of mp_heap_int_le (MP_E_NOMEM). Sets no diagnostic. */
+mp_err mp_json_decimal_to_int(mp_heap *heap, const char *s, size_t n, mp_val *out) MP_WUR;
+
+#endif
