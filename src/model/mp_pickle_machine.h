@@ -53,9 +53,6 @@ struct machine {
 	mp_diag *diag;
 };
 
-/* Grow *P (an array of *CAP elements of ELEM bytes) to hold NEED. */
-mp_err mp_pickle_grow(void **p, size_t *cap, size_t need, size_t elem);
-
 /* The N-byte little-endian unsigned number at P. */
 static inline uint64_t mp_pickle_read_le(const unsigned char *p, size_t n)
 {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "mp_array.h"
 #include "mp_utf8.h"
 
 static const char *opcode_name(unsigned char op)
@@ -76,25 +77,6 @@ static mp_err heap_error(struct machine *m, mp_err err)
 	return mp_fail(m->diag, err, "pickle: %s at byte %zu", mp_strerror(err), m->opos);
 }
 
-mp_err mp_pickle_grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 64;
-	void *np;
-
-	if (need <= *cap)
-		return MP_OK;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 4 / elem)
-			return MP_E_NOMEM;
-		ncap *= 2;
-	}
-	np = realloc(*p, ncap * elem);
-	if (np == NULL)
-		return MP_E_NOMEM;
-	*p = np;
-	*cap = ncap;
-	return MP_OK;
-}
 
 /* ---- reading operands */
 
@@ -118,7 +100,7 @@ static mp_err operand(struct machine *m, size_t n, uint64_t *out)
 static mp_err push(struct machine *m, mp_val v)
 {
 	if (m->nstack == m->stack_cap &&
-	    mp_pickle_grow((void **)&m->stack, &m->stack_cap, m->nstack + 1, sizeof *m->stack) != MP_OK)
+	    mp_array_grow((void **)&m->stack, &m->stack_cap, m->nstack + 1, sizeof *m->stack) != MP_OK)
 		return heap_error(m, MP_E_NOMEM);
 	m->stack[m->nstack].v = v;
 	m->stack[m->nstack].memo = NO_MEMO;
@@ -241,7 +223,7 @@ static mp_err memo_put(struct machine *m, uint64_t index)
 	} else {
 		if (m->nbig >= (1u << 27))
 			return mp_fail(m->diag, MP_E_LIMIT, "pickle: too many memo entries");
-		if (mp_pickle_grow((void **)&m->big, &m->big_cap, m->nbig + 1, sizeof *m->big) != MP_OK)
+		if (mp_array_grow((void **)&m->big, &m->big_cap, m->nbig + 1, sizeof *m->big) != MP_OK)
 			return heap_error(m, MP_E_NOMEM);
 		m->big[m->nbig] = v;
 		enc = (uint32_t)(m->nbig++ << 4) | MEMO_BIG_TAG;
@@ -517,7 +499,7 @@ static mp_err op_marked_build(struct machine *m, enum mp_vtype type)
 static mp_err op_mark(struct machine *m)
 {
 	if (m->nmarks == m->marks_cap &&
-	    mp_pickle_grow((void **)&m->marks, &m->marks_cap, m->nmarks + 1, sizeof *m->marks) != MP_OK)
+	    mp_array_grow((void **)&m->marks, &m->marks_cap, m->nmarks + 1, sizeof *m->marks) != MP_OK)
 		return heap_error(m, MP_E_NOMEM);
 	m->marks[m->nmarks++] = m->nstack;
 	return MP_OK;

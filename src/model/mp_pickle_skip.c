@@ -2,6 +2,8 @@
    stack depth and the memo (the projection that lets `stats` ignore frames). */
 #include "mp_pickle_machine.h"
 
+#include "mp_array.h"
+
 /* Whether the value about to be built is stored under a skip key of a dict:
    the top of the stack is that key, in key position above a dict's batch mark
    or right above the dict itself. */
@@ -53,7 +55,7 @@ static inline bool skip_memo(struct machine *m, uint64_t index, size_t last_str)
 		enc = MEMO_LAZY_BIT | (uint32_t)last_str;
 	} else if (last_str != SIZE_MAX) {
 		if (m->nlazy >= (1u << 27) ||
-		    mp_pickle_grow((void **)&m->lazy, &m->lazy_cap, m->nlazy + 1, sizeof *m->lazy) != MP_OK)
+		    mp_array_grow((void **)&m->lazy, &m->lazy_cap, m->nlazy + 1, sizeof *m->lazy) != MP_OK)
 			return false;
 		m->lazy[m->nlazy] = last_str;
 		enc = (uint32_t)(m->nlazy++ << 4) | MEMO_LAZY_TAG;
@@ -82,7 +84,7 @@ enum skip_step {
 static inline enum skip_step skip_mark(struct machine *m, struct skip_state *st)
 {
 	if (st->nmarks == m->skip_marks_cap &&
-	    mp_pickle_grow((void **)&m->skip_marks, &m->skip_marks_cap, st->nmarks + 1,
+	    mp_array_grow((void **)&m->skip_marks, &m->skip_marks_cap, st->nmarks + 1,
 		       sizeof *m->skip_marks) != MP_OK)
 		return SKIP_ABORT;
 	m->skip_marks[st->nmarks++] = st->depth;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mp_array.h"
 #include "mp_snapshot_fields.h"
 
 /* Most records have a handful of keys; a record with more unknown keys than
@@ -81,25 +82,6 @@ static mp_err bad_type(struct conv *c, mp_val key, const char *want, mp_val got)
 		       c->where[0] ? "." : "", name ? name : "?", want, type_name(got));
 }
 
-static mp_err grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 64;
-	void *np;
-
-	if (need <= *cap)
-		return MP_OK;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 4 / elem)
-			return MP_E_NOMEM;
-		ncap *= 2;
-	}
-	np = realloc(*p, ncap * elem);
-	if (np == NULL)
-		return MP_E_NOMEM;
-	*p = np;
-	*cap = ncap;
-	return MP_OK;
-}
 
 /* ---- one record */
 
@@ -201,7 +183,7 @@ static mp_err record_shape(struct conv *c, enum mp_record rec, const mp_val *ite
 		}
 		return err;
 	}
-	if ((err = grow((void **)&c->scratch, &c->scratch_cap, n, sizeof(mp_val))) != MP_OK)
+	if ((err = mp_array_grow((void **)&c->scratch, &c->scratch_cap, n, sizeof(mp_val))) != MP_OK)
 		return err;
 	for (size_t i = 0; i < n; i++)
 		c->scratch[i] = items[2 * i];
@@ -230,7 +212,7 @@ static mp_err read_record(struct conv *c, enum mp_record rec, mp_val dict, void 
 
 		if (spec == NULL) {
 			c->snap->projected |= items[2 * i + 1] == MP_SKIPPED;
-			err = grow((void **)&c->scratch, &c->scratch_cap, nextra + 1, sizeof(mp_val));
+			err = mp_array_grow((void **)&c->scratch, &c->scratch_cap, nextra + 1, sizeof(mp_val));
 			if (err != MP_OK)
 				return err;
 			c->scratch[nextra++] = items[2 * i + 1];
@@ -260,7 +242,7 @@ static mp_err read_blocks(struct conv *c, mp_val list, mp_segment *seg, size_t s
 	mp_snapshot *s = c->snap;
 	size_t n = mp_heap_len(c->heap, list);
 	const mp_val *items = mp_heap_items(c->heap, list);
-	mp_err err = grow((void **)&s->blocks, &c->blocks_cap, s->nblocks + n, sizeof *s->blocks);
+	mp_err err = mp_array_grow((void **)&s->blocks, &c->blocks_cap, s->nblocks + n, sizeof *s->blocks);
 
 	if (err != MP_OK)
 		return err;
@@ -332,7 +314,7 @@ static mp_err read_device_traces(struct conv *c, mp_val lists)
 				       d, type_name(devs[d]));
 		n = mp_heap_len(c->heap, devs[d]);
 		items = mp_heap_items(c->heap, devs[d]);
-		err = grow((void **)&s->trace, &c->trace_cap, s->ntrace + n, sizeof *s->trace);
+		err = mp_array_grow((void **)&s->trace, &c->trace_cap, s->ntrace + n, sizeof *s->trace);
 		if (err != MP_OK)
 			return err;
 		s->device_traces[d].first = s->ntrace;

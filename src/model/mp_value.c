@@ -5,30 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mp_array.h"
 #include "mp_hash.h"
 #include "mp_value_int.h"
 
 /* ---- growth helpers */
 
-mp_err mp_value_grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 16;
-	void *np;
-
-	if (need <= *cap)
-		return MP_OK;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2 / elem)
-			return MP_E_NOMEM;
-		ncap *= 2;
-	}
-	np = realloc(*p, ncap * elem);
-	if (np == NULL)
-		return MP_E_NOMEM;
-	*p = np;
-	*cap = ncap;
-	return MP_OK;
-}
 
 void *mp_value_arena_alloc(struct arena *a, size_t size, size_t align)
 {
@@ -132,7 +114,7 @@ static mp_err intern_atom(mp_heap *heap, enum mp_vtype type, const void *data, s
 	}
 	if (heap->natoms >= MAX_INDEX)
 		return MP_E_LIMIT;
-	err = mp_value_grow((void **)&heap->atoms, &heap->atoms_cap, heap->natoms + 1, sizeof *heap->atoms);
+	err = mp_array_grow((void **)&heap->atoms, &heap->atoms_cap, heap->natoms + 1, sizeof *heap->atoms);
 	if (err != MP_OK)
 		return err;
 	copy = mp_value_arena_alloc(&heap->bytes, len + 1, 1);
@@ -207,7 +189,7 @@ mp_err mp_heap_float(mp_heap *heap, double d, mp_val *out)
 
 	if (heap->nfloats >= MAX_INDEX)
 		return MP_E_LIMIT;
-	err = mp_value_grow((void **)&heap->floats, &heap->floats_cap, heap->nfloats + 1, sizeof(double));
+	err = mp_array_grow((void **)&heap->floats, &heap->floats_cap, heap->nfloats + 1, sizeof(double));
 	if (err != MP_OK)
 		return err;
 	heap->floats[heap->nfloats] = d;

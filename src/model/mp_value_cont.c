@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mp_array.h"
 #include "mp_hash.h"
 #include "mp_value_int.h"
 
@@ -42,7 +43,7 @@ static mp_err new_cont(mp_heap *heap, uint8_t type, size_t *index)
 	} else {
 		if (heap->nconts >= MAX_INDEX)
 			return MP_E_LIMIT;
-		err = mp_value_grow((void **)&heap->conts, &heap->conts_cap, heap->nconts + 1,
+		err = mp_array_grow((void **)&heap->conts, &heap->conts_cap, heap->nconts + 1,
 			   sizeof *heap->conts);
 		if (err != MP_OK)
 			return err;
@@ -63,11 +64,11 @@ mp_err mp_heap_open(mp_heap *heap, enum mp_vtype type, mp_val *out)
 	if (heap->nfree_open > 0) {
 		slot = heap->free_open[--heap->nfree_open];
 	} else {
-		err = mp_value_grow((void **)&heap->free_open, &heap->free_open_cap, heap->nopen + 1,
+		err = mp_array_grow((void **)&heap->free_open, &heap->free_open_cap, heap->nopen + 1,
 			   sizeof *heap->free_open);
 		if (err != MP_OK)
 			return err;
-		err = mp_value_grow((void **)&heap->open, &heap->open_cap, heap->nopen + 1, sizeof *heap->open);
+		err = mp_array_grow((void **)&heap->open, &heap->open_cap, heap->nopen + 1, sizeof *heap->open);
 		if (err != MP_OK)
 			return err;
 		slot = heap->nopen++;
@@ -99,7 +100,7 @@ static mp_err open_push(mp_heap *heap, struct cont *c, const mp_val *h, size_t n
 
 	if (c->n >= MAX_INDEX)
 		return MP_E_LIMIT;
-	err = mp_value_grow((void **)&o->items, &o->cap, o->n + nh, sizeof(mp_val));
+	err = mp_array_grow((void **)&o->items, &o->cap, o->n + nh, sizeof(mp_val));
 	if (err != MP_OK)
 		return err;
 	memcpy(o->items + o->n, h, nh * sizeof(mp_val));

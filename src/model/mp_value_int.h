@@ -96,9 +96,6 @@ static inline size_t handle_index(mp_val v)
 	return (size_t)(v >> 4);
 }
 
-/* Grow *P (an array of *CAP elements of ELEM bytes) to hold NEED. */
-mp_err mp_value_grow(void **p, size_t *cap, size_t need, size_t elem);
-
 /* SIZE bytes aligned to ALIGN from arena A; they never move. NULL when out of memory. */
 void *mp_value_arena_alloc(struct arena *a, size_t size, size_t align);
 
