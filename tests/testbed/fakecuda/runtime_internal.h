@@ -1,0 +1,37 @@
+/* Declarations shared by the fake CUDA runtime's source files. */
+#ifndef FAKECUDA_RUNTIME_INTERNAL_H
+#define FAKECUDA_RUNTIME_INTERNAL_H
+
+#include <cuda_runtime_api.h>
+
+#include "fakecuda_internal.h"
+
+/* A stream: pending work is modelled as recorded events, complete once a sync covers them. */
+struct CUstream_st {
+	unsigned long long id;
+	int device;
+	int priority;
+	unsigned int flags;
+	unsigned long long last_record;	/* sequence number of the newest event recorded here */
+	unsigned long long synced;	/* everything up to this sequence number has completed */
+	int destroyed;
+};
+
+/* runtime_errors.c: every entry point returns through these, which keep cudaGetLastError's state. */
+cudaError_t fc_return(cudaError_t error);
+cudaError_t fc_from_status(int status);
+
+/* runtime_device.c */
+int fc_current_device(void);
+/* Clamps a stream priority into the device's range. */
+int fc_clamp_priority(int priority);
+
+/* runtime_streams.c: stream handles (0, legacy, per-thread, created) to objects; NULL if invalid. */
+struct CUstream_st *fc_stream(cudaStream_t stream);
+/* The one lock and clock of stream/event state. */
+void fc_sync_lock(void);
+void fc_sync_unlock(void);
+unsigned long long fc_next_sequence(void);
+unsigned long long fc_device_synced(int device);
+
+#endif

@@ -1,0 +1,104 @@
+/* Device memory calls of the fake runtime: malloc/free, info, copies and pointer queries. */
+#include "runtime_internal.h"
+
+#include <string.h>
+
+cudaError_t cudaMalloc(void **out, size_t size)
+{
+	if (!out)
+		return fc_return(cudaErrorInvalidValue);
+	if (!size) {
+		*out = NULL;
+		return cudaSuccess;
+	}
+	return fc_return(fc_from_status(fakecuda_malloc(fc_current_device(), size, out)));
+}
+
+cudaError_t cudaFree(void *ptr)
+{
+	/* cudaFree(NULL) is the classic "initialise the context" call: it must succeed. */
+	if (!ptr)
+		return cudaSuccess;
+	return fc_return(fc_from_status(fakecuda_free(ptr)));
+}
+
+cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
+{
+	int device = fc_current_device();
+	size_t capacity = fakecuda_config()->capacity;
+	if (!free_bytes || !total_bytes)
+		return fc_return(cudaErrorInvalidValue);
+	*total_bytes = capacity;
+	*free_bytes = capacity - fakecuda_used(device);
+	return cudaSuccess;
+}
+
+/* Both sides of a copy are host memory here, whatever the kind says; only bad kinds fail. */
+static cudaError_t copy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+{
+	if ((unsigned)kind > (unsigned)cudaMemcpyDefault)
+		return fc_return(cudaErrorInvalidMemcpyDirection);
+	if (count && (!dst || !src))
+		return fc_return(cudaErrorInvalidValue);
+	memmove(dst, src, count);
+	return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+{
+	return copy(dst, src, count, kind);
+}
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+			    cudaStream_t stream)
+{
+	if (!fc_stream(stream))
+		return fc_return(cudaErrorInvalidResourceHandle);
+	return copy(dst, src, count, kind);
+}
+
+cudaError_t cudaMemcpyPeerAsync(void *dst, int dst_device, const void *src, int src_device,
+				size_t count, cudaStream_t stream)
+{
+	int devices = fakecuda_config()->devices;
+	if (dst_device < 0 || dst_device >= devices || src_device < 0 || src_device >= devices)
+		return fc_return(cudaErrorInvalidDevice);
+	return cudaMemcpyAsync(dst, src, count, cudaMemcpyDeviceToDevice, stream);
+}
+
+cudaError_t cudaMemset(void *ptr, int value, size_t count)
+{
+	int device;
+	if (count && fakecuda_lookup(ptr, &device) == FAKECUDA_ORIGIN_NONE)
+		return fc_return(cudaErrorInvalidValue);
+	memset(ptr, value, count);
+	return cudaSuccess;
+}
+
+cudaError_t cudaMemsetAsync(void *ptr, int value, size_t count, cudaStream_t stream)
+{
+	if (!fc_stream(stream))
+		return fc_return(cudaErrorInvalidResourceHandle);
+	return cudaMemset(ptr, value, count);
+}
+
+cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
+{
+	if (!attributes)
+		return fc_return(cudaErrorInvalidValue);
+	int device = -1;
+	enum fakecuda_origin origin = fakecuda_lookup(ptr, &device);
+	memset(attributes, 0, sizeof *attributes);
+	if (origin == FAKECUDA_ORIGIN_NONE) {
+		/* Since CUDA 11 plain host memory is a success with type "unregistered". */
+		attributes->type = cudaMemoryTypeUnregistered;
+		attributes->device = -2;
+		attributes->hostPointer = (void *)ptr;
+		return cudaSuccess;
+	}
+	attributes->type = cudaMemoryTypeDevice;
+	/* A driver reservation names no device; report the caller's, as a context would. */
+	attributes->device = device >= 0 ? device : fc_current_device();
+	attributes->devicePointer = (void *)ptr;
+	return cudaSuccess;
+}

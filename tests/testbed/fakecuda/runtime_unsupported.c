@@ -1,0 +1,36 @@
+/* Runtime calls c10 imports but the fake does not implement: each fails with cudaErrorNotSupported. */
+#include "runtime_internal.h"
+
+/* The caching allocator never needs these (they serve cudaMallocAsync, managed memory and IPC);
+   failing loudly keeps a test from passing on behaviour nobody faked. */
+#define UNSUPPORTED(name, params)				\
+	cudaError_t name params				\
+	{							\
+		return fc_return(cudaErrorNotSupported);	\
+	}
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+UNSUPPORTED(cudaMallocAsync, (void **ptr, size_t size, cudaStream_t stream))
+UNSUPPORTED(cudaFreeAsync, (void *ptr, cudaStream_t stream))
+UNSUPPORTED(cudaDeviceGetDefaultMemPool, (cudaMemPool_t *pool, int device))
+UNSUPPORTED(cudaMemPoolGetAttribute, (cudaMemPool_t pool, enum cudaMemPoolAttr attr, void *value))
+UNSUPPORTED(cudaMemPoolSetAttribute, (cudaMemPool_t pool, enum cudaMemPoolAttr attr, void *value))
+UNSUPPORTED(cudaMemPoolSetAccess, (cudaMemPool_t pool, const struct cudaMemAccessDesc *desc,
+				   size_t count))
+UNSUPPORTED(cudaMemPoolTrimTo, (cudaMemPool_t pool, size_t keep))
+UNSUPPORTED(cudaMallocManaged, (void **ptr, size_t size, unsigned int flags))
+UNSUPPORTED(cudaMemAdvise, (const void *ptr, size_t count, enum cudaMemoryAdvise advice,
+			    struct cudaMemLocation location))
+UNSUPPORTED(cudaIpcGetMemHandle, (cudaIpcMemHandle_t *handle, void *ptr))
+UNSUPPORTED(cudaIpcOpenMemHandle, (void **ptr, cudaIpcMemHandle_t handle, unsigned int flags))
+UNSUPPORTED(cudaIpcCloseMemHandle, (void *ptr))
+
+#if FAKECUDA_ABI_MAJOR < 13
+/* CUDA 12's name for the location-taking cudaMemAdvise. */
+cudaError_t cudaMemAdvise_v2(const void *ptr, size_t count, enum cudaMemoryAdvise advice,
+			     struct cudaMemLocation location);
+UNSUPPORTED(cudaMemAdvise_v2, (const void *ptr, size_t count, enum cudaMemoryAdvise advice,
+			       struct cudaMemLocation location))
+#endif
+#pragma GCC diagnostic pop

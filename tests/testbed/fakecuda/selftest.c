@@ -1,0 +1,304 @@
+/* Self-test of fakecuda through its public ABI: runtime calls, and the driver as c10 finds it. */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int passed, failed;
+
+#define CHECK(cond) check((cond), #cond, __LINE__)
+
+static void check(int ok, const char *what, int line)
+{
+	if (ok) {
+		passed++;
+	} else {
+		failed++;
+		printf("FAIL line %d: %s\n", line, what);
+	}
+}
+
+/* Whether the mapping holding addr carries the "dd" (MADV_DONTDUMP) flag in /proc/self/smaps. */
+static int dont_dump(const void *addr)
+{
+	FILE *smaps = fopen("/proc/self/smaps", "r");
+	char line[512];
+	int inside = 0, result = 0;
+	uintptr_t a = (uintptr_t)addr;
+	while (smaps && fgets(line, sizeof line, smaps)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+			inside = a >= lo && a < hi;
+		else if (inside && !strncmp(line, "VmFlags:", 8))
+			result = strstr(line, " dd") != NULL;
+	}
+	if (smaps)
+		fclose(smaps);
+	return result;
+}
+
+static void test_versions(int abi)
+{
+	int runtime = 0, driver = 0;
+	CHECK(cudaRuntimeGetVersion(&runtime) == cudaSuccess && runtime / 1000 == abi);
+	CHECK(cudaDriverGetVersion(&driver) == cudaSuccess && driver >= runtime);
+}
+
+static void test_devices(int devices, size_t capacity)
+{
+	int count = -1, device = -1;
+	CHECK(cudaGetDeviceCount(&count) == cudaSuccess && count == devices);
+	CHECK(cudaGetDevice(&device) == cudaSuccess && device == 0);
+	CHECK(cudaSetDevice(devices) == cudaErrorInvalidDevice);
+	CHECK(cudaGetLastError() == cudaErrorInvalidDevice);
+	CHECK(cudaGetLastError() == cudaSuccess);
+	struct cudaDeviceProp prop;
+	CHECK(cudaGetDeviceProperties(&prop, devices - 1) == cudaSuccess);
+	char name[64];
+	snprintf(name, sizeof name, "fakecuda device %d", devices - 1);
+	CHECK(!strcmp(prop.name, name) && prop.totalGlobalMem == capacity);
+	int major = 0;
+	CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) == cudaSuccess
+	      && major == 9);
+	CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrMaxTexture1DWidth, 0) != cudaSuccess);
+	cudaGetLastError();
+}
+
+/* Allocates 2 MiB blocks until the capacity runs out, then frees them all. */
+static void test_oom(size_t capacity)
+{
+	size_t free_bytes = 0, total = 0, chunk = (size_t)2 << 20, n = capacity / chunk, got = 0;
+	void **ptrs = calloc(n + 1, sizeof *ptrs);
+	CHECK(cudaMemGetInfo(&free_bytes, &total) == cudaSuccess && total == capacity
+	      && free_bytes == capacity);
+	cudaError_t error = cudaSuccess;
+	while (got <= n && (error = cudaMalloc(&ptrs[got], chunk)) == cudaSuccess) {
+		memset(ptrs[got], 0xab, 64);	/* device memory is host-writable here */
+		got++;
+	}
+	CHECK(got == n);
+	CHECK(error == cudaErrorMemoryAllocation);
+	CHECK(cudaPeekAtLastError() == cudaErrorMemoryAllocation);
+	CHECK(cudaGetLastError() == cudaErrorMemoryAllocation && cudaGetLastError() == cudaSuccess);
+	CHECK(cudaMemGetInfo(&free_bytes, &total) == cudaSuccess && free_bytes == 0);
+	int aligned = 1, distinct = 1;
+	for (size_t i = 0; i < got; i++) {
+		aligned &= (uintptr_t)ptrs[i] % chunk == 0;
+		for (size_t j = 0; j < i; j++)
+			distinct &= ptrs[i] != ptrs[j];
+	}
+	CHECK(aligned && distinct);
+	void *host = malloc(64);
+	/* Device pointers sit in a reservation far from the brk heap. */
+	CHECK(got && ((uintptr_t)ptrs[0] > (uintptr_t)host + ((size_t)1 << 32)));
+	CHECK(got && dont_dump(ptrs[0]) && !dont_dump(host));
+	free(host);
+	struct cudaPointerAttributes attr;
+	CHECK(got && cudaPointerGetAttributes(&attr, ptrs[0]) == cudaSuccess
+	      && attr.type == cudaMemoryTypeDevice && attr.device == 0);
+	CHECK(cudaPointerGetAttributes(&attr, &attr) == cudaSuccess
+	      && attr.type == cudaMemoryTypeUnregistered);
+	for (size_t i = 0; i < got; i++)
+		CHECK(cudaFree(ptrs[i]) == cudaSuccess);
+	CHECK(cudaMemGetInfo(&free_bytes, &total) == cudaSuccess && free_bytes == capacity);
+	CHECK(cudaFree(NULL) == cudaSuccess);
+	CHECK(cudaFree(ptrs) == cudaErrorInvalidValue);	/* a host pointer */
+	cudaGetLastError();
+	free(ptrs);
+	/* An odd size is charged in whole pages; one larger than the capacity fails outright. */
+	void *p = NULL;
+	CHECK(cudaMalloc(&p, 1000) == cudaSuccess && cudaMemGetInfo(&free_bytes, &total) == cudaSuccess
+	      && free_bytes == capacity - 4096);
+	CHECK(cudaFree(p) == cudaSuccess);
+	CHECK(cudaMalloc(&p, capacity + 1) == cudaErrorMemoryAllocation);
+	cudaGetLastError();
+}
+
+static void test_second_device(size_t capacity)
+{
+	void *p = NULL;
+	size_t free_bytes = 0, total = 0;
+	CHECK(cudaSetDevice(1) == cudaSuccess);
+	CHECK(cudaMalloc(&p, (size_t)4 << 20) == cudaSuccess);
+	CHECK(cudaMemGetInfo(&free_bytes, &total) == cudaSuccess
+	      && free_bytes == capacity - ((size_t)4 << 20));
+	struct cudaPointerAttributes attr;
+	CHECK(cudaPointerGetAttributes(&attr, p) == cudaSuccess && attr.device == 1);
+	CHECK(cudaSetDevice(0) == cudaSuccess);
+	CHECK(cudaMemGetInfo(&free_bytes, &total) == cudaSuccess && free_bytes == capacity);
+	CHECK(cudaFree(p) == cudaSuccess);	/* from any current device, as on the real runtime */
+	CHECK(cudaDeviceEnablePeerAccess(1, 0) == cudaSuccess);
+	CHECK(cudaDeviceEnablePeerAccess(1, 0) == cudaErrorPeerAccessAlreadyEnabled);
+	cudaGetLastError();
+}
+
+static void test_streams(void)
+{
+	int least = 1, greatest = 1;
+	CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest) == cudaSuccess
+	      && least == 0 && greatest < 0);
+	cudaStream_t s[3];
+	unsigned long long id[3];
+	for (int i = 0; i < 3; i++) {
+		CHECK(cudaStreamCreateWithPriority(&s[i], cudaStreamNonBlocking, -i) == cudaSuccess);
+		CHECK(cudaStreamGetId(s[i], &id[i]) == cudaSuccess);
+	}
+	CHECK(s[0] != s[1] && s[1] != s[2] && id[0] != id[1] && id[1] != id[2] && id[0] != id[2]);
+	int priority = 0;
+	CHECK(cudaStreamGetPriority(s[2], &priority) == cudaSuccess && priority == -2);
+	cudaStream_t clamped;
+	CHECK(cudaStreamCreateWithPriority(&clamped, 0, -100) == cudaSuccess);
+	CHECK(cudaStreamGetPriority(clamped, &priority) == cudaSuccess && priority == greatest);
+	enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusActive;
+	CHECK(cudaStreamIsCapturing(s[0], &status) == cudaSuccess && status == cudaStreamCaptureStatusNone);
+	CHECK(cudaStreamIsCapturing(0, &status) == cudaSuccess);
+	CHECK(cudaStreamBeginCapture(s[0], cudaStreamCaptureModeGlobal) == cudaErrorNotSupported);
+	cudaGetLastError();
+
+	/* Events: not ready after a record until a sync that covers them. */
+	cudaEvent_t e;
+	CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming) == cudaSuccess);
+	CHECK(cudaEventQuery(e) == cudaSuccess);	/* never recorded */
+	CHECK(cudaEventRecord(e, s[1]) == cudaSuccess);
+	CHECK(cudaEventQuery(e) == cudaErrorNotReady);
+	CHECK(cudaStreamQuery(s[1]) == cudaErrorNotReady && cudaStreamQuery(s[0]) == cudaSuccess);
+	CHECK(cudaStreamSynchronize(s[0]) == cudaSuccess && cudaEventQuery(e) == cudaErrorNotReady);
+	CHECK(cudaStreamSynchronize(s[1]) == cudaSuccess && cudaEventQuery(e) == cudaSuccess);
+	CHECK(cudaEventRecord(e, s[2]) == cudaSuccess && cudaEventQuery(e) == cudaErrorNotReady);
+	CHECK(cudaDeviceSynchronize() == cudaSuccess && cudaEventQuery(e) == cudaSuccess);
+	CHECK(cudaEventRecord(e, 0) == cudaSuccess && cudaEventQuery(e) == cudaErrorNotReady);
+	CHECK(cudaEventSynchronize(e) == cudaSuccess && cudaEventQuery(e) == cudaSuccess);
+	CHECK(cudaStreamWaitEvent(s[0], e, 0) == cudaSuccess);
+	cudaEvent_t timed;
+	float ms;
+	CHECK(cudaEventCreate(&timed) == cudaSuccess);
+	CHECK(cudaEventElapsedTime(&ms, timed, timed) == cudaErrorNotSupported);
+	CHECK(cudaEventDestroy(timed) == cudaSuccess && cudaEventDestroy(e) == cudaSuccess);
+	CHECK(cudaStreamDestroy(s[2]) == cudaSuccess);
+	CHECK(cudaStreamDestroy(s[2]) == cudaErrorInvalidResourceHandle);
+	cudaGetLastError();
+	enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+	CHECK(cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess
+	      && mode == cudaStreamCaptureModeGlobal);
+	CHECK(cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess
+	      && mode == cudaStreamCaptureModeRelaxed);
+}
+
+static void test_unsupported(void)
+{
+	void *p;
+	cudaIpcMemHandle_t handle;
+	cudaMemPool_t pool;
+	CHECK(cudaMallocAsync(&p, 1024, 0) == cudaErrorNotSupported);
+	CHECK(cudaMallocManaged(&p, 1024, cudaMemAttachGlobal) == cudaErrorNotSupported);
+	CHECK(cudaIpcGetMemHandle(&handle, p) == cudaErrorNotSupported);
+	CHECK(cudaDeviceGetDefaultMemPool(&pool, 0) == cudaErrorNotSupported);
+	CHECK(cudaGetLastError() == cudaErrorNotSupported);
+	CHECK(strlen(cudaGetErrorString(cudaErrorNotSupported)) > 0);
+}
+
+/* The names c10's DriverAPI dlsym()s from the already-loaded libcuda.so.1. */
+static const char *const c10_driver_names[] = {
+	"cuDeviceGetAttribute", "cuMemAddressReserve", "cuMemRelease", "cuMemMap",
+	"cuMemAddressFree", "cuMemSetAccess", "cuMemUnmap", "cuMemCreate",
+	"cuMemGetAllocationGranularity", "cuMemExportToShareableHandle",
+	"cuMemImportFromShareableHandle", "cuMemsetD32Async", "cuStreamWriteValue32",
+	"cuGetErrorString",
+};
+
+static void test_driver(size_t capacity, size_t expected_granularity)
+{
+	void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	CHECK(driver != NULL);
+	if (!driver)
+		return;
+	int found = 0;
+	for (size_t i = 0; i < sizeof c10_driver_names / sizeof c10_driver_names[0]; i++)
+		found += dlsym(driver, c10_driver_names[i]) != NULL;
+	CHECK(found == (int)(sizeof c10_driver_names / sizeof c10_driver_names[0]));
+
+	CUmemAllocationProp prop = { 0 };
+	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	prop.location.id = 0;
+	size_t gran = 0, free_bytes, total;
+	CHECK(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) == CUDA_SUCCESS
+	      && gran == expected_granularity);
+	CUdeviceptr base = 0;
+	CHECK(cuMemAddressReserve(&base, capacity + capacity / 8, 0, 0, 0) == CUDA_SUCCESS);
+	CHECK(base % gran == 0);
+	CHECK(cuMemAddressReserve(&base, gran + 1, 0, 0, 0) == CUDA_ERROR_INVALID_VALUE);
+	size_t handles = capacity / gran;
+	CUmemGenericAllocationHandle *h = calloc(handles + 1, sizeof *h);
+	size_t made = 0;
+	while (made <= handles && cuMemCreate(&h[made], gran, &prop, 0) == CUDA_SUCCESS)
+		made++;
+	CHECK(made == handles);		/* the same capacity as cudaMalloc */
+	CHECK(cudaMemGetInfo(&free_bytes, &total) == cudaSuccess && free_bytes == 0);
+	void *p;
+	CHECK(cudaMalloc(&p, 4096) == cudaErrorMemoryAllocation);
+	cudaGetLastError();
+	CUmemAccessDesc access = { { CU_MEM_LOCATION_TYPE_DEVICE, 0 }, CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
+	CHECK(cuMemMap(base, gran, 0, h[0], 0) == CUDA_SUCCESS);
+	CHECK(cuMemMap(base + gran, gran, 0, h[1], 0) == CUDA_SUCCESS);
+	CHECK(cuMemSetAccess(base, 2 * gran, &access, 1) == CUDA_SUCCESS);
+	memset((void *)base, 0x5a, 2 * gran);
+	CHECK(((unsigned char *)base)[2 * gran - 1] == 0x5a);
+	CHECK(dont_dump((void *)base));
+	struct cudaPointerAttributes attr;
+	CHECK(cudaPointerGetAttributes(&attr, (void *)base) == cudaSuccess
+	      && attr.type == cudaMemoryTypeDevice);
+	CHECK(cuMemUnmap(base, 2 * gran) == CUDA_SUCCESS);
+	for (size_t i = 0; i < made; i++)
+		CHECK(cuMemRelease(h[i]) == CUDA_SUCCESS);
+	CHECK(cudaMemGetInfo(&free_bytes, &total) == cudaSuccess && free_bytes == capacity);
+	CHECK(cuMemAddressFree(base, gran) == CUDA_ERROR_INVALID_VALUE);	/* wrong size */
+	CHECK(cuMemAddressFree(base, capacity + capacity / 8) == CUDA_SUCCESS);
+	CHECK(cuMemExportToShareableHandle(&p, h[0], CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0)
+	      == CUDA_ERROR_NOT_SUPPORTED);
+	const char *text = NULL;
+	CHECK(cuGetErrorString(CUDA_ERROR_OUT_OF_MEMORY, &text) == CUDA_SUCCESS && text
+	      && strstr(text, "out of memory"));
+	free(h);
+}
+
+/* FAKECUDA_DELAY_US must make every allocation take at least that long. */
+static void test_delay(unsigned delay_us)
+{
+	struct timespec t0, t1;
+	void *p;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < 5; i++)
+		CHECK(cudaMalloc(&p, 4096) == cudaSuccess && cudaFree(p) == cudaSuccess);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double us = (t1.tv_sec - t0.tv_sec) * 1e6 + (t1.tv_nsec - t0.tv_nsec) / 1e3;
+	CHECK(us >= 5.0 * delay_us);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 5) {
+		fprintf(stderr, "usage: %s ABI_MAJOR DEVICES CAPACITY_BYTES GRANULARITY_BYTES\n", argv[0]);
+		return 2;
+	}
+	int abi = atoi(argv[1]), devices = atoi(argv[2]);
+	size_t capacity = strtoull(argv[3], NULL, 10), granularity = strtoull(argv[4], NULL, 10);
+	const char *delay = getenv("FAKECUDA_DELAY_US");
+	if (delay && atoi(delay) > 0)
+		test_delay((unsigned)atoi(delay));
+	test_versions(abi);
+	test_devices(devices, capacity);
+	test_oom(capacity);
+	if (devices > 1)
+		test_second_device(capacity);
+	test_streams();
+	test_unsupported();
+	test_driver(capacity, granularity);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed != 0;
+}
