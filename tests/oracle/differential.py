@@ -248,6 +248,14 @@ def check_convert(ck, name, path, data, tmp):
         return ck.fail(f"{name} convert: output does not unpickle: {oracle.one_line(back)}")
     if not same(oracle.read_snapshot(path), back):
         return ck.fail(f"{name} convert: round trip changed the snapshot", (f"{name} convert", [path, outp], {}))
+    # _memory_viz.py itself must accept memprof's pickle and say the same of it.
+    for suite in sorted({s for s, _ in MODS}):
+        for cmd in ("stats", "segments", "memory", "trace"):
+            want = oracle_result(suite, cmd, data)
+            got = oracle_result(suite, cmd, back)
+            if got != want:
+                return ck.fail(f"{name} convert: _memory_viz.py {cmd}@{suite} reads memprof's pickle "
+                               f"differently ({got[2] or 'output differs'})")
     return ck.ok()
 
 
