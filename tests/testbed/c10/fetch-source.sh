@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# fetch-source.sh - fetch Debian trixie's pytorch source (c10/ only) and nvml.h into the test-bed cache; prints the dir.
+#
+# Uses a private apt directory under the cache (the machine's apt sources are never touched).
+# Idempotent: once src-<version>/.complete exists, no network is used.
+# Env: MEMPROF_TESTBED_CACHE (default ~/.cache/memprof-testbed), MEMPROF_DEBIAN_SUITE (default trixie),
+#      MEMPROF_DEBIAN_MIRROR (default http://deb.debian.org/debian), MEMPROF_DEBIAN_KEYRING.
+set -euo pipefail
+
+cache=${MEMPROF_TESTBED_CACHE:-$HOME/.cache/memprof-testbed}
+suite=${MEMPROF_DEBIAN_SUITE:-trixie}
+mirror=${MEMPROF_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+keyring=${MEMPROF_DEBIAN_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gpg}
+
+log() { echo "fetch-source: $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+mkdir -p "$cache"
+pointer="$cache/pytorch-$suite.version"
+
+# Warm path: the version pointer names a complete source directory.
+if [ -f "$pointer" ]; then
+	ver=$(cat "$pointer")
+	if [ -f "$cache/src-$ver/.complete" ]; then
+		echo "$cache/src-$ver"
+		exit 0
+	fi
+fi
+
+for tool in apt-get dpkg-deb tar xz; do
+	command -v "$tool" >/dev/null || die "$tool not found"
+done
+
+apt_dir="$cache/apt-$suite"
+mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$apt_dir/dl"
+
+write_sources() {
+	local opt=$1
+	cat >"$apt_dir/sources.list" <<EOF
+deb-src [$opt] $mirror $suite main
+deb [$opt arch=amd64] $mirror $suite non-free
+EOF
+}
+
+apt_opts() {
+	printf '%s\n' \
+		-o "Dir::Etc::sourcelist=$apt_dir/sources.list" \
+		-o "Dir::Etc::sourceparts=-" \
+		-o "Dir::State::Lists=$apt_dir/lists" \
+		-o "Dir::Cache=$apt_dir/cache" \
+		-o "Dir::State::status=/dev/null" \
+		-o "APT::Get::List-Cleanup=0" \
+		-o "Debug::NoLocking=1" \
+		-o "APT::Sandbox::User=root"
+}
+mapfile -t opts < <(apt_opts)
+
+write_sources "signed-by=$keyring"
+if ! apt-get "${opts[@]}" -qq update >"$apt_dir/update.log" 2>&1 ||
+	grep -q -E 'NO_PUBKEY|not signed|EXPKEYSIG|Signature by key' "$apt_dir/update.log"; then
+	mv "$apt_dir/update.log" "$apt_dir/update-signed.log"
+	log "note: $keyring could not verify $suite; falling back to [trusted=yes] (see $apt_dir/update-signed.log)"
+	write_sources "trusted=yes"
+	apt-get "${opts[@]}" -qq update >"$apt_dir/update.log" 2>&1 || {
+		cat "$apt_dir/update.log" >&2
+		die "apt-get update failed"
+	}
+fi
+
+ver=$(apt-get "${opts[@]}" source --print-uris pytorch 2>/dev/null |
+	sed -n "s/^'[^']*' pytorch_\([^ ]*\)\.dsc .*/\1/p" | head -n1)
+[ -n "$ver" ] || die "no pytorch source package found in $suite"
+src="$cache/src-$ver"
+log "pytorch source version $ver -> $src"
+
+# Source package: download only (no unpacking of the 158 MB tree, no patches: they do not touch c10's allocator).
+(cd "$apt_dir/dl" && apt-get "${opts[@]}" -qq source --download-only pytorch >&2)
+orig=$(ls "$apt_dir/dl"/pytorch_*.orig.tar.* 2>/dev/null | head -n1)
+[ -n "$orig" ] || die "no orig tarball downloaded"
+
+# nvml.h (c10/cuda/driver_api.h includes it; the machine's CUDA install lacks it).
+(cd "$apt_dir/dl" && apt-get "${opts[@]}" -qq download libnvidia-ml-dev >&2)
+nvml_deb=$(ls "$apt_dir/dl"/libnvidia-ml-dev_*.deb 2>/dev/null | head -n1)
+[ -n "$nvml_deb" ] || die "libnvidia-ml-dev download failed"
+
+rm -rf "$src.tmp"
+mkdir -p "$src.tmp/tree" "$src.tmp/nvml"
+# Only c10/ (the top directory of the orig tarball is stripped).
+tar -xf "$orig" -C "$src.tmp/tree" --strip-components=1 --wildcards --no-wildcards-match-slash '*/c10'
+[ -f "$src.tmp/tree/c10/cuda/CUDACachingAllocator.cpp" ] || die "c10/ not found in $orig"
+dpkg-deb -x "$nvml_deb" "$src.tmp/nvml"
+nvml_h=$(find "$src.tmp/nvml" -name nvml.h | head -n1)
+[ -n "$nvml_h" ] || die "nvml.h not found in $nvml_deb"
+mkdir -p "$src.tmp/include"
+cp "$nvml_h" "$src.tmp/include/nvml.h"
+rm -rf "$src.tmp/nvml"
+printf '%s\n' "$ver" >"$src.tmp/VERSION"
+touch "$src.tmp/.complete"
+rm -rf "$src"
+mv "$src.tmp" "$src"
+printf '%s\n' "$ver" >"$pointer"
+echo "$src"
