@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# build.sh C10_DIR FAKECUDA_DIR OUT_DIR - build the scenario driver against one c10 build and the fake CUDA.
+#
+# C10_DIR: an output dir of tests/testbed/c10/build.sh (holds build.env and lib/); FAKECUDA_DIR: an OUT of
+# `make -C tests/testbed/fakecuda`. Writes OUT_DIR/driver with RUNPATH FAKECUDA_DIR:C10_DIR/lib, so the FAKE
+# libcudart/libcuda are loaded (the loader cache knows the real ones), and checks that with ldd.
+# MEMPROF_DRIVER_PIE=1 compiles the driver -fPIE instead of -fPIC: then c10's `allocator` pointer gets a copy
+# relocation into the executable (what a C++ libtorch application sees); the default keeps it in the library.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+log() { echo "scenarios/build: $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+[ $# -eq 3 ] || die "usage: build.sh C10_DIR FAKECUDA_DIR OUT_DIR"
+c10=$(cd "$1" && pwd)
+fake=$(cd "$2" && pwd)
+mkdir -p "$3"
+out=$(cd "$3" && pwd)
+[ -f "$c10/build.env" ] || die "$c10 has no build.env (not a tests/testbed/c10/build.sh output)"
+
+# shellcheck source=/dev/null
+. "$c10/build.env"
+incs=()
+for d in $C10_INCLUDE_DIRS; do incs+=("-I$d"); done
+# shellcheck disable=SC2206
+cxxflags=($C10_CXXFLAGS)
+
+# The runtime SONAME libc10_cuda.so was linked against (libcudart.so.13 with CUDA 13 headers).
+cudart=$(readelf -d "$C10_LIBDIR/libc10_cuda.so" | sed -n 's/.*(NEEDED).*\[\(libcudart\.so\.[0-9]*\)\]/\1/p')
+[ -n "$cudart" ] || die "cannot tell which libcudart $C10_LIBDIR/libc10_cuda.so needs"
+[ -f "$fake/$cudart" ] || die "fake CUDA dir $fake has no $cudart"
+[ -f "$fake/libcuda.so.1" ] || die "fake CUDA dir $fake has no libcuda.so.1"
+
+pic=-fPIC
+[ "${MEMPROF_DRIVER_PIE:-0}" = 1 ] && pic=-fPIE
+
+g++ "${cxxflags[@]}" -O1 -g $pic -Wall -Wextra -Wno-unused-parameter "${incs[@]}" \
+	-o "$out/driver.tmp" "$here/driver.cpp" \
+	-L"$C10_LIBDIR" -lc10_cuda -lc10 -L"$fake" -l:"$cudart" \
+	-Wl,--enable-new-dtags -Wl,-rpath,"$fake:$C10_LIBDIR" -Wl,--export-dynamic-symbol=memprof_checkpoint
+
+ldd "$out/driver.tmp" >"$out/driver.ldd"
+grep -q "$cudart => $fake/$cudart" "$out/driver.ldd" || die "driver does not load the fake $cudart: $(grep cudart "$out/driver.ldd")"
+grep -q "libcuda.so.1 => $fake/libcuda.so.1" "$out/driver.ldd" || die "driver does not load the fake libcuda.so.1"
+grep -q "libc10_cuda.so => $C10_LIBDIR/libc10_cuda.so" "$out/driver.ldd" || die "driver does not load $C10_LIBDIR/libc10_cuda.so"
+nm -D --defined-only "$out/driver.tmp" | grep -qw memprof_checkpoint || die "memprof_checkpoint is not exported"
+mv "$out/driver.tmp" "$out/driver"
+echo "$out/driver"
