@@ -13,13 +13,9 @@ static mp_heap *heap;
 
 /* ---- building values */
 
-static mp_val S(const char *s)
-{
-	mp_val v;
-
-	CU_ASSERT_FATAL(mp_heap_str(heap, s, strlen(s), &v) == MP_OK);
-	return v;
-}
+#define S(s) unit_str(heap, s)
+#define I(i) unit_int(heap, i)
+#define F(d) unit_float(heap, d)
 
 static mp_val SN(const char *s, size_t n)
 {
@@ -34,22 +30,6 @@ static mp_val B(const char *b, size_t n)
 	mp_val v;
 
 	CU_ASSERT_FATAL(mp_heap_bytes(heap, b, n, &v) == MP_OK);
-	return v;
-}
-
-static mp_val I(int64_t i)
-{
-	mp_val v;
-
-	CU_ASSERT_FATAL(mp_heap_int(heap, i, &v) == MP_OK);
-	return v;
-}
-
-static mp_val F(double d)
-{
-	mp_val v;
-
-	CU_ASSERT_FATAL(mp_heap_float(heap, d, &v) == MP_OK);
 	return v;
 }
 

@@ -29,13 +29,7 @@ static mp_err load(const unsigned char *data, size_t len, mp_val *root, mp_diag 
 	return load_opts(data, len, root, false, diag);
 }
 
-static mp_val str(const char *s)
-{
-	mp_val v;
-
-	CU_ASSERT_FATAL(mp_heap_str(heap, s, strlen(s), &v) == MP_OK);
-	return v;
-}
+#define str(s) unit_str(heap, s)
 
 static int64_t int_at(mp_val list, size_t i)
 {

@@ -58,29 +58,9 @@ static char checker[4096];
 
 /* ---- building values */
 
-static mp_val S(const char *s)
-{
-	mp_val v;
-
-	CU_ASSERT_FATAL(mp_heap_str(heap, s, strlen(s), &v) == MP_OK);
-	return v;
-}
-
-static mp_val I(int64_t i)
-{
-	mp_val v;
-
-	CU_ASSERT_FATAL(mp_heap_int(heap, i, &v) == MP_OK);
-	return v;
-}
-
-static mp_val F(double d)
-{
-	mp_val v;
-
-	CU_ASSERT_FATAL(mp_heap_float(heap, d, &v) == MP_OK);
-	return v;
-}
+#define S(s) unit_str(heap, s)
+#define I(i) unit_int(heap, i)
+#define F(d) unit_float(heap, d)
 
 /* A frozen container of TYPE from N items (a dict: N key/value pairs, 2N arguments). */
 #define C(type, ...) unit_make(heap, type, __VA_ARGS__)

@@ -6,13 +6,7 @@
 
 static mp_heap *heap;
 
-static mp_val str(const char *s)
-{
-	mp_val v;
-
-	CU_ASSERT_FATAL(mp_heap_str(heap, s, strlen(s), &v) == MP_OK);
-	return v;
-}
+#define str(s) unit_str(heap, s)
 
 static mp_val small(int64_t i)
 {

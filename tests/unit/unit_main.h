@@ -4,6 +4,7 @@
 
 #include <CUnit/Basic.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,31 @@ static inline void unit_check_text(char *got, const char *expect)
 	if (strcmp(got, expect) != 0)
 		fprintf(stderr, "\n--- expected\n%s--- got\n%s---\n", expect, got);
 	free(got);
+}
+
+/* Atoms in HEAP for test data; a heap failure fails the test. */
+static inline mp_val unit_str(mp_heap *heap, const char *s)
+{
+	mp_val v = MP_ABSENT;
+
+	CU_ASSERT_FATAL(mp_heap_str(heap, s, strlen(s), &v) == MP_OK);
+	return v;
+}
+
+static inline mp_val unit_int(mp_heap *heap, int64_t i)
+{
+	mp_val v = MP_ABSENT;
+
+	CU_ASSERT_FATAL(mp_heap_int(heap, i, &v) == MP_OK);
+	return v;
+}
+
+static inline mp_val unit_float(mp_heap *heap, double d)
+{
+	mp_val v = MP_ABSENT;
+
+	CU_ASSERT_FATAL(mp_heap_float(heap, d, &v) == MP_OK);
+	return v;
 }
 
 /* A frozen container of TYPE in HEAP from N items given as arguments (a dict:
