@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "flame_int.h"
+#include "mp_array.h"
 #include "mp_hash.h"
 
 /* Geometry in px, matching the flame graphs people are used to reading. */
@@ -302,15 +303,8 @@ typedef struct walker {
 
 static bool walk_push(walker *w, const ftree *t, uint32_t node, uint64_t off)
 {
-	if (w->sp == w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 64;
-		walk *ns = realloc(w->st, cap * sizeof *ns);
-
-		if (ns == NULL)
-			return false;
-		w->st = ns;
-		w->cap = cap;
-	}
+	if (mp_array_grow((void **)&w->st, &w->cap, w->sp + 1, sizeof *w->st) != MP_OK)
+		return false;
 	w->st[w->sp++] = (walk){ node, t->nodes[node].child, off };
 	return true;
 }

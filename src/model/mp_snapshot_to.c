@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mp_array.h"
 #include "mp_snapshot_fields.h"
 
 /* A growable array of handles used to assemble one container. */
@@ -14,15 +15,10 @@ struct handles {
 
 static mp_err handles_push(struct handles *h, mp_val v)
 {
-	if (h->n == h->cap) {
-		size_t ncap = h->cap ? h->cap * 2 : 32;
-		mp_val *nv = realloc(h->v, ncap * sizeof *nv);
+	mp_err err = mp_array_grow((void **)&h->v, &h->cap, h->n + 1, sizeof *h->v);
 
-		if (nv == NULL)
-			return MP_E_NOMEM;
-		h->v = nv;
-		h->cap = ncap;
-	}
+	if (err != MP_OK)
+		return err;
 	h->v[h->n++] = v;
 	return MP_OK;
 }
