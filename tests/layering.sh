@@ -3,7 +3,7 @@
 set -u
 top=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$top" || exit 1
-layers=(src/base src/model src/analysis src/cli)
+layers=(src/base coredump src/target src/symbols src/walker src/model src/analysis src/cli)
 pass=0 fail=0
 
 layer_of() { # FILE -> index of its layer, or -1
@@ -19,7 +19,7 @@ header_layer() { # HEADER NAME -> index of the layer that holds it, or -1 (syste
 	echo -1
 }
 
-for f in $(find src -name '*.[ch]' | sort); do
+for f in $(find src coredump -name '*.[ch]' | sort); do
 	mine=$(layer_of "$f")
 	while read -r inc; do
 		theirs=$(header_layer "$inc")
@@ -34,7 +34,7 @@ done
 
 # Every header compiles on its own (it includes what it uses).
 incs=$(printf -- '-I%s ' "${layers[@]}")
-for h in $(find src -name '*.h'); do
+for h in $(find src coredump -name '*.h'); do
 	if echo "#include \"$(basename "$h")\"" | ${CC:-cc} -std=c11 -D_GNU_SOURCE -fsyntax-only $incs -x c - 2>/tmp/layering.$$; then
 		pass=$((pass + 1))
 	else

@@ -1,0 +1,103 @@
+/* mp_target.h - the memory of an inspected process, read-only: a core file, a live pid, or a
+   debugger's read callback, behind one interface with a page cache in front. */
+#ifndef MEMPROF_TARGET_H
+#define MEMPROF_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "mp_err.h"
+
+/* A file mapped into the target: NT_FILE of a core, /proc/PID/maps of a process. */
+typedef struct mp_mapping {
+	uint64_t start, end;    /* [start, end) in the target's address space */
+	uint64_t file_offset;   /* offset in the file of START */
+	const char *path;       /* the file as the target named it */
+	const char *local_path; /* where memprof found it here (after --sysroot/--solib-path);
+				   NULL when it was not found */
+} mp_mapping;
+
+typedef struct mp_target mp_target;
+
+typedef struct mp_target_opts {
+	const char *sysroot;    /* prefix for the absolute paths of mapped files (a core from another machine) */
+	const char *solib_path; /* colon-separated directories searched by base name, before SYSROOT */
+	bool stop;              /* live pid: ptrace-stop the process while it is read (detached at close) */
+} mp_target_opts;
+
+/* What kind of source a target reads. */
+enum mp_target_kind {
+	MP_TARGET_CORE,
+	MP_TARGET_PID,
+	MP_TARGET_CALLBACK,
+};
+
+/* Facts about the process; strings are NULL when unknown. */
+typedef struct mp_target_info {
+	enum mp_target_kind kind;
+	const char *origin;  /* "core.1234", "pid 1234", or the callback's name */
+	int pid;             /* 0 when unknown */
+	const char *exe;     /* executable path (NT_FILE/AUXV AT_EXECFN, /proc/PID/exe) */
+	const char *cmdline; /* NT_PRPSINFO pr_psargs, /proc/PID/cmdline with spaces */
+} mp_target_info;
+
+/* Open the core file PATH (an ELF ET_CORE). Pages the core left out but a mapped file holds
+   (read-only file mappings) are read from that file; files are looked for under OPTS (may
+   be NULL). A mapped file whose build-id differs from the one in the core's memory is a
+   warning through DIAG (mp_target_mapping_mismatch tells the caller, which may refuse).
+   Bad input (not ELF, not a core, truncated headers, notes out of bounds) fails with a
+   one-line reason in DIAG; a core cut short by a size limit opens, with a warning, and reads
+   past its end fail. */
+mp_err mp_target_open_core(const char *path, const mp_target_opts *opts, mp_target **out,
+			   mp_diag *diag) MP_WUR;
+
+/* Attach to live process PID for reading (process_vm_readv, falling back to /proc/PID/mem).
+   Nothing is ever written to it. With OPTS->stop it is ptrace-stopped (PTRACE_SEIZE +
+   PTRACE_INTERRUPT) until mp_target_close. */
+mp_err mp_target_open_pid(pid_t pid, const mp_target_opts *opts, mp_target **out,
+			  mp_diag *diag) MP_WUR;
+
+/* Read callback: copy LEN bytes at ADDR into BUF and return how many leading bytes it could
+   copy (less than LEN: the rest is unreadable). */
+typedef size_t (*mp_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
+
+/* A target over READ (a debugger's memory). MAPS (NMAPS, copied) says which files are mapped
+   where; NAME is the origin shown to users. */
+mp_err mp_target_open_callback(const char *name, mp_read_fn read, void *ctx, const mp_mapping *maps,
+			       size_t nmaps, mp_target **out, mp_diag *diag) MP_WUR;
+
+/* Close T (detaching from a stopped process). T may be NULL. */
+void mp_target_close(mp_target *t);
+
+/* Read exactly LEN bytes at ADDR into BUF. MP_E_NOTFOUND with DIAG naming the first
+   unreadable address when any byte cannot be read. LEN may be 0. */
+mp_err mp_target_read(mp_target *t, uint64_t addr, void *buf, size_t len, mp_diag *diag) MP_WUR;
+
+/* Little-endian scalars at ADDR; same errors as mp_target_read. */
+mp_err mp_target_read_u64(mp_target *t, uint64_t addr, uint64_t *out, mp_diag *diag) MP_WUR;
+mp_err mp_target_read_u32(mp_target *t, uint64_t addr, uint32_t *out, mp_diag *diag) MP_WUR;
+mp_err mp_target_read_u8(mp_target *t, uint64_t addr, uint8_t *out, mp_diag *diag) MP_WUR;
+
+/* Read a NUL-terminated string at ADDR of at most MAX bytes (without the NUL) into a malloc'd
+   buffer (*OUT, length *LEN). MP_E_LIMIT when no NUL comes within MAX bytes. */
+mp_err mp_target_read_cstr(mp_target *t, uint64_t addr, size_t max, char **out, size_t *len,
+			   mp_diag *diag) MP_WUR;
+
+/* Whether every byte of [ADDR, ADDR+LEN) is readable. */
+bool mp_target_readable(mp_target *t, uint64_t addr, size_t len);
+
+/* The files mapped into T, in address order (valid until mp_target_close). */
+size_t mp_target_mappings(const mp_target *t, const mp_mapping **out);
+
+/* Whether mapping M's local file has another build-id than the target's memory shows (cores:
+   checked at open; other targets: false). */
+bool mp_target_mapping_mismatch(const mp_target *t, const mp_mapping *m);
+
+const mp_target_info *mp_target_get_info(const mp_target *t);
+
+/* Forget cached pages (a live process moved on: read again). */
+void mp_target_flush(mp_target *t);
+
+#endif
