@@ -1,0 +1,258 @@
+/* mp_snapshot_walk.c - the snapshot dict torch.cuda.memory._snapshot() would have returned,
+   built from what the walker read (key order as torch/csrc/cuda/Module.cpp inserts keys). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mp_snapshot_walk.h"
+
+struct build {
+	mp_heap *heap;
+	const mp_keys *k;
+	mp_val empty_list; /* frames: [] (the walker decodes no frames yet) */
+};
+
+static mp_err str(struct build *b, const char *s, mp_val *out)
+{
+	return mp_heap_str(b->heap, s, strlen(s), out);
+}
+
+static mp_err u64(struct build *b, uint64_t v, mp_val *out)
+{
+	/* Addresses and sizes are below 2^63; PyTorch casts them to int64 the same way. */
+	return mp_heap_int(b->heap, (int64_t)v, out);
+}
+
+static mp_err block_dict(struct build *b, const mp_walk_block *blk, mp_val *out)
+{
+	mp_val kv[10] = { b->k->address, 0, b->k->size, 0, b->k->requested_size, 0, b->k->state, 0,
+			  b->k->frames, b->empty_list };
+	mp_err err;
+
+	if ((err = u64(b, blk->ptr, &kv[1])) != MP_OK || (err = u64(b, blk->size, &kv[3])) != MP_OK ||
+	    (err = u64(b, blk->requested_size, &kv[5])) != MP_OK ||
+	    (err = str(b, mp_walk_state_name(blk->state), &kv[7])) != MP_OK)
+		return err;
+	return mp_heap_make(b->heap, MP_T_DICT, kv, 5, out);
+}
+
+static mp_err segment_dict(struct build *b, const mp_walk *w, const mp_walk_segment *seg, mp_val *out)
+{
+	mp_val kv[24], *blocks = NULL, pool[2];
+	size_t n = 0;
+	mp_err err = MP_OK;
+	const uint64_t ints[] = { seg->address,        seg->total_size,     seg->allocated_size,
+				  seg->active_size,    seg->requested_size, seg->stream };
+	const mp_val int_keys[] = { b->k->address,     b->k->total_size,     b->k->allocated_size,
+				    b->k->active_size, b->k->requested_size, b->k->stream };
+
+	kv[n++] = b->k->device;
+	if ((err = mp_heap_int(b->heap, seg->device, &kv[n++])) != MP_OK)
+		return err;
+	for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+		kv[n++] = int_keys[i];
+		if ((err = u64(b, ints[i], &kv[n++])) != MP_OK)
+			return err;
+	}
+	kv[n++] = b->k->segment_type;
+	kv[n++] = seg->is_large ? b->k->large : b->k->small;
+	kv[n++] = b->k->segment_pool_id;
+	if ((err = u64(b, seg->pool_id[0], &pool[0])) != MP_OK || (err = u64(b, seg->pool_id[1], &pool[1])) != MP_OK ||
+	    (err = mp_heap_make(b->heap, MP_T_TUPLE, pool, 2, &kv[n++])) != MP_OK)
+		return err;
+	kv[n++] = b->k->is_expandable;
+	kv[n++] = mp_val_bool(seg->is_expandable);
+	kv[n++] = b->k->frames;
+	kv[n++] = b->empty_list;
+	blocks = calloc(seg->nblocks ? seg->nblocks : 1, sizeof *blocks);
+	if (blocks == NULL)
+		return MP_E_NOMEM;
+	for (size_t i = 0; i < seg->nblocks && err == MP_OK; i++)
+		err = block_dict(b, &w->blocks[seg->first_block + i], &blocks[i]);
+	kv[n++] = b->k->blocks;
+	if (err == MP_OK)
+		err = mp_heap_make(b->heap, MP_T_LIST, blocks, seg->nblocks, &kv[n++]);
+	free(blocks);
+	if (err != MP_OK)
+		return err;
+	return mp_heap_make(b->heap, MP_T_DICT, kv, n / 2, out);
+}
+
+static mp_err trace_dict(struct build *b, const mp_walk *w, const mp_walk_trace *tr, mp_val *out)
+{
+	mp_val kv[18];
+	size_t n = 0;
+	const char *action = mp_walk_action_name(tr->action);
+	mp_err err;
+
+	kv[n++] = b->k->action;
+	if ((err = str(b, action != NULL ? action : "unknown", &kv[n++])) != MP_OK)
+		return err;
+	kv[n++] = tr->action == 8 /* OOM */ ? b->k->device_free : b->k->addr;
+	if ((err = u64(b, tr->addr, &kv[n++])) != MP_OK)
+		return err;
+	kv[n++] = b->k->size;
+	if ((err = u64(b, tr->size, &kv[n++])) != MP_OK)
+		return err;
+	kv[n++] = b->k->stream;
+	if ((err = u64(b, tr->stream, &kv[n++])) != MP_OK)
+		return err;
+	kv[n++] = b->k->time_us;
+	if ((err = mp_heap_int(b->heap, tr->time_us, &kv[n++])) != MP_OK)
+		return err;
+	if (w->layout.off[MP_L_TE_COMPILE_CONTEXT] != MP_LAYOUT_ABSENT) {
+		kv[n++] = b->k->compile_context;
+		if ((err = str(b, tr->compile_context != NULL ? tr->compile_context : "", &kv[n++])) != MP_OK)
+			return err;
+	}
+	if (w->layout.off[MP_L_TE_USER_METADATA] != MP_LAYOUT_ABSENT) {
+		kv[n++] = b->k->user_metadata;
+		if ((err = str(b, tr->user_metadata != NULL ? tr->user_metadata : "", &kv[n++])) != MP_OK)
+			return err;
+	}
+	/* PyTorch writes frames only for entries with a context. */
+	if (tr->context != 0) {
+		kv[n++] = b->k->frames;
+		kv[n++] = b->empty_list;
+	}
+	return mp_heap_make(b->heap, MP_T_DICT, kv, n / 2, out);
+}
+
+static mp_err list_of(struct build *b, size_t n, mp_err (*item)(struct build *, const mp_walk *, size_t, mp_val *),
+		      const mp_walk *w, size_t first, mp_val *out)
+{
+	mp_val *items = calloc(n ? n : 1, sizeof *items);
+	mp_err err = MP_OK;
+
+	if (items == NULL)
+		return MP_E_NOMEM;
+	for (size_t i = 0; i < n && err == MP_OK; i++)
+		err = item(b, w, first + i, &items[i]);
+	if (err == MP_OK)
+		err = mp_heap_make(b->heap, MP_T_LIST, items, n, out);
+	free(items);
+	return err;
+}
+
+static mp_err segment_item(struct build *b, const mp_walk *w, size_t i, mp_val *out)
+{
+	return segment_dict(b, w, &w->segments[i], out);
+}
+
+static mp_err trace_item(struct build *b, const mp_walk *w, size_t i, mp_val *out)
+{
+	return trace_dict(b, w, &w->trace[i], out);
+}
+
+static mp_err device_traces(struct build *b, const mp_walk *w, size_t d, mp_val *out)
+{
+	return list_of(b, w->devices[d].ntrace, trace_item, w, w->devices[d].first_trace, out);
+}
+
+static mp_err device_stats(struct build *b, const mp_walk *w, size_t d, mp_val *out)
+{
+	const mp_memstats *st = &w->devices[d].stats;
+	mp_val *kv = calloc(2 * st->n + 1, sizeof *kv);
+	mp_err err = MP_OK;
+
+	if (kv == NULL)
+		return MP_E_NOMEM;
+	for (size_t i = 0; i < st->n && err == MP_OK; i++) {
+		err = str(b, st->v[i].key, &kv[2 * i]);
+		if (err == MP_OK)
+			err = mp_heap_int(b->heap, st->v[i].value, &kv[2 * i + 1]);
+	}
+	if (err == MP_OK)
+		err = mp_heap_make(b->heap, MP_T_DICT, kv, st->n, out);
+	free(kv);
+	return err;
+}
+
+/* allocator_settings in 2.6's key order (allocator-facts §6.3). */
+static mp_err settings_dict(struct build *b, const mp_walk_settings *s, mp_val *out)
+{
+	mp_val kv[16], div[32];
+	size_t n = 0;
+	mp_err err;
+
+	if ((err = str(b, "PYTORCH_CUDA_ALLOC_CONF", &kv[n++])) != MP_OK ||
+	    (err = str(b, s->last_settings != NULL ? s->last_settings : "", &kv[n++])) != MP_OK ||
+	    (err = str(b, "max_split_size", &kv[n++])) != MP_OK ||
+	    (err = mp_heap_int(b->heap, s->max_split_size, &kv[n++])) != MP_OK ||
+	    (err = str(b, "garbage_collection_threshold", &kv[n++])) != MP_OK ||
+	    (err = mp_heap_float(b->heap, s->garbage_collection_threshold, &kv[n++])) != MP_OK ||
+	    (err = str(b, "expandable_segments", &kv[n++])) != MP_OK)
+		return err;
+	kv[n++] = mp_val_bool(s->expandable_segments);
+	if ((err = str(b, "pinned_num_register_threads", &kv[n++])) != MP_OK ||
+	    (err = mp_heap_int(b->heap, s->pinned_num_register_threads, &kv[n++])) != MP_OK ||
+	    (err = str(b, "release_lock_on_cudamalloc", &kv[n++])) != MP_OK)
+		return err;
+	kv[n++] = mp_val_bool(s->release_lock_on_cudamalloc);
+	if ((err = str(b, "pinned_use_cuda_host_register", &kv[n++])) != MP_OK)
+		return err;
+	kv[n++] = mp_val_bool(s->pinned_use_cuda_host_register);
+	for (int i = 0; i < 16; i++) {
+		char key[8];
+
+		snprintf(key, sizeof key, "%d", 1 << i);
+		if ((err = str(b, key, &div[2 * i])) != MP_OK ||
+		    (err = mp_heap_int(b->heap, s->roundup_power2_divisions[i], &div[2 * i + 1])) != MP_OK)
+			return err;
+	}
+	if ((err = str(b, "roundup_power2_divisions", &kv[n++])) != MP_OK ||
+	    (err = mp_heap_make(b->heap, MP_T_DICT, div, 16, &kv[n++])) != MP_OK)
+		return err;
+	return mp_heap_make(b->heap, MP_T_DICT, kv, n / 2, out);
+}
+
+static mp_err build_root(struct build *b, const mp_walk *w, unsigned flags, mp_val *root)
+{
+	mp_val kv[10], key;
+	size_t n = 0;
+	mp_err err;
+
+	if ((err = mp_heap_make(b->heap, MP_T_LIST, NULL, 0, &b->empty_list)) != MP_OK)
+		return err;
+	kv[n++] = b->k->segments;
+	if ((err = list_of(b, w->nsegments, segment_item, w, 0, &kv[n++])) != MP_OK)
+		return err;
+	kv[n++] = b->k->device_traces;
+	if ((err = list_of(b, w->ndevices, device_traces, w, 0, &kv[n++])) != MP_OK)
+		return err;
+	if (w->settings.present) {
+		kv[n++] = b->k->allocator_settings;
+		if ((err = settings_dict(b, &w->settings, &kv[n++])) != MP_OK)
+			return err;
+	}
+	kv[n++] = b->k->external_annotations;
+	kv[n++] = b->empty_list;
+	if (flags & MP_SW_DEVICE_STATS) {
+		if ((err = str(b, "device_stats", &key)) != MP_OK)
+			return err;
+		kv[n++] = key;
+		if ((err = list_of(b, w->ndevices, device_stats, w, 0, &kv[n++])) != MP_OK)
+			return err;
+	}
+	return mp_heap_make(b->heap, MP_T_DICT, kv, n / 2, root);
+}
+
+mp_err mp_snapshot_from_walk(const mp_walk *w, unsigned flags, mp_snapshot **out, mp_diag *diag)
+{
+	struct build b = { .heap = mp_heap_new() };
+	mp_val root;
+	mp_err err;
+
+	*out = NULL;
+	if (b.heap == NULL)
+		return MP_E_NOMEM;
+	b.k = mp_heap_keys(b.heap);
+	err = build_root(&b, w, flags, &root);
+	if (err == MP_OK)
+		err = mp_snapshot_from_value(b.heap, root, out, diag);
+	if (err != MP_OK) {
+		mp_heap_free(b.heap);
+		return err == MP_E_NOMEM ? mp_fail(diag, err, "out of memory building the snapshot") : err;
+	}
+	return MP_OK;
+}

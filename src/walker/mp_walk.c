@@ -1,0 +1,200 @@
+/* mp_walk.c - the walk from start to end: find the library and the allocator, pick the layout
+   that fits the memory, then per device its segments, statistics and trace ring. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "walk_int.h"
+
+/* Candidate layouts looked at, at most. */
+enum { MAX_CANDIDATES = 16, LIVE_RETRIES = 3 };
+
+static const char *const action_names[MP_WALK_ACTION_MAX + 1] = {
+	"alloc",        "free_requested", "free_completed", "segment_alloc", "segment_free",
+	"segment_map",  "segment_unmap",  "snapshot",       "oom",           "annotate",
+};
+
+const char *mp_walk_action_name(int action)
+{
+	return action >= 0 && action <= MP_WALK_ACTION_MAX ? action_names[action] : NULL;
+}
+
+const char *mp_walk_state_name(enum mp_walk_state state)
+{
+	switch (state) {
+	case MP_WS_ACTIVE_ALLOCATED:
+		return "active_allocated";
+	case MP_WS_ACTIVE_PENDING_FREE:
+		return "active_pending_free";
+	case MP_WS_INACTIVE:
+		break;
+	}
+	return "inactive";
+}
+
+void mp_walk_free(mp_walk *w)
+{
+	if (w == NULL)
+		return;
+	for (size_t i = 0; i < w->ndevices; i++)
+		free(w->devices[i].stats.v);
+	for (size_t i = 0; i < w->ntrace; i++) {
+		free(w->trace[i].compile_context);
+		free(w->trace[i].user_metadata);
+	}
+	free(w->devices);
+	free(w->segments);
+	free(w->blocks);
+	free(w->trace);
+	free(w->settings.last_settings);
+	free(w);
+}
+
+/* Try each candidate layout on the memory; keep the first that fits. When none fits, REASON
+   gets why the first (the best guess) did not. */
+static mp_err choose_layout(struct walk *wk, const mp_c10 *c10, const uint64_t *das, size_t n, mp_diag *reason)
+{
+	mp_layout *cands = calloc(MAX_CANDIDATES, sizeof *cands);
+	mp_diag *diag = wk->diag;
+	size_t ncands;
+	mp_err err = MP_E_NOTFOUND;
+
+	if (cands == NULL)
+		return MP_E_NOMEM;
+	if (wk->opts->layout != NULL) {
+		cands[0] = *wk->opts->layout;
+		ncands = 1;
+	} else {
+		ncands = mp_c10_layout_candidates(c10, cands, MAX_CANDIDATES, diag);
+	}
+	for (size_t i = 0; i < ncands && err != MP_OK; i++) {
+		mp_diag quiet = { 0 };
+
+		wk->L = &cands[i];
+		wk->diag = &quiet;
+		err = wk_layout_check(wk, das, n);
+		if (err == MP_OK)
+			wk->w->layout = cands[i];
+		else if (i == 0)
+			mp_fail(reason, err, "%s", quiet.msg);
+	}
+	wk->diag = diag;
+	wk->L = err == MP_OK ? &wk->w->layout : NULL;
+	free(cands);
+	return err == MP_OK ? MP_OK : ncands == 0 ? MP_E_NOTFOUND : MP_E_CORRUPT;
+}
+
+static mp_err walk_devices(struct walk *wk, const uint64_t *das, size_t n)
+{
+	mp_walk *w = wk->w;
+	mp_err err = MP_OK;
+
+	w->devices = calloc(n, sizeof *w->devices);
+	if (w->devices == NULL)
+		return MP_E_NOMEM;
+	w->ndevices = n;
+	for (size_t i = 0; i < n && err == MP_OK; i++) {
+		mp_walk_device *dev = &w->devices[i];
+
+		dev->index = (int)i;
+		dev->address = das[i];
+		err = wk_stats(wk, dev);
+		if (err == MP_OK)
+			err = wk_segments(wk, dev);
+		if (err == MP_OK && !wk->opts->no_trace)
+			err = wk_trace(wk, dev);
+	}
+	return err;
+}
+
+/* One attempt at the whole walk. */
+static mp_err walk_once(struct walk *wk, const mp_c10 *c10, mp_diag *diag)
+{
+	uint64_t obj, *das = NULL;
+	size_t n;
+	mp_diag reasons = { 0 };
+	mp_err err;
+
+	wk->diag = diag;
+	if ((err = wk_find_allocator(wk, c10, &obj)) != MP_OK)
+		return err;
+	wk->w->allocator = obj;
+	/* The vector's offset is the same in every known layout; take it from the first candidate. */
+	{
+		mp_layout first;
+
+		if (wk->opts->layout != NULL)
+			first = *wk->opts->layout;
+		else if (mp_c10_layout_candidates(c10, &first, 1, NULL) == 0)
+			return mp_fail(diag, MP_E_NOTFOUND, "memprof knows no layout for %s", c10->path);
+		wk->L = &first;
+		err = wk_device_allocators(wk, obj, &das, &n);
+		wk->L = NULL;
+		if (err != MP_OK)
+			return err;
+	}
+	err = choose_layout(wk, c10, das, n, &reasons);
+	if (err != MP_OK) {
+		free(das);
+		if (err == MP_E_NOMEM)
+			return err;
+		return mp_fail(diag, err, "no known layout fits the allocator in %s (version %s)%s%s",
+			       c10->path, c10->version[0] ? c10->version : "unknown",
+			       reasons.msg[0] ? ": " : "", reasons.msg);
+	}
+	err = walk_devices(wk, das, n);
+	free(das);
+	if (err == MP_OK && !wk->opts->no_trace)
+		wk_convert_times(wk, obj);
+	if (err == MP_OK)
+		err = wk_settings(wk, c10->config_instance_addr);
+	return err;
+}
+
+mp_err mp_walk_run(mp_target *t, const mp_c10 *c10, const mp_walk_opts *opts, mp_walk **out, mp_diag *diag)
+{
+	static const mp_walk_opts no_opts;
+	struct walk wk = { .t = t, .opts = opts != NULL ? opts : &no_opts };
+	mp_c10 *found = NULL;
+	mp_err err;
+
+	*out = NULL;
+	if (c10 == NULL) {
+		found = calloc(1, sizeof *found);
+		if (found == NULL)
+			return MP_E_NOMEM;
+		if ((err = mp_c10_find(t, found, diag)) != MP_OK) {
+			free(found);
+			return err;
+		}
+		c10 = found;
+	}
+	wk.cxx11_abi = c10->cxx11_abi != 0;
+	wk.max_blocks = wk.opts->max_blocks != 0 ? wk.opts->max_blocks : WK_MAX_BLOCKS_DEFAULT;
+	wk.next_progress = 1u << 16;
+	/* A running process may be caught mid-update: read it again, a few times. */
+	for (int attempt = 0;; attempt++) {
+		wk.w = calloc(1, sizeof *wk.w);
+		if (wk.w == NULL) {
+			err = MP_E_NOMEM;
+			break;
+		}
+		wk.w->c10 = *c10;
+		wk.seg_cap = wk.blk_cap = wk.trace_cap = 0;
+		err = walk_once(&wk, c10, diag);
+		if (mp_target_get_info(t)->kind != MP_TARGET_PID || attempt + 1 == LIVE_RETRIES ||
+		    !(err == MP_E_CORRUPT || (err == MP_OK && wk.w->partial)))
+			break;
+		mp_walk_free(wk.w);
+		wk.w = NULL;
+		mp_target_flush(t);
+		if (diag != NULL)
+			diag->msg[0] = '\0';
+	}
+	free(found);
+	if (err != MP_OK) {
+		mp_walk_free(wk.w);
+		return err;
+	}
+	*out = wk.w;
+	return MP_OK;
+}

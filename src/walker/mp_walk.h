@@ -1,0 +1,124 @@
+/* mp_walk.h - the CUDA caching allocator's state read out of a target's memory: per device its
+   segments (rebuilt from head blocks as snapshot() does), blocks and their states, statistics,
+   and the trace ring in time order. Plain data: the snapshot model is built from it above. */
+#ifndef MEMPROF_WALK_H
+#define MEMPROF_WALK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mp_c10.h"
+#include "mp_err.h"
+#include "mp_layout.h"
+#include "mp_memstats.h"
+#include "mp_target.h"
+
+/* Block states, as torch/csrc/cuda/Module.cpp names them. */
+enum mp_walk_state {
+	MP_WS_ACTIVE_ALLOCATED,
+	MP_WS_ACTIVE_PENDING_FREE,
+	MP_WS_INACTIVE,
+};
+
+typedef struct mp_walk_block {
+	uint64_t ptr;
+	uint64_t size;
+	uint64_t requested_size;
+	uint64_t context; /* GatheredContext* of the allocation (0: none) */
+	enum mp_walk_state state;
+} mp_walk_block;
+
+typedef struct mp_walk_segment {
+	int device;
+	uint64_t address;
+	uint64_t stream;
+	uint64_t total_size, allocated_size, active_size, requested_size;
+	uint64_t pool_id[2]; /* (0, 0) outside private pools */
+	uint64_t context;    /* the head's context_when_segment_allocated */
+	bool is_large;
+	bool is_expandable;
+	size_t first_block, nblocks; /* into mp_walk.blocks */
+} mp_walk_segment;
+
+/* Trace actions (TraceEntry::Action); mp_walk_action_name gives the snapshot's string. */
+enum { MP_WALK_ACTION_MAX = 9 };
+
+typedef struct mp_walk_trace {
+	int action;
+	int device;
+	uint64_t addr; /* device_free for oom entries */
+	uint64_t size;
+	uint64_t stream;
+	uint64_t tsc;    /* raw time stamp as the ring holds it */
+	int64_t time_us; /* converted as snapshot() converts it (see mp_walk.time_exact) */
+	uint64_t context;
+	uint64_t mempool[2];
+	char *compile_context; /* NULL when the layout has none */
+	char *user_metadata;
+} mp_walk_trace;
+
+typedef struct mp_walk_device {
+	int index;
+	uint64_t address; /* of its DeviceCachingAllocator */
+	mp_memstats stats;
+	size_t first_trace, ntrace; /* into mp_walk.trace, oldest first */
+	bool record_history;
+	uint64_t ring_max_entries;
+} mp_walk_device;
+
+/* CUDAAllocatorConfig, for the snapshot's allocator_settings. */
+typedef struct mp_walk_settings {
+	bool present;
+	char *last_settings; /* PYTORCH_CUDA_ALLOC_CONF as last parsed */
+	int64_t max_split_size;
+	double garbage_collection_threshold;
+	bool expandable_segments;
+	int64_t pinned_num_register_threads;
+	bool release_lock_on_cudamalloc;
+	bool pinned_use_cuda_host_register;
+	int64_t roundup_power2_divisions[16];
+} mp_walk_settings;
+
+typedef struct mp_walk {
+	mp_c10 c10;       /* the library walked */
+	mp_layout layout; /* the layout that passed the self-check */
+	uint64_t allocator; /* the NativeCachingAllocator object */
+	mp_walk_device *devices;
+	size_t ndevices;
+	mp_walk_segment *segments; /* device order, then address */
+	size_t nsegments;
+	mp_walk_block *blocks;
+	size_t nblocks;
+	mp_walk_trace *trace;
+	size_t ntrace;
+	mp_walk_settings settings;
+	bool time_exact; /* times converted on the process's own TSC timeline (same boot) */
+	bool partial;    /* something was damaged: see the warnings */
+} mp_walk;
+
+typedef struct mp_walk_opts {
+	const mp_layout *layout;  /* --layout: use only this one */
+	size_t max_blocks;        /* cap on blocks in all (0: a default of 64 M) */
+	bool no_trace;            /* skip the trace ring */
+	/* Called now and then during long walks with blocks read so far. */
+	void (*progress)(void *ctx, size_t blocks);
+	void *progress_ctx;
+} mp_walk_opts;
+
+/* Walk the allocator of T. Finds libc10_cuda (C10: NULL = mp_c10_find), picks the first layout
+   that passes the self-check on memory, and reads everything. Damage past that point gives a
+   partial result with warnings in DIAG (W->partial set); MP_E_NOTFOUND when there is no
+   allocator to walk (not a CUDA PyTorch process, another backend, never initialised). */
+mp_err mp_walk_run(mp_target *t, const mp_c10 *c10, const mp_walk_opts *opts, mp_walk **out,
+		   mp_diag *diag) MP_WUR;
+
+void mp_walk_free(mp_walk *w);
+
+/* The snapshot's string for ACTION ("alloc", ..., "oom", "annotate"), NULL when unknown. */
+const char *mp_walk_action_name(int action);
+
+/* The snapshot's string for STATE. */
+const char *mp_walk_state_name(enum mp_walk_state state);
+
+#endif

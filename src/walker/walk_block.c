@@ -1,0 +1,49 @@
+/* walk_block.c - one Block of the allocator, read through the layout and sanity-checked. */
+#include "walk_int.h"
+
+/* Offset of the element count inside a ska flat_hash_set (Block::stream_uses). */
+enum { FLAT_NUM_ELEMENTS = 24 };
+
+mp_err wk_read_block(struct walk *wk, uint64_t addr, struct wk_block *b)
+{
+	unsigned char img[WK_MAX_STRUCT];
+	int32_t size = OFF(wk, BLOCK_SIZEOF);
+	mp_err err;
+
+	if (addr == 0 || addr % 8 != 0)
+		return MP_E_CORRUPT;
+	if ((err = wk_read(wk, addr, img, (size_t)size)) != MP_OK)
+		return err;
+	b->addr = addr;
+	b->device = (int8_t)wk_u8(img, OFF(wk, BLOCK_DEVICE));
+	b->stream = wk_u64(img, OFF(wk, BLOCK_STREAM));
+	b->stream_uses = wk_u64(img, OFF(wk, BLOCK_STREAM_USES) + FLAT_NUM_ELEMENTS);
+	b->size = wk_u64(img, OFF(wk, BLOCK_SIZE));
+	b->requested_size = wk_u64(img, OFF(wk, BLOCK_REQUESTED_SIZE));
+	b->pool = wk_u64(img, OFF(wk, BLOCK_POOL));
+	b->ptr = wk_u64(img, OFF(wk, BLOCK_PTR));
+	b->allocated = wk_u8(img, OFF(wk, BLOCK_ALLOCATED)) != 0;
+	b->mapped = wk_u8(img, OFF(wk, BLOCK_MAPPED)) != 0;
+	b->prev = wk_u64(img, OFF(wk, BLOCK_PREV));
+	b->next = wk_u64(img, OFF(wk, BLOCK_NEXT));
+	b->event_count = wk_i32(img, OFF(wk, BLOCK_EVENT_COUNT));
+	b->ctx_alloc = wk_u64(img, OFF(wk, BLOCK_CONTEXT_WHEN_ALLOCATED));
+	b->ctx_segment = wk_u64(img, OFF(wk, BLOCK_CONTEXT_WHEN_SEGMENT_ALLOCATED));
+	b->expandable = wk_u64(img, OFF(wk, BLOCK_EXPANDABLE_SEGMENT));
+	/* What every Block satisfies (allocator-facts §10.5); bools are stored as 0/1. */
+	if (wk_u8(img, OFF(wk, BLOCK_ALLOCATED)) > 1 || wk_u8(img, OFF(wk, BLOCK_MAPPED)) > 1 ||
+	    b->size == 0 || b->size % 512 != 0 || b->pool == 0 || b->event_count < 0 ||
+	    (b->allocated && b->requested_size > b->size) || (!b->mapped && b->expandable == 0) ||
+	    b->prev % 8 != 0 || b->next % 8 != 0)
+		return MP_E_CORRUPT;
+	return MP_OK;
+}
+
+enum mp_walk_state wk_block_state(const struct wk_block *b)
+{
+	if (b->allocated)
+		return MP_WS_ACTIVE_ALLOCATED;
+	if (b->event_count > 0 || b->stream_uses != 0)
+		return MP_WS_ACTIVE_PENDING_FREE;
+	return MP_WS_INACTIVE;
+}

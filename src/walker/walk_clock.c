@@ -1,0 +1,140 @@
+/* walk_clock.c - trace time stamps to the microseconds snapshot() reports. The ring holds raw
+   TSC values; PyTorch converts them with pairs (wall ns, TSC) taken when libc10 loaded and 1001
+   fresh pairs taken at snapshot time (c10/util/ApproximateClock). memprof takes the fresh pairs
+   itself: exact when the target ran on this boot of this machine (the TSC is one timeline), an
+   estimate otherwise, and it says which. */
+#include <stdlib.h>
+#include <time.h>
+
+#include "walk_int.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define HAVE_TSC 1
+#else
+#define HAVE_TSC 0
+#endif
+
+enum { NPAIRS = 1001 };
+
+struct pair {
+	int64_t t;      /* wall clock, ns since the epoch */
+	uint64_t approx; /* TSC */
+};
+
+static int64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static uint64_t tsc(void)
+{
+#if HAVE_TSC
+	return __rdtsc();
+#else
+	return (uint64_t)wall_ns();
+#endif
+}
+
+/* A pair measured as PyTorch measures it: the TSC on both sides of the wall clock, averaged. */
+static struct pair measure(void)
+{
+	uint64_t a = tsc();
+	int64_t t = wall_ns();
+	uint64_t b = tsc();
+
+	return (struct pair){ t, a + (b - a) / 2 };
+}
+
+static int cmp_ld(const void *a, const void *b)
+{
+	long double x = *(const long double *)a, y = *(const long double *)b;
+
+	return (x > y) - (x < y);
+}
+
+struct converter {
+	long double scale; /* ns per tick */
+	int64_t t0;
+	uint64_t t0_approx;
+};
+
+/* PyTorch's makeConverter, from START (the process's pairs) and END (ours). */
+static void make_converter(const struct pair *start, const struct pair *end, struct converter *c,
+			   long double *scales, double *corrections)
+{
+	for (int i = 0; i < NPAIRS; i++)
+		scales[i] = (double)(end[i].t - start[i].t) / (double)(end[i].approx - start[i].approx);
+	qsort(scales, NPAIRS, sizeof *scales, cmp_ld);
+	c->scale = scales[NPAIRS / 2 + 1];
+	c->t0 = start[0].t;
+	c->t0_approx = start[0].approx;
+	for (int i = 0; i < NPAIRS; i++) {
+		int64_t dt = start[i].t - c->t0;
+		double dt_approx = (double)(start[i].approx - c->t0_approx) * c->scale;
+
+		corrections[i] = (double)(dt - (int64_t)dt_approx);
+	}
+	c->t0 += (int64_t)corrections[NPAIRS / 2 + 1];
+}
+
+static int64_t to_us(const struct converter *c, uint64_t approx)
+{
+	if (approx <= c->t0_approx)
+		return 0;
+	return ((int64_t)((double)(approx - c->t0_approx) * c->scale) + c->t0) / 1000;
+}
+
+/* This machine's ns per tick, over about 20 ms. */
+static long double tick_rate(void)
+{
+	struct timespec pause = { 0, 20000000 };
+	struct pair a = measure(), b;
+
+	nanosleep(&pause, NULL);
+	b = measure();
+	return (long double)(b.t - a.t) / (long double)(b.approx - a.approx);
+}
+
+void wk_convert_times(struct walk *wk, uint64_t allocator)
+{
+	struct pair *start = NULL, *end = NULL;
+	long double *scales = NULL, rate;
+	double *corrections = NULL;
+	struct converter c;
+	mp_walk *w = wk->w;
+
+	if (w->ntrace == 0)
+		return;
+	start = calloc(NPAIRS, sizeof *start);
+	end = calloc(NPAIRS, sizeof *end);
+	scales = calloc(NPAIRS, sizeof *scales);
+	corrections = calloc(NPAIRS, sizeof *corrections);
+	if (start == NULL || end == NULL || scales == NULL || corrections == NULL || !HAS(wk, NCA_CLOCK_CONVERTER) ||
+	    wk_read(wk, allocator + (uint64_t)OFF(wk, NCA_CLOCK_CONVERTER), start, NPAIRS * sizeof *start) != MP_OK) {
+		mp_warn(wk->diag, "the allocator's clock pairs are unavailable: trace times are left at 0");
+		goto out;
+	}
+	for (int i = 0; i < NPAIRS; i++)
+		end[i] = measure();
+	make_converter(start, end, &c, scales, corrections);
+	/* One timeline: the process's pairs and ours agree on this machine's tick rate. */
+	rate = tick_rate();
+	w->time_exact = HAVE_TSC && end[0].approx > start[0].approx && c.scale > rate * 0.999L &&
+			c.scale < rate * 1.001L;
+	if (!w->time_exact) {
+		c = (struct converter){ .scale = rate, .t0 = start[0].t, .t0_approx = start[0].approx };
+		mp_warn(wk->diag, "the target ran on another boot or machine: trace times are estimates "
+				  "(this machine's TSC rate from the process's start)");
+	}
+	for (size_t i = 0; i < w->ntrace; i++)
+		w->trace[i].time_us = to_us(&c, w->trace[i].tsc);
+out:
+	free(start);
+	free(end);
+	free(scales);
+	free(corrections);
+}

@@ -1,0 +1,137 @@
+/* walk_int.h - what the walker's files share: the walk in progress, checked reads of the
+   target, and the libstdc++ / ska containers PyTorch's structs are made of. Private. */
+#ifndef MEMPROF_WALK_INT_H
+#define MEMPROF_WALK_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "mp_layout.h"
+#include "mp_target.h"
+#include "mp_walk.h"
+
+/* Caps that keep a damaged target from costing unbounded time or memory. */
+#define WK_MAX_DEVICES 120            /* C10_COMPILE_TIME_MAX_GPUS */
+#define WK_MAX_BLOCKS_DEFAULT (64u << 20)
+#define WK_MAX_TRACE (16u << 20)      /* ring entries per device */
+#define WK_MAX_STRING (1u << 20)      /* bytes of one std::string */
+#define WK_MAX_STRUCT 4096            /* bytes of one struct read at once */
+#define WK_MAX_ENTRY 512              /* bytes of one TraceEntry */
+#define WK_MAX_TREE_DEPTH 128         /* a red-black tree of 2^64 nodes is shallower */
+#define WK_MAX_FLAT_SLOTS (1ull << 32) /* ska flat_hash slots */
+
+/* The walk in progress. */
+struct walk {
+	mp_target *t;
+	const mp_layout *L;
+	mp_diag *diag;
+	int cxx11_abi; /* std::string flavour */
+	mp_walk *w;    /* the result being filled */
+	size_t seg_cap, blk_cap, trace_cap;
+	size_t max_blocks;
+	const mp_walk_opts *opts;
+	size_t next_progress;
+};
+
+/* Offset of field F in the walk's layout. */
+#define OFF(wk, F) ((wk)->L->off[MP_L_##F])
+#define HAS(wk, F) ((wk)->L->off[MP_L_##F] != MP_LAYOUT_ABSENT)
+
+/* Scalars out of a struct image read from the target (OFF must be inside it). */
+static inline uint64_t wk_u64(const unsigned char *img, int32_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, img + off, sizeof v);
+	return v;
+}
+
+static inline int64_t wk_i64(const unsigned char *img, int32_t off)
+{
+	return (int64_t)wk_u64(img, off);
+}
+
+static inline int32_t wk_i32(const unsigned char *img, int32_t off)
+{
+	int32_t v;
+
+	memcpy(&v, img + off, sizeof v);
+	return v;
+}
+
+static inline uint8_t wk_u8(const unsigned char *img, int32_t off)
+{
+	return img[off];
+}
+
+/* Read LEN bytes at ADDR (no diag: callers say what they were reading). */
+mp_err wk_read(struct walk *wk, uint64_t addr, void *buf, size_t len) MP_WUR;
+mp_err wk_read_u64(struct walk *wk, uint64_t addr, uint64_t *out) MP_WUR;
+
+/* A std::vector's [begin, end) with ELEM-sized elements: checks begin <= end <= capacity,
+   alignment of the size, and at most MAX elements. */
+mp_err wk_vector(struct walk *wk, uint64_t addr, size_t elem, size_t max, uint64_t *begin,
+		 size_t *n) MP_WUR;
+
+/* A std::string at ADDR (either C++ ABI) as a malloc'd NUL-terminated copy. */
+mp_err wk_string(struct walk *wk, uint64_t addr, char **out) MP_WUR;
+
+/* Call FN with each value (a Block* etc.) of the std::set at ADDR, in order. Stops at the first
+   error FN returns; a damaged tree is MP_E_CORRUPT/MP_E_CYCLE with a warning. */
+typedef mp_err (*wk_value_fn)(struct walk *wk, uint64_t value, void *ctx);
+mp_err wk_rbtree_each(struct walk *wk, uint64_t addr, wk_value_fn fn, void *ctx) MP_WUR;
+
+/* The red-black tree's node count, with its header checked. */
+mp_err wk_rbtree_count(struct walk *wk, uint64_t addr, uint64_t *count) MP_WUR;
+
+/* Call FN with the address and image of each live entry of the ska flat_hash_set/map at ADDR
+   (entries of ENTRY bytes; the value starts at 8), in slot order. */
+typedef mp_err (*wk_entry_fn)(struct walk *wk, const unsigned char *entry, void *ctx);
+mp_err wk_flat_each(struct walk *wk, uint64_t addr, size_t entry, wk_entry_fn fn, void *ctx) MP_WUR;
+
+/* The flat table's element count, with its header checked. */
+mp_err wk_flat_count(struct walk *wk, uint64_t addr, uint64_t *count) MP_WUR;
+
+/* One Block, decoded through the layout. */
+struct wk_block {
+	uint64_t addr; /* where the Block object itself lives */
+	uint64_t ptr, size, requested_size;
+	uint64_t stream, pool, prev, next;
+	uint64_t ctx_alloc, ctx_segment, expandable;
+	uint64_t stream_uses;
+	int64_t event_count;
+	int device;
+	bool allocated, mapped;
+};
+
+mp_err wk_read_block(struct walk *wk, uint64_t addr, struct wk_block *b) MP_WUR;
+
+/* The state snapshot() gives B. */
+enum mp_walk_state wk_block_state(const struct wk_block *b);
+
+/* Find the native allocator object and its device allocators, checking RTTI and the vector. */
+mp_err wk_find_allocator(struct walk *wk, const mp_c10 *c10, uint64_t *obj) MP_WUR;
+mp_err wk_device_allocators(struct walk *wk, uint64_t obj, uint64_t **das, size_t *n) MP_WUR;
+
+/* Check the walk's layout against the allocator's memory (before trusting it): structural
+   invariants of pools, trees, tables, the ring and a sample of blocks. MP_OK or MP_E_CORRUPT
+   with the first failed check in DIAG. */
+mp_err wk_layout_check(struct walk *wk, const uint64_t *das, size_t n) MP_WUR;
+
+/* Per device: its segments and blocks, its stats, its trace ring. */
+mp_err wk_segments(struct walk *wk, mp_walk_device *dev) MP_WUR;
+mp_err wk_stats(struct walk *wk, mp_walk_device *dev) MP_WUR;
+mp_err wk_trace(struct walk *wk, mp_walk_device *dev) MP_WUR;
+
+/* CUDAAllocatorConfig, when the library shows where it is. */
+mp_err wk_settings(struct walk *wk, uint64_t instance_addr) MP_WUR;
+
+/* Convert the ring's raw time stamps to the microseconds snapshot() reports. */
+void wk_convert_times(struct walk *wk, uint64_t allocator);
+
+/* Say that the result is partial, with a warning. */
+void wk_damaged(struct walk *wk, const char *fmt, ...) MP_PRINTF(2, 3);
+
+#endif

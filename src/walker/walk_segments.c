@@ -1,0 +1,304 @@
+/* walk_segments.c - one device's segments rebuilt as DeviceCachingAllocator::snapshot() does:
+   every head block among the pools' free blocks and the active blocks starts a segment that
+   runs along `next` while blocks are mapped; segments are then sorted by address. */
+#include <stdlib.h>
+
+#include "mp_array.h"
+#include "walk_int.h"
+
+/* What is known about one BlockPool (a device has 2, each private pool 2 more). */
+struct pool_info {
+	uint64_t addr;
+	bool is_small;
+	uint64_t owner; /* PrivatePool* or 0 */
+	uint64_t id[2];
+};
+
+struct seg_walk {
+	uint64_t dca;
+	uint64_t *heads;
+	size_t nheads, heads_cap;
+	struct pool_info *pools;
+	size_t npools, pools_cap;
+	/* PrivatePool* -> id, from graph_pools and graph_pools_freeable (2.6 has no id member). */
+	uint64_t (*private_ids)[3];
+	size_t nprivate, private_cap;
+};
+
+static mp_err note_private(struct walk *wk, const unsigned char *e, void *ctx)
+{
+	struct seg_walk *sw = ctx;
+	mp_err err;
+
+	(void)wk;
+	err = mp_array_grow((void **)&sw->private_ids, &sw->private_cap, sw->nprivate + 1, sizeof *sw->private_ids);
+	if (err != MP_OK)
+		return err;
+	/* entry: distance at 0, MempoolId_t (first, second) at 8 and 16, the pool pointer at 24 */
+	sw->private_ids[sw->nprivate][0] = wk_u64(e, 24);
+	sw->private_ids[sw->nprivate][1] = wk_u64(e, 8);
+	sw->private_ids[sw->nprivate][2] = wk_u64(e, 16);
+	sw->nprivate++;
+	return MP_OK;
+}
+
+static mp_err pool_info(struct walk *wk, struct seg_walk *sw, uint64_t pool, const struct pool_info **out)
+{
+	struct pool_info pi = { .addr = pool };
+	uint8_t is_small;
+	mp_err err;
+
+	for (size_t i = 0; i < sw->npools; i++)
+		if (sw->pools[i].addr == pool) {
+			*out = &sw->pools[i];
+			return MP_OK;
+		}
+	if ((err = mp_target_read_u8(wk->t, pool + (uint64_t)OFF(wk, BP_IS_SMALL), &is_small, NULL)) != MP_OK ||
+	    (err = wk_read_u64(wk, pool + (uint64_t)OFF(wk, BP_OWNER_PRIVATEPOOL), &pi.owner)) != MP_OK)
+		return err;
+	if (is_small > 1)
+		return MP_E_CORRUPT;
+	pi.is_small = is_small;
+	if (pi.owner != 0 && HAS(wk, PP_ID)) {
+		if ((err = wk_read(wk, pi.owner + (uint64_t)OFF(wk, PP_ID), pi.id, sizeof pi.id)) != MP_OK)
+			return err;
+	} else if (pi.owner != 0) {
+		bool found = false;
+
+		for (size_t i = 0; i < sw->nprivate && !found; i++)
+			if (sw->private_ids[i][0] == pi.owner) {
+				pi.id[0] = sw->private_ids[i][1];
+				pi.id[1] = sw->private_ids[i][2];
+				found = true;
+			}
+		if (!found)
+			wk_damaged(wk, "private pool 0x%llx is in neither graph_pools nor graph_pools_freeable; its id reads (0, 0)",
+				   (unsigned long long)pi.owner);
+	}
+	if ((err = mp_array_grow((void **)&sw->pools, &sw->pools_cap, sw->npools + 1, sizeof *sw->pools)) != MP_OK)
+		return err;
+	sw->pools[sw->npools] = pi;
+	*out = &sw->pools[sw->npools++];
+	return MP_OK;
+}
+
+/* A candidate starts a segment unless its predecessor is mapped (then it is inside one). */
+static mp_err consider(struct walk *wk, uint64_t block, void *ctx)
+{
+	struct seg_walk *sw = ctx;
+	struct wk_block b;
+	mp_err err = wk_read_block(wk, block, &b);
+
+	if (err != MP_OK) {
+		wk_damaged(wk, "block 0x%llx of device allocator 0x%llx is unreadable or damaged; skipped",
+			   (unsigned long long)block, (unsigned long long)sw->dca);
+		return MP_OK;
+	}
+	if (b.prev != 0) {
+		uint8_t prev_mapped = 1;
+
+		/* Only expandable segments have unmapped blocks: skip the read otherwise. */
+		if (b.expandable != 0 &&
+		    mp_target_read_u8(wk->t, b.prev + (uint64_t)OFF(wk, BLOCK_MAPPED), &prev_mapped, NULL) != MP_OK) {
+			wk_damaged(wk, "block 0x%llx has an unreadable prev 0x%llx", (unsigned long long)block,
+				   (unsigned long long)b.prev);
+			return MP_OK;
+		}
+		if (prev_mapped)
+			return MP_OK;
+	}
+	if (!b.mapped)
+		return MP_OK;
+	if ((err = mp_array_grow((void **)&sw->heads, &sw->heads_cap, sw->nheads + 1, sizeof *sw->heads)) != MP_OK)
+		return err;
+	sw->heads[sw->nheads++] = block;
+	return MP_OK;
+}
+
+static mp_err consider_entry(struct walk *wk, const unsigned char *e, void *ctx)
+{
+	return consider(wk, wk_u64(e, 8), ctx);
+}
+
+/* Candidates from a pool's free set; a damaged tree costs that pool only. */
+static mp_err pool_candidates(struct walk *wk, struct seg_walk *sw, uint64_t pool, const char *what)
+{
+	mp_err err = wk_rbtree_each(wk, pool + (uint64_t)OFF(wk, BP_BLOCKS), consider, sw);
+
+	if (err == MP_E_NOMEM)
+		return err;
+	if (err != MP_OK)
+		wk_damaged(wk, "the free-block tree of %s (pool 0x%llx) is damaged (%s); its blocks may be missing",
+			   what, (unsigned long long)pool, mp_strerror(err));
+	return MP_OK;
+}
+
+static mp_err private_pool_candidates(struct walk *wk, const unsigned char *e, void *ctx)
+{
+	uint64_t pp = wk_u64(e, 24);
+	mp_err err;
+
+	if (pp == 0)
+		return MP_OK;
+	if ((err = pool_candidates(wk, ctx, pp + (uint64_t)OFF(wk, PP_SMALL_BLOCKS), "a private pool's small blocks")) != MP_OK)
+		return err;
+	return pool_candidates(wk, ctx, pp + (uint64_t)OFF(wk, PP_LARGE_BLOCKS), "a private pool's large blocks");
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static mp_err add_block(struct walk *wk, const struct wk_block *b, uint64_t address)
+{
+	mp_walk *w = wk->w;
+	mp_err err;
+
+	if (w->nblocks >= wk->max_blocks)
+		return MP_E_LIMIT;
+	if ((err = mp_array_grow((void **)&w->blocks, &wk->blk_cap, w->nblocks + 1, sizeof *w->blocks)) != MP_OK)
+		return err;
+	w->blocks[w->nblocks++] = (mp_walk_block){
+		.ptr = address,
+		.size = b->size,
+		.requested_size = b->requested_size,
+		.context = b->ctx_alloc,
+		.state = wk_block_state(b),
+	};
+	if (wk->opts->progress != NULL && w->nblocks >= wk->next_progress) {
+		wk->opts->progress(wk->opts->progress_ctx, w->nblocks);
+		wk->next_progress = w->nblocks + (1u << 16);
+	}
+	return MP_OK;
+}
+
+/* The segment headed by HEAD: its mapped run along `next`. */
+static mp_err walk_segment(struct walk *wk, struct seg_walk *sw, mp_walk_device *dev, uint64_t head)
+{
+	mp_walk *w = wk->w;
+	const struct pool_info *pi;
+	struct wk_block b, first;
+	mp_walk_segment seg = { .device = dev->index };
+	uint64_t offset = 0;
+	mp_err err;
+
+	if ((err = wk_read_block(wk, head, &first)) != MP_OK)
+		return MP_OK; /* reported when it was considered */
+	if ((err = pool_info(wk, sw, first.pool, &pi)) != MP_OK) {
+		if (err == MP_E_NOMEM)
+			return err;
+		wk_damaged(wk, "block 0x%llx points to an unreadable pool 0x%llx; its segment is left out",
+			   (unsigned long long)head, (unsigned long long)first.pool);
+		return MP_OK;
+	}
+	seg.device = first.device;
+	seg.address = first.ptr;
+	seg.stream = first.stream;
+	seg.is_large = !pi->is_small;
+	seg.is_expandable = first.expandable != 0;
+	seg.pool_id[0] = pi->id[0];
+	seg.pool_id[1] = pi->id[1];
+	seg.context = first.ctx_segment;
+	seg.first_block = w->nblocks;
+	b = first;
+	for (;;) {
+		enum mp_walk_state st = wk_block_state(&b);
+
+		if ((err = add_block(wk, &b, seg.address + offset)) != MP_OK) {
+			if (err != MP_E_LIMIT)
+				return err;
+			wk_damaged(wk, "more than %zu blocks: the walk stops here", wk->max_blocks);
+			break;
+		}
+		offset += b.size;
+		seg.total_size += b.size;
+		if (st == MP_WS_ACTIVE_ALLOCATED)
+			seg.allocated_size += b.size;
+		if (st != MP_WS_INACTIVE) {
+			seg.active_size += b.size;
+			seg.requested_size += b.requested_size;
+		}
+		if (b.next == 0)
+			break;
+		uint64_t at = b.addr, end = b.ptr + b.size;
+
+		if ((err = wk_read_block(wk, b.next, &b)) != MP_OK) {
+			wk_damaged(wk, "segment 0x%llx: block after 0x%llx is unreadable or damaged; segment cut short",
+				   (unsigned long long)seg.address, (unsigned long long)at);
+			break;
+		}
+		if (!b.mapped)
+			break;
+		/* Linked both ways, contiguous, same segment: else stop (this also ends cycles). */
+		if (b.prev != at || b.ptr != end || b.pool != first.pool || b.device != first.device) {
+			wk_damaged(wk, "segment 0x%llx: block 0x%llx does not follow 0x%llx (prev, address or pool differ); segment cut short",
+				   (unsigned long long)seg.address, (unsigned long long)b.addr, (unsigned long long)at);
+			break;
+		}
+	}
+	seg.nblocks = w->nblocks - seg.first_block;
+	if ((err = mp_array_grow((void **)&w->segments, &wk->seg_cap, w->nsegments + 1, sizeof *w->segments)) != MP_OK)
+		return err;
+	w->segments[w->nsegments++] = seg;
+	return MP_OK;
+}
+
+static int cmp_segment(const void *a, const void *b)
+{
+	const mp_walk_segment *x = a, *y = b;
+
+	return (x->address > y->address) - (x->address < y->address);
+}
+
+mp_err wk_segments(struct walk *wk, mp_walk_device *dev)
+{
+	struct seg_walk sw = { .dca = dev->address };
+	mp_walk *w = wk->w;
+	size_t first_seg = w->nsegments;
+	mp_err err;
+
+	/* Private pool ids first (2.6 keeps them only as the graph_pools keys). */
+	if (wk_flat_each(wk, dev->address + (uint64_t)OFF(wk, DCA_GRAPH_POOLS), 32, note_private, &sw) != MP_OK ||
+	    wk_flat_each(wk, dev->address + (uint64_t)OFF(wk, DCA_GRAPH_POOLS_FREEABLE), 32, note_private, &sw) != MP_OK)
+		wk_damaged(wk, "device %d: the private pool tables are damaged; pool ids may be missing", dev->index);
+	/* Candidates in snapshot()'s order: small, large, private pools, then active blocks. */
+	err = pool_candidates(wk, &sw, dev->address + (uint64_t)OFF(wk, DCA_SMALL_BLOCKS), "the small pool");
+	if (err == MP_OK)
+		err = pool_candidates(wk, &sw, dev->address + (uint64_t)OFF(wk, DCA_LARGE_BLOCKS), "the large pool");
+	if (err == MP_OK) {
+		err = wk_flat_each(wk, dev->address + (uint64_t)OFF(wk, DCA_GRAPH_POOLS), 32, private_pool_candidates, &sw);
+		if (err != MP_OK && err != MP_E_NOMEM) {
+			wk_damaged(wk, "device %d: graph_pools is damaged (%s)", dev->index, mp_strerror(err));
+			err = MP_OK;
+		}
+	}
+	if (err == MP_OK) {
+		err = wk_flat_each(wk, dev->address + (uint64_t)OFF(wk, DCA_ACTIVE_BLOCKS), 16, consider_entry, &sw);
+		if (err != MP_OK && err != MP_E_NOMEM) {
+			wk_damaged(wk, "device %d: the active block table is damaged (%s); active blocks may be missing",
+				   dev->index, mp_strerror(err));
+			err = MP_OK;
+		}
+	}
+	if (err == MP_OK) {
+		size_t n = 0;
+
+		/* A head reached twice (damage, or a block in two sets) gives one segment. */
+		qsort(sw.heads, sw.nheads, sizeof *sw.heads, cmp_u64);
+		for (size_t i = 0; i < sw.nheads; i++)
+			if (i == 0 || sw.heads[i] != sw.heads[n - 1])
+				sw.heads[n++] = sw.heads[i];
+		if (n != sw.nheads)
+			wk_damaged(wk, "device %d: %zu blocks are in more than one pool set", dev->index, sw.nheads - n);
+		for (size_t i = 0; i < n && err == MP_OK && w->nblocks < wk->max_blocks; i++)
+			err = walk_segment(wk, &sw, dev, sw.heads[i]);
+	}
+	qsort(w->segments + first_seg, w->nsegments - first_seg, sizeof *w->segments, cmp_segment);
+	free(sw.heads);
+	free(sw.pools);
+	free(sw.private_ids);
+	return err;
+}

@@ -1,0 +1,105 @@
+/* walk_trace.c - a device's trace ring (RingBuffer<TraceEntry> alloc_buffer) in time order:
+   entries [next, size) then [0, next) once the ring has wrapped (allocator-facts §3.7). */
+#include <stdlib.h>
+
+#include "mp_array.h"
+#include "walk_int.h"
+
+/* The ring is read in chunks of this many entries. */
+enum { TRACE_CHUNK = 64 };
+
+static mp_err read_entry(struct walk *wk, const unsigned char *e, mp_walk_trace *out)
+{
+	*out = (mp_walk_trace){
+		.action = wk_i32(e, OFF(wk, TE_ACTION)),
+		.device = (int8_t)wk_u8(e, OFF(wk, TE_DEVICE)),
+		.addr = wk_u64(e, OFF(wk, TE_ADDR)),
+		.size = wk_u64(e, OFF(wk, TE_SIZE)),
+		.stream = wk_u64(e, OFF(wk, TE_STREAM)),
+		.tsc = wk_u64(e, OFF(wk, TE_TIME)),
+		.context = wk_u64(e, OFF(wk, TE_CONTEXT)),
+	};
+	if (out->action < 0 || out->action > MP_WALK_ACTION_MAX)
+		return MP_E_CORRUPT;
+	if (HAS(wk, TE_MEMPOOL)) {
+		out->mempool[0] = wk_u64(e, OFF(wk, TE_MEMPOOL));
+		out->mempool[1] = wk_u64(e, OFF(wk, TE_MEMPOOL) + 8);
+	}
+	return MP_OK;
+}
+
+/* The entry's strings: their characters live elsewhere in the target. */
+static mp_err entry_strings(struct walk *wk, uint64_t at, mp_walk_trace *tr)
+{
+	mp_err err = MP_OK;
+
+	if (HAS(wk, TE_COMPILE_CONTEXT))
+		err = wk_string(wk, at + (uint64_t)OFF(wk, TE_COMPILE_CONTEXT), &tr->compile_context);
+	if (err == MP_OK && HAS(wk, TE_USER_METADATA))
+		err = wk_string(wk, at + (uint64_t)OFF(wk, TE_USER_METADATA), &tr->user_metadata);
+	return err;
+}
+
+mp_err wk_trace(struct walk *wk, mp_walk_device *dev)
+{
+	unsigned char hdr[64], buf[TRACE_CHUNK * WK_MAX_ENTRY];
+	uint64_t ring = dev->address + (uint64_t)OFF(wk, DCA_ALLOC_BUFFER), vec, next, begin;
+	size_t esize = (size_t)OFF(wk, TE_SIZEOF), n;
+	mp_walk *w = wk->w;
+	uint8_t history = 0;
+	mp_err err;
+
+	dev->first_trace = w->ntrace;
+	if (HAS(wk, DCA_RECORD_HISTORY) &&
+	    mp_target_read_u8(wk->t, dev->address + (uint64_t)OFF(wk, DCA_RECORD_HISTORY), &history, NULL) == MP_OK)
+		dev->record_history = history == 1;
+	if ((err = wk_read(wk, ring, hdr, sizeof hdr)) != MP_OK) {
+		wk_damaged(wk, "device %d: its trace ring is unreadable", dev->index);
+		return MP_OK;
+	}
+	dev->ring_max_entries = wk_u64(hdr, OFF(wk, RB_MAX_ENTRIES));
+	next = wk_u64(hdr, OFF(wk, RB_NEXT));
+	vec = wk_u64(hdr, OFF(wk, RB_VECTOR));
+	if (vec == 0)
+		return MP_OK; /* history was never recorded */
+	err = wk_vector(wk, vec, esize, WK_MAX_TRACE, &begin, &n);
+	if (err != MP_OK || (n != 0 && next >= n) || n > dev->ring_max_entries) {
+		wk_damaged(wk, "device %d: the trace ring (vector 0x%llx) is damaged; no trace for it", dev->index,
+			   (unsigned long long)vec);
+		return MP_OK;
+	}
+	if ((err = mp_array_grow((void **)&w->trace, &wk->trace_cap, w->ntrace + n, sizeof *w->trace)) != MP_OK)
+		return err;
+	for (size_t done = 0; done < n;) {
+		/* Logical entry DONE is ring slot (next + done) % n; read runs of slots at once. */
+		size_t slot = (size_t)((next + done) % n), run = n - slot;
+
+		if (run > n - done)
+			run = n - done;
+		if (run > TRACE_CHUNK)
+			run = TRACE_CHUNK;
+		if ((err = wk_read(wk, begin + slot * esize, buf, run * esize)) != MP_OK) {
+			wk_damaged(wk, "device %d: trace entries from %zu are unreadable; the trace is cut short",
+				   dev->index, done);
+			break;
+		}
+		for (size_t i = 0; i < run; i++) {
+			mp_walk_trace *tr = &w->trace[w->ntrace];
+
+			if (read_entry(wk, buf + i * esize, tr) != MP_OK ||
+			    (err = entry_strings(wk, begin + (slot + i) * esize, tr)) != MP_OK) {
+				if (err == MP_E_NOMEM)
+					return err;
+				free(tr->compile_context);
+				free(tr->user_metadata);
+				wk_damaged(wk, "device %d: trace entry %zu is damaged; skipped", dev->index, done + i);
+				err = MP_OK;
+				continue;
+			}
+			w->ntrace++;
+		}
+		done += run;
+	}
+	dev->ntrace = w->ntrace - dev->first_trace;
+	return MP_OK;
+}
