@@ -25,6 +25,8 @@ typedef struct mp_target_opts {
 	const char *sysroot;    /* prefix for the absolute paths of mapped files (a core from another machine) */
 	const char *solib_path; /* colon-separated directories searched by base name, before SYSROOT */
 	bool stop;              /* live pid: ptrace-stop the process while it is read (detached at close) */
+	bool proc_mem;          /* live pid: read /proc/PID/mem only, never process_vm_readv (which
+				   is otherwise tried first, and left for /proc/PID/mem when refused) */
 } mp_target_opts;
 
 /* What kind of source a target reads. */
@@ -94,6 +96,12 @@ size_t mp_target_mappings(const mp_target *t, const mp_mapping **out);
 /* Whether mapping M's local file has another build-id than the target's memory shows (cores:
    checked at open; other targets: false). */
 bool mp_target_mapping_mismatch(const mp_target *t, const mp_mapping *m);
+
+/* The GNU build-id of mapping M's file as T's memory shows it (the ELF headers and notes at
+   the start of the file's mapping at file offset 0) into ID (CAP bytes), its length in *LEN.
+   MP_E_NOTFOUND when the memory holds no ELF headers or no build-id note there. */
+mp_err mp_target_mapping_build_id(mp_target *t, const mp_mapping *m, unsigned char *id, size_t cap,
+				  size_t *len, mp_diag *diag) MP_WUR;
 
 const mp_target_info *mp_target_get_info(const mp_target *t);
 

@@ -1,0 +1,81 @@
+/* target_int.h - the body of mp_target, its source table and page cache (not installed). */
+#ifndef MEMPROF_TARGET_INT_H
+#define MEMPROF_TARGET_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mp_target.h"
+
+#define TARGET_PAGE 4096u
+#define TARGET_CACHE_PAGES 1024u /* 4 MiB of cached memory */
+#define TARGET_CACHE_BUCKETS 2048u
+
+/* One source of memory: a core, a live process, a callback. */
+struct target_ops {
+	/* Copy the leading readable bytes of [ADDR, ADDR+LEN) into BUF and return how many.
+	   Sources are page-granular: a byte that cannot be read makes the rest of its page
+	   unreadable as far as the cache is concerned. */
+	size_t (*read)(mp_target *t, uint64_t addr, void *buf, size_t len);
+	/* Say in MSG (N bytes) why ADDR cannot be read; may be NULL. */
+	void (*explain)(mp_target *t, uint64_t addr, char *msg, size_t n);
+	/* Free the source's state (T->src); may be NULL. */
+	void (*close)(mp_target *t);
+};
+
+/* A cached page: DATA holds the VALID readable leading bytes of the page at ADDR
+   (VALID == 0: a negative entry, the page is unreadable). */
+struct cache_page {
+	uint64_t addr;
+	uint32_t valid;
+	struct cache_page *hnext;       /* in its bucket */
+	struct cache_page *prev, *next; /* in the LRU list, most recent first */
+	unsigned char data[TARGET_PAGE];
+};
+
+struct target_cache {
+	struct cache_page *buckets[TARGET_CACHE_BUCKETS];
+	struct cache_page *head, *tail; /* LRU list */
+	size_t npages;
+};
+
+struct mp_target {
+	const struct target_ops *ops;
+	void *src;
+	mp_target_info info;
+	char *origin, *exe, *cmdline; /* owned by the target; info points at them */
+	mp_mapping *maps;             /* by address; paths owned by the target */
+	bool *mismatch;               /* per mapping */
+	size_t nmaps, capmaps;
+	struct target_cache cache;
+};
+
+/* A new target of KIND over OPS with source state SRC, named ORIGIN (copied). */
+mp_err target_new(enum mp_target_kind kind, const struct target_ops *ops, void *src,
+		  const char *origin, mp_target **out, mp_diag *diag) MP_WUR;
+
+/* Append a mapping (PATH and LOCAL_PATH copied; LOCAL_PATH may be NULL). */
+mp_err target_add_mapping(mp_target *t, uint64_t start, uint64_t end, uint64_t file_offset,
+			  const char *path, const char *local_path, mp_diag *diag) MP_WUR;
+
+/* Sort the mappings by address (after the last target_add_mapping). */
+void target_sort_mappings(mp_target *t);
+
+/* The index of the mapping holding ADDR, or -1. */
+ptrdiff_t target_find_mapping(const mp_target *t, uint64_t addr);
+
+/* Set an owned string (copied; S may be NULL) into *SLOT, freeing the old one. */
+mp_err target_set_string(char **slot, const char *s, mp_diag *diag) MP_WUR;
+
+/* The page at ADDR (a multiple of TARGET_PAGE), from the cache or read from the source. */
+const struct cache_page *cache_get(mp_target *t, uint64_t addr);
+
+/* Forget (and free) every cached page. */
+void cache_clear(struct target_cache *c);
+
+/* Where PATH (as the target named it) is here, under OPTS: a malloc'd path, or NULL when
+   it is not found (or on out of memory). */
+char *target_find_file(const char *path, const mp_target_opts *opts);
+
+#endif
