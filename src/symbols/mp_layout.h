@@ -114,7 +114,8 @@ enum mp_layout_field {
 /* What a layout was made for: the keys that change PyTorch's layouts. */
 typedef struct mp_layout_key {
 	char torch_version[16]; /* "2.6", "2.14"; "" = any */
-	int cxx11_abi;          /* 1: std::string is the 32-byte SSO string; 0: the old 8-byte COW string */
+	int cxx11_abi;          /* 1: std::string is the 32-byte SSO string; 0: the old 8-byte COW string;
+				   -1: any (a layout file without "key cxx11_abi", DWARF layouts) */
 	int cuda_major;         /* CUDA major the build used where a struct embeds cudaDeviceProp; 0 = any */
 } mp_layout_key;
 
@@ -132,16 +133,30 @@ const char *mp_layout_member_name(enum mp_layout_field f);
 /* Whether a field is required: every layout must give it (others may be MP_LAYOUT_ABSENT). */
 bool mp_layout_field_required(enum mp_layout_field f);
 
+/* Make L an empty layout named NAME from SOURCE: no key (version "", cxx11_abi -1,
+   cuda_major 0), every field MP_LAYOUT_ABSENT. This function can't fail. */
+void mp_layout_init(mp_layout *l, const char *name, const char *source);
+
+/* Check L: every required field present, every offset in [0, 1<<20), and every member offset
+   below its struct's size where the struct has a "sizeof" field. MP_E_NOTFOUND naming the
+   first missing required field, MP_E_RANGE naming the first bad offset. */
+mp_err mp_layout_check(const mp_layout *l, mp_diag *diag) MP_WUR;
+
 /* Parse a layout file's text TEXT (LEN bytes) named NAME. Lines: "# comment", "key version 2.6",
-   "key cxx11_abi 1", "key cuda_major 12", "Struct.member OFFSET|-". Unknown fields, duplicates,
-   missing required fields, and offsets outside [0, 1<<20) fail with the line number in DIAG. */
+   "key cxx11_abi 1", "key cuda_major 12", "Struct.member OFFSET|-" (OFFSET decimal or 0x hex;
+   blanks around words are free). Unknown fields or keys, duplicates, bad numbers, offsets
+   outside [0, 1<<20), control characters (binary input), a text without any field (empty) and
+   whatever mp_layout_check refuses fail with the line number in DIAG. OUT's name is NAME and
+   its source "layout file NAME". */
 mp_err mp_layout_parse(const char *name, const char *text, size_t len, mp_layout *out,
 		       mp_diag *diag) MP_WUR;
 
 /* Read and parse the layout file PATH (--layout). */
 mp_err mp_layout_load_file(const char *path, mp_layout *out, mp_diag *diag) MP_WUR;
 
-/* The layout tables compiled into memprof (from src/symbols/layouts/ *.layout), oldest first. */
+/* The layout tables compiled into memprof (from src/symbols/layouts/ *.layout), in file-name
+   order (oldest first). Each is named after its file without ".layout" ("torch-2.6") with
+   source "table torch-2.6.layout". Thread-safe (parsed once, on the first call). */
 size_t mp_layout_builtin_count(void);
 const mp_layout *mp_layout_builtin(size_t i);
 

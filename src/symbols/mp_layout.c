@@ -1,0 +1,384 @@
+/* mp_layout.c - the field table, layout files (parse, format, load) and the built-in tables. */
+#include "mp_layout.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mp_layout_int.h"
+
+#define MAX_LAYOUT_FILE (1u << 20) /* a layout file is a few KiB */
+#define MAX_OFFSET (1 << 20)
+
+static const char *const struct_names[] = {
+#define X(id, s, m) s,
+	MP_LAYOUT_FIELDS
+#undef X
+};
+
+static const char *const member_names[] = {
+#define X(id, s, m) m,
+	MP_LAYOUT_FIELDS
+#undef X
+};
+
+/* Fields a version may lack. Everything else the walker cannot do without:
+   - DCA_DEVICE_ID, PP_ID: added after 2.6 (the device index is the vector index, the pool id
+     the graph_pools key);
+   - PP_USE_COUNT: the walker does not need it;
+   - NCA_CLOCK_CONVERTER: only for converting trace times, which can be approximated;
+   - DS_NUM_OOM_REJECTIONS (2.14), TE_MEMPOOL, TE_COMPILE_CONTEXT, TE_USER_METADATA (after 2.6);
+   - ES_*: ExpandableSegment has members only when built with the CUDA driver API (Linux CUDA
+     builds always are); a layout without them cannot walk expandable segments;
+   - CFG_*: allocator_settings only, and 2.14 moved most of them to libc10. */
+static bool field_optional(enum mp_layout_field f)
+{
+	switch (f) {
+	case MP_L_NCA_CLOCK_CONVERTER:
+	case MP_L_DCA_DEVICE_ID:
+	case MP_L_DS_NUM_OOM_REJECTIONS:
+	case MP_L_PP_ID:
+	case MP_L_PP_USE_COUNT:
+	case MP_L_ES_PTR:
+	case MP_L_ES_SEGMENT_SIZE:
+	case MP_L_ES_MAX_HANDLES:
+	case MP_L_TE_MEMPOOL:
+	case MP_L_TE_COMPILE_CONTEXT:
+	case MP_L_TE_USER_METADATA:
+	case MP_L_CFG_MAX_SPLIT_SIZE:
+	case MP_L_CFG_ROUNDUP_POWER2_DIVISIONS:
+	case MP_L_CFG_GARBAGE_COLLECTION_THRESHOLD:
+	case MP_L_CFG_PINNED_NUM_REGISTER_THREADS:
+	case MP_L_CFG_EXPANDABLE_SEGMENTS:
+	case MP_L_CFG_RELEASE_LOCK_ON_CUDAMALLOC:
+	case MP_L_CFG_PINNED_USE_CUDA_HOST_REGISTER:
+	case MP_L_CFG_LAST_ALLOCATOR_SETTINGS:
+		return true;
+	default:
+		return false;
+	}
+}
+
+const char *mp_layout_struct_name(enum mp_layout_field f)
+{
+	return (unsigned)f < MP_L__COUNT ? struct_names[f] : "?";
+}
+
+const char *mp_layout_member_name(enum mp_layout_field f)
+{
+	return (unsigned)f < MP_L__COUNT ? member_names[f] : "?";
+}
+
+bool mp_layout_field_required(enum mp_layout_field f)
+{
+	return (unsigned)f < MP_L__COUNT && !field_optional(f);
+}
+
+void mp_layout_init(mp_layout *l, const char *name, const char *source)
+{
+	memset(l, 0, sizeof *l);
+	snprintf(l->name, sizeof l->name, "%s", name);
+	snprintf(l->source, sizeof l->source, "%s", source);
+	l->key.cxx11_abi = -1;
+	for (int i = 0; i < MP_L__COUNT; i++)
+		l->off[i] = MP_LAYOUT_ABSENT;
+}
+
+int mp_layout_field_lookup(const char *s, size_t slen, const char *m, size_t mlen)
+{
+	for (int i = 0; i < MP_L__COUNT; i++)
+		if (strlen(struct_names[i]) == slen && memcmp(struct_names[i], s, slen) == 0 &&
+		    strlen(member_names[i]) == mlen && memcmp(member_names[i], m, mlen) == 0)
+			return i;
+	return -1;
+}
+
+/* The *_SIZEOF field of F's struct, or -1 when the struct has none listed. */
+static int sizeof_field(enum mp_layout_field f)
+{
+	int i = mp_layout_field_lookup(struct_names[f], strlen(struct_names[f]), "sizeof", 6);
+
+	return i == (int)f ? -1 : i;
+}
+
+mp_err mp_layout_check(const mp_layout *l, mp_diag *diag)
+{
+	for (int i = 0; i < MP_L__COUNT; i++) {
+		int sz = sizeof_field((enum mp_layout_field)i);
+
+		if (l->off[i] == MP_LAYOUT_ABSENT) {
+			if (mp_layout_field_required((enum mp_layout_field)i))
+				return mp_fail(diag, MP_E_NOTFOUND, "%s: required field %s.%s missing",
+					       l->name, struct_names[i], member_names[i]);
+			continue;
+		}
+		if (l->off[i] < 0 || l->off[i] >= MAX_OFFSET)
+			return mp_fail(diag, MP_E_RANGE, "%s: %s.%s %d out of range", l->name,
+				       struct_names[i], member_names[i], (int)l->off[i]);
+		if (sz >= 0 && l->off[sz] != MP_LAYOUT_ABSENT && l->off[i] >= l->off[sz])
+			return mp_fail(diag, MP_E_RANGE, "%s: %s.%s %d lies outside sizeof %s (%d)",
+				       l->name, struct_names[i], member_names[i], (int)l->off[i],
+				       struct_names[i], (int)l->off[sz]);
+	}
+	return MP_OK;
+}
+
+/* ---- parsing */
+
+struct parser {
+	const char *name;
+	unsigned line;
+	mp_diag *diag;
+	bool seen[MP_L__COUNT];
+	bool seen_version, seen_abi, seen_cuda;
+};
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r';
+}
+
+/* Next whitespace-separated word of [*P, END): *W, *WLEN; false at the end. */
+static bool next_word(const char **p, const char *end, const char **w, size_t *wlen)
+{
+	while (*p < end && is_space(**p))
+		(*p)++;
+	if (*p >= end)
+		return false;
+	*w = *p;
+	while (*p < end && !is_space(**p))
+		(*p)++;
+	*wlen = (size_t)(*p - *w);
+	return true;
+}
+
+/* A decimal or 0x-hex number in [0, LIMIT). */
+static bool parse_number(const char *w, size_t len, long limit, long *out)
+{
+	char buf[32];
+	char *end;
+	long v;
+
+	if (len == 0 || len >= sizeof buf || w[0] == '-' || w[0] == '+')
+		return false;
+	memcpy(buf, w, len);
+	buf[len] = '\0';
+	errno = 0;
+	v = strtol(buf, &end, 0);
+	if (errno != 0 || *end != '\0' || v < 0 || v >= limit)
+		return false;
+	*out = v;
+	return true;
+}
+
+static mp_err parse_key(struct parser *p, mp_layout *out, const char *s, const char *end)
+{
+	const char *k, *v, *extra;
+	size_t klen, vlen, xlen;
+	long n;
+
+	if (!next_word(&s, end, &k, &klen) || !next_word(&s, end, &v, &vlen) ||
+	    next_word(&s, end, &extra, &xlen))
+		return mp_fail(p->diag, MP_E_CORRUPT, "%s:%u: expected \"key NAME VALUE\"", p->name,
+			       p->line);
+	if (klen == 7 && memcmp(k, "version", 7) == 0 && !p->seen_version) {
+		if (vlen >= sizeof out->key.torch_version)
+			return mp_fail(p->diag, MP_E_RANGE, "%s:%u: version too long", p->name, p->line);
+		memcpy(out->key.torch_version, v, vlen);
+		out->key.torch_version[vlen] = '\0';
+		p->seen_version = true;
+	} else if (klen == 9 && memcmp(k, "cxx11_abi", 9) == 0 && !p->seen_abi) {
+		if (!parse_number(v, vlen, 2, &n))
+			return mp_fail(p->diag, MP_E_RANGE, "%s:%u: cxx11_abi must be 0 or 1", p->name,
+				       p->line);
+		out->key.cxx11_abi = (int)n;
+		p->seen_abi = true;
+	} else if (klen == 10 && memcmp(k, "cuda_major", 10) == 0 && !p->seen_cuda) {
+		if (!parse_number(v, vlen, 1000, &n))
+			return mp_fail(p->diag, MP_E_RANGE, "%s:%u: bad cuda_major", p->name, p->line);
+		out->key.cuda_major = (int)n;
+		p->seen_cuda = true;
+	} else {
+		return mp_fail(p->diag, MP_E_CORRUPT, "%s:%u: unknown or repeated key '%.*s'", p->name,
+			       p->line, (int)klen, k);
+	}
+	return MP_OK;
+}
+
+static mp_err parse_field(struct parser *p, mp_layout *out, const char *s, const char *end)
+{
+	const char *f, *v, *dot, *extra;
+	size_t flen, vlen, xlen;
+	int id;
+	long n;
+
+	if (!next_word(&s, end, &f, &flen) || !next_word(&s, end, &v, &vlen) ||
+	    next_word(&s, end, &extra, &xlen))
+		return mp_fail(p->diag, MP_E_CORRUPT, "%s:%u: expected \"Struct.member OFFSET\"",
+			       p->name, p->line);
+	dot = memchr(f, '.', flen);
+	id = dot == NULL ? -1
+			 : mp_layout_field_lookup(f, (size_t)(dot - f), dot + 1,
+						  flen - (size_t)(dot - f) - 1);
+	if (id < 0)
+		return mp_fail(p->diag, MP_E_CORRUPT, "%s:%u: unknown field '%.*s'", p->name, p->line,
+			       (int)flen, f);
+	if (p->seen[id])
+		return mp_fail(p->diag, MP_E_CORRUPT, "%s:%u: field '%.*s' given twice", p->name,
+			       p->line, (int)flen, f);
+	p->seen[id] = true;
+	if (vlen == 1 && v[0] == '-') {
+		out->off[id] = MP_LAYOUT_ABSENT;
+		return MP_OK;
+	}
+	if (!parse_number(v, vlen, MAX_OFFSET, &n))
+		return mp_fail(p->diag, MP_E_RANGE,
+			       "%s:%u: '%.*s' is not an offset in [0, %d) for %.*s", p->name, p->line,
+			       (int)vlen, v, MAX_OFFSET, (int)flen, f);
+	out->off[id] = (int32_t)n;
+	return MP_OK;
+}
+
+static mp_err parse_line(struct parser *p, mp_layout *out, const char *s, const char *end)
+{
+	const char *q, *w;
+	size_t wlen;
+
+	for (const char *c = s; c < end; c++)
+		if ((unsigned char)*c < 0x20 && *c != '\t' && *c != '\r')
+			return mp_fail(p->diag, MP_E_FORMAT, "%s:%u: binary data, not a layout file",
+				       p->name, p->line);
+	while (s < end && is_space(*s))
+		s++;
+	if (s == end || *s == '#')
+		return MP_OK;
+	q = s;
+	if (!next_word(&q, end, &w, &wlen))
+		return MP_OK;
+	if (wlen == 3 && memcmp(w, "key", 3) == 0)
+		return parse_key(p, out, s + 3, end);
+	return parse_field(p, out, s, end);
+}
+
+mp_err mp_layout_parse(const char *name, const char *text, size_t len, mp_layout *out,
+		       mp_diag *diag)
+{
+	struct parser p = { .name = name, .diag = diag };
+	const char *s = text, *end = text + len;
+	char source[256];
+	bool any = false;
+	mp_err err;
+
+	snprintf(source, sizeof source, "layout file %s", name);
+	mp_layout_init(out, name, source);
+	if (len > MAX_LAYOUT_FILE)
+		return mp_fail(diag, MP_E_LIMIT, "%s: %zu bytes is too large for a layout file", name, len);
+	while (s < end) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		const char *eol = nl != NULL ? nl : end;
+
+		p.line++;
+		err = parse_line(&p, out, s, eol);
+		if (err != MP_OK)
+			return err;
+		s = nl != NULL ? nl + 1 : end;
+	}
+	for (int i = 0; i < MP_L__COUNT; i++)
+		any |= p.seen[i];
+	if (!any)
+		return mp_fail(diag, MP_E_FORMAT, "%s: no fields: empty or not a layout file", name);
+	return mp_layout_check(out, diag);
+}
+
+mp_err mp_layout_load_file(const char *path, mp_layout *out, mp_diag *diag)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	size_t n;
+	mp_err err;
+
+	if (f == NULL)
+		return mp_fail(diag, MP_E_ERRNO, "cannot open '%s': %s", path, strerror(errno));
+	buf = malloc(MAX_LAYOUT_FILE + 1);
+	if (buf == NULL) {
+		fclose(f);
+		return mp_fail(diag, MP_E_NOMEM, "'%s': out of memory", path);
+	}
+	n = fread(buf, 1, MAX_LAYOUT_FILE + 1, f);
+	if (ferror(f))
+		err = mp_fail(diag, MP_E_ERRNO, "cannot read '%s': %s", path, strerror(errno));
+	else
+		err = mp_layout_parse(path, buf, n, out, diag);
+	free(buf);
+	fclose(f);
+	return err;
+}
+
+/* ---- formatting */
+
+char *mp_layout_format(const mp_layout *l)
+{
+	size_t cap = 256 + (size_t)MP_L__COUNT * 96, n = 0;
+	char *buf = malloc(cap);
+
+	if (buf == NULL)
+		return NULL;
+	n += (size_t)snprintf(buf + n, cap - n, "# %s (%s)\n", l->name, l->source);
+	if (l->key.torch_version[0] != '\0')
+		n += (size_t)snprintf(buf + n, cap - n, "key version %s\n", l->key.torch_version);
+	if (l->key.cxx11_abi == 0 || l->key.cxx11_abi == 1)
+		n += (size_t)snprintf(buf + n, cap - n, "key cxx11_abi %d\n", l->key.cxx11_abi);
+	if (l->key.cuda_major > 0)
+		n += (size_t)snprintf(buf + n, cap - n, "key cuda_major %d\n", l->key.cuda_major);
+	for (int i = 0; i < MP_L__COUNT; i++) {
+		if (l->off[i] == MP_LAYOUT_ABSENT)
+			n += (size_t)snprintf(buf + n, cap - n, "%s.%s -\n", struct_names[i],
+					      member_names[i]);
+		else
+			n += (size_t)snprintf(buf + n, cap - n, "%s.%s %d\n", struct_names[i],
+					      member_names[i], (int)l->off[i]);
+	}
+	return buf;
+}
+
+/* ---- built-in tables (mp_layout_builtin.c is generated from layouts/ *.layout) */
+
+static mp_layout *builtins;
+static size_t nbuiltins;
+static pthread_once_t builtins_once = PTHREAD_ONCE_INIT;
+
+static void load_builtins(void)
+{
+	builtins = calloc(mp_layout_builtin_nfiles, sizeof *builtins);
+	if (builtins == NULL)
+		return;
+	for (size_t i = 0; i < mp_layout_builtin_nfiles; i++) {
+		const struct mp_layout_builtin_file *f = &mp_layout_builtin_files[i];
+		mp_layout *l = &builtins[nbuiltins];
+
+		/* A table that does not parse is a build error caught by test_layout. */
+		if (mp_layout_parse(f->name, f->text, strlen(f->text), l, NULL) != MP_OK)
+			continue;
+		size_t nlen = strlen(f->name);
+
+		if (nlen > 7 && strcmp(f->name + nlen - 7, ".layout") == 0)
+			nlen -= 7;
+		snprintf(l->name, sizeof l->name, "%.*s", (int)nlen, f->name);
+		snprintf(l->source, sizeof l->source, "table %s", f->name);
+		nbuiltins++;
+	}
+}
+
+size_t mp_layout_builtin_count(void)
+{
+	pthread_once(&builtins_once, load_builtins);
+	return nbuiltins;
+}
+
+const mp_layout *mp_layout_builtin(size_t i)
+{
+	pthread_once(&builtins_once, load_builtins);
+	return i < nbuiltins ? &builtins[i] : NULL;
+}

@@ -1,0 +1,258 @@
+/* test_layout.c - layout files: parsing, every refusal, formatting round trip, built-in tables. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mp_layout.h"
+#include "unit_main.h"
+
+/* A complete layout text: the built-in torch-2.6 table formatted. */
+static char *full_text(void)
+{
+	const mp_layout *l = NULL;
+
+	for (size_t i = 0; i < mp_layout_builtin_count(); i++)
+		if (strcmp(mp_layout_builtin(i)->name, "torch-2.6") == 0)
+			l = mp_layout_builtin(i);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+	return mp_layout_format(l);
+}
+
+static mp_err parse(const char *text, mp_layout *l, mp_diag *d)
+{
+	mp_diag_reset(d);
+	return mp_layout_parse("t.layout", text, strlen(text), l, d);
+}
+
+/* FULL with the line starting with PREFIX replaced by REPL ("" drops it); malloc'd. */
+static char *edit(const char *full, const char *prefix, const char *repl)
+{
+	size_t cap = strlen(full) + strlen(repl) + 2;
+	char *out = malloc(cap), *o = out;
+	const char *s = full;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+	while (*s != '\0') {
+		const char *nl = strchr(s, '\n');
+		size_t len = nl != NULL ? (size_t)(nl - s + 1) : strlen(s);
+
+		if (strncmp(s, prefix, strlen(prefix)) == 0) {
+			o += sprintf(o, "%s", repl);
+		} else {
+			memcpy(o, s, len);
+			o += len;
+		}
+		s += len;
+	}
+	*o = '\0';
+	return out;
+}
+
+static void expect_fail(const char *text, mp_err want, const char *needle)
+{
+	mp_layout l;
+	mp_diag d = { 0 };
+	mp_err err = parse(text, &l, &d);
+
+	CU_ASSERT_EQUAL(err, want);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, needle));
+	if (err != want || strstr(d.msg, needle) == NULL)
+		fprintf(stderr, "\nwanted %s with '%s', got %s: %s\n", mp_strerror(want), needle,
+			mp_strerror(err), d.msg);
+}
+
+static void test_field_table(void)
+{
+	CU_ASSERT_STRING_EQUAL(mp_layout_struct_name(MP_L_BLOCK_SIZE), "Block");
+	CU_ASSERT_STRING_EQUAL(mp_layout_member_name(MP_L_BLOCK_SIZE), "size");
+	CU_ASSERT_STRING_EQUAL(mp_layout_member_name(MP_L_DS_SIZEOF), "sizeof");
+	CU_ASSERT_TRUE(mp_layout_field_required(MP_L_BLOCK_PTR));
+	CU_ASSERT_TRUE(mp_layout_field_required(MP_L_DCA_ALLOC_BUFFER));
+	CU_ASSERT_FALSE(mp_layout_field_required(MP_L_DCA_DEVICE_ID));
+	CU_ASSERT_FALSE(mp_layout_field_required(MP_L_PP_ID));
+	CU_ASSERT_FALSE(mp_layout_field_required(MP_L_TE_MEMPOOL));
+	CU_ASSERT_FALSE(mp_layout_field_required(MP_L_CFG_LAST_ALLOCATOR_SETTINGS));
+	CU_ASSERT_FALSE(mp_layout_field_required(MP_L__COUNT));
+	CU_ASSERT_STRING_EQUAL(mp_layout_struct_name(MP_L__COUNT), "?");
+}
+
+static void test_builtins(void)
+{
+	static const char *const names[] = { "torch-2.6", "torch-2.6-oldabi", "torch-2.14-cuda12",
+					     "torch-2.14-cuda13", "torch-2.14-cuda12-oldabi",
+					     "torch-2.14-cuda13-oldabi" };
+	size_t n = mp_layout_builtin_count();
+
+	/* Every file listed in local.am parsed. */
+	CU_ASSERT_EQUAL(n, sizeof names / sizeof names[0]);
+	for (size_t i = 0; i < n; i++) {
+		const mp_layout *l = mp_layout_builtin(i);
+
+		CU_ASSERT_STRING_EQUAL(l->name, names[i]);
+		CU_ASSERT_EQUAL(mp_layout_check(l, NULL), MP_OK);
+		CU_ASSERT_PTR_NOT_NULL(strstr(l->source, "table torch-"));
+	}
+	CU_ASSERT_PTR_NULL(mp_layout_builtin(n));
+	CU_ASSERT_STRING_EQUAL(mp_layout_builtin(0)->key.torch_version, "2.6");
+	CU_ASSERT_EQUAL(mp_layout_builtin(0)->key.cxx11_abi, 1);
+	CU_ASSERT_EQUAL(mp_layout_builtin(1)->key.cxx11_abi, 0);
+	CU_ASSERT_EQUAL(mp_layout_builtin(0)->off[MP_L_BLOCK_PTR], 72);
+	CU_ASSERT_EQUAL(mp_layout_builtin(0)->off[MP_L_DCA_DEVICE_ID], MP_LAYOUT_ABSENT);
+	CU_ASSERT_EQUAL(mp_layout_builtin(3)->key.cuda_major, 13);
+	CU_ASSERT_EQUAL(mp_layout_builtin(3)->off[MP_L_DCA_ALLOC_BUFFER], 2712);
+	CU_ASSERT_EQUAL(mp_layout_builtin(2)->off[MP_L_DCA_ALLOC_BUFFER], 2736);
+	CU_ASSERT_EQUAL(mp_layout_builtin(2)->off[MP_L_TE_SIZEOF], 136);
+}
+
+static void test_round_trip(void)
+{
+	for (size_t i = 0; i < mp_layout_builtin_count(); i++) {
+		const mp_layout *l = mp_layout_builtin(i);
+		char *text = mp_layout_format(l), *again;
+		mp_layout back;
+		mp_diag d = { 0 };
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+		CU_ASSERT_EQUAL_FATAL(parse(text, &back, &d), MP_OK);
+		CU_ASSERT_EQUAL(memcmp(back.off, l->off, sizeof l->off), 0);
+		CU_ASSERT_EQUAL(memcmp(&back.key, &l->key, sizeof l->key), 0);
+		CU_ASSERT_STRING_EQUAL(back.name, "t.layout");
+		snprintf(back.name, sizeof back.name, "%s", l->name);
+		snprintf(back.source, sizeof back.source, "%s", l->source);
+		again = mp_layout_format(&back);
+		CU_ASSERT_STRING_EQUAL(again, text);
+		free(again);
+		free(text);
+	}
+}
+
+static void test_good_syntax(void)
+{
+	char *full = full_text(), *t;
+	mp_layout l;
+	mp_diag d = { 0 };
+
+	/* Hex numbers, blanks, CRLF, comments, a missing optional field, no trailing newline. */
+	t = edit(full, "Block.size ", "  Block.size\t0x30 \r\n# comment\n\n");
+	CU_ASSERT_EQUAL(parse(t, &l, &d), MP_OK);
+	CU_ASSERT_EQUAL(l.off[MP_L_BLOCK_SIZE], 48);
+	free(t);
+	t = edit(full, "PrivatePool.use_count", "");
+	CU_ASSERT_EQUAL(parse(t, &l, &d), MP_OK);
+	CU_ASSERT_EQUAL(l.off[MP_L_PP_USE_COUNT], MP_LAYOUT_ABSENT);
+	free(t);
+	full[strlen(full) - 1] = '\0';
+	CU_ASSERT_EQUAL(parse(full, &l, &d), MP_OK);
+	/* No key lines: any version, ABI, CUDA. */
+	t = edit(full, "key ", "");
+	CU_ASSERT_EQUAL(parse(t, &l, &d), MP_OK);
+	CU_ASSERT_STRING_EQUAL(l.key.torch_version, "");
+	CU_ASSERT_EQUAL(l.key.cxx11_abi, -1);
+	CU_ASSERT_EQUAL(l.key.cuda_major, 0);
+	free(t);
+	free(full);
+}
+
+static void test_errors(void)
+{
+	char *full = full_text(), *t;
+
+	t = edit(full, "Block.size ", "Block.sise 48\n");
+	expect_fail(t, MP_E_CORRUPT, "unknown field 'Block.sise'");
+	free(t);
+	t = edit(full, "Block.size ", "Block.size 48\nBlock.size 48\n");
+	expect_fail(t, MP_E_CORRUPT, "given twice");
+	free(t);
+	t = edit(full, "Block.ptr ", "");
+	expect_fail(t, MP_E_NOTFOUND, "required field Block.ptr missing");
+	free(t);
+	t = edit(full, "Block.ptr ", "Block.ptr -\n");
+	expect_fail(t, MP_E_NOTFOUND, "required field Block.ptr missing");
+	free(t);
+	t = edit(full, "Block.size ", "Block.size 4x8\n");
+	expect_fail(t, MP_E_RANGE, "'4x8' is not an offset");
+	free(t);
+	t = edit(full, "Block.size ", "Block.size -8\n");
+	expect_fail(t, MP_E_RANGE, "'-8' is not an offset");
+	free(t);
+	t = edit(full, "Block.size ", "Block.size 1048576\n");
+	expect_fail(t, MP_E_RANGE, "not an offset in [0, 1048576)");
+	free(t);
+	t = edit(full, "Block.size ", "Block.size 99999999999999999999999\n");
+	expect_fail(t, MP_E_RANGE, "is not an offset");
+	free(t);
+	t = edit(full, "Block.size ", "Block.size 48 49\n");
+	expect_fail(t, MP_E_CORRUPT, "expected \"Struct.member OFFSET\"");
+	free(t);
+	t = edit(full, "Block.size ", "Block.size\n");
+	expect_fail(t, MP_E_CORRUPT, "expected \"Struct.member OFFSET\"");
+	free(t);
+	t = edit(full, "Block.size ", "Block.size 4000\n"); /* past sizeof Block (160) */
+	expect_fail(t, MP_E_RANGE, "lies outside sizeof Block");
+	free(t);
+	t = edit(full, "key version", "key flavour 2\n");
+	expect_fail(t, MP_E_CORRUPT, "unknown or repeated key 'flavour'");
+	free(t);
+	t = edit(full, "key version", "key version 2.6\nkey version 2.7\n");
+	expect_fail(t, MP_E_CORRUPT, "unknown or repeated key 'version'");
+	free(t);
+	t = edit(full, "key cxx11_abi", "key cxx11_abi 2\n");
+	expect_fail(t, MP_E_RANGE, "cxx11_abi must be 0 or 1");
+	free(t);
+	t = edit(full, "key version", "key version 2.6.0-a-much-too-long-version\n");
+	expect_fail(t, MP_E_RANGE, "version too long");
+	free(t);
+	expect_fail("", MP_E_FORMAT, "empty");
+	expect_fail("# only a comment\n\n", MP_E_FORMAT, "empty");
+	expect_fail("Hello, world\n", MP_E_CORRUPT, "t.layout:1: unknown field 'Hello,'");
+	free(full);
+}
+
+static void test_binary(void)
+{
+	static const char bin[] = "\177ELF\002\001\001\000\000\000";
+	mp_layout l;
+	mp_diag d = { 0 };
+
+	CU_ASSERT_EQUAL(mp_layout_parse("bin", bin, sizeof bin - 1, &l, &d), MP_E_FORMAT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "bin:1: binary data"));
+	mp_diag_reset(&d);
+	CU_ASSERT_EQUAL(mp_layout_parse("nul", "Block.size 48\n\0x", 16, &l, &d), MP_E_FORMAT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "nul:2: binary data"));
+}
+
+static void test_load_file(void)
+{
+	char path[] = "/tmp/memprof-test-layout-XXXXXX", *full = full_text();
+	int fd = mkstemp(path);
+	mp_layout l;
+	mp_diag d = { 0 };
+
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(write(fd, full, strlen(full)), (ssize_t)strlen(full));
+	close(fd);
+	CU_ASSERT_EQUAL(mp_layout_load_file(path, &l, &d), MP_OK);
+	CU_ASSERT_EQUAL(l.off[MP_L_DCA_ALLOC_BUFFER], 1456);
+	CU_ASSERT_STRING_EQUAL(l.name, path);
+	unlink(path);
+	mp_diag_reset(&d);
+	CU_ASSERT_EQUAL(mp_layout_load_file(path, &l, &d), MP_E_ERRNO);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "cannot open"));
+	free(full);
+}
+
+int main(void)
+{
+	static const struct unit_test tests[] = {
+		{ "field table", test_field_table },
+		{ "built-in tables", test_builtins },
+		{ "format/parse round trip", test_round_trip },
+		{ "accepted syntax", test_good_syntax },
+		{ "refusals", test_errors },
+		{ "binary input", test_binary },
+		{ "load file", test_load_file },
+	};
+
+	return unit_run("layout", tests, sizeof tests / sizeof tests[0], NULL, NULL);
+}
