@@ -14,6 +14,7 @@
 struct mp_core {
 	int fd;
 	uint64_t size;          /* of the file */
+	const unsigned char *map; /* the whole file, read-only (NULL if it could not be mapped) */
 	uint64_t want;          /* the size its PT_LOADs need */
 	const char *path;       /* for messages */
 	char *path_copy;

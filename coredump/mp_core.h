@@ -65,6 +65,10 @@ size_t mp_core_read(mp_core *c, uint64_t addr, void *buf, size_t len, enum mp_co
 		    uint64_t *hole_len);
 
 /* The PT_LOAD segments in address order (valid until mp_core_close). */
+/* A pointer to the LEN bytes at ADDR inside the core file (mapped read-only) when the core
+   holds all of them in one segment, else NULL (then mp_core_read says what is missing). */
+const void *mp_core_direct(const mp_core *c, uint64_t addr, size_t len);
+
 size_t mp_core_segments(const mp_core *c, const mp_core_segment **out);
 
 /* The NT_FILE entries in address order (valid until mp_core_close). */

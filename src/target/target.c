@@ -165,6 +165,14 @@ mp_err mp_target_read(mp_target *t, uint64_t addr, void *buf, size_t len, mp_dia
 	if (addr + (len - 1) < addr)
 		return mp_fail(diag, MP_E_NOTFOUND, "%s: %zu bytes at 0x%llx run past the end of the "
 			       "address space", t->origin, len, (unsigned long long)addr);
+	if (t->ops->direct != NULL) {
+		const void *p = t->ops->direct(t, addr, len);
+
+		if (p != NULL) {
+			memcpy(buf, p, len);
+			return MP_OK;
+		}
+	}
 	if (len >= DIRECT_READ_MIN) {
 		size_t n = t->ops->read(t, addr, buf, len);
 

@@ -186,8 +186,14 @@ static void core_src_close(mp_target *t)
 	free(s);
 }
 
+static const void *core_src_direct(mp_target *t, uint64_t addr, size_t len)
+{
+	return mp_core_direct(((struct core_src *)t->src)->core, addr, len);
+}
+
 static const struct target_ops core_ops = {
 	.read = core_src_read,
+	.direct = core_src_direct,
 	.explain = core_src_explain,
 	.close = core_src_close,
 };

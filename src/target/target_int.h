@@ -18,6 +18,9 @@ struct target_ops {
 	   Sources are page-granular: a byte that cannot be read makes the rest of its page
 	   unreadable as far as the cache is concerned. */
 	size_t (*read)(mp_target *t, uint64_t addr, void *buf, size_t len);
+	/* A pointer to all LEN bytes at ADDR when the source already holds them in memory (a
+	   mapped core), else NULL: such reads skip the cache. May be NULL. */
+	const void *(*direct)(mp_target *t, uint64_t addr, size_t len);
 	/* Say in MSG (N bytes) why ADDR cannot be read; may be NULL. */
 	void (*explain)(mp_target *t, uint64_t addr, char *msg, size_t n);
 	/* Free the source's state (T->src); may be NULL. */
