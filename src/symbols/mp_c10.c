@@ -24,17 +24,45 @@ static bool is_c10_cuda(const char *path)
 	return strncmp(base_name(path), "libc10_cuda.so", 14) == 0;
 }
 
-/* The lowest-address mapping of libc10_cuda.so with file offset 0 (the ELF header page). */
-static const mp_mapping *find_mapping(mp_target *t)
+/* Whether another mapping of M's file sits where the loader would put one of E's other
+   PT_LOADs with load bias BIAS. */
+static bool loader_mapping(mp_target *t, const mp_mapping *m, const mp_elf *e, uint64_t bias)
 {
-	const mp_mapping *maps, *best = NULL;
+	const mp_mapping *maps;
 	size_t n = mp_target_mappings(t, &maps);
 
 	for (size_t i = 0; i < n; i++)
-		if (maps[i].path != NULL && is_c10_cuda(maps[i].path) && maps[i].file_offset == 0 &&
-		    (best == NULL || maps[i].start < best->start))
-			best = &maps[i];
-	return best;
+		if (&maps[i] != m && maps[i].file_offset != 0 && maps[i].path != NULL &&
+		    strcmp(maps[i].path, m->path) == 0 &&
+		    mp_elf_mapping_fits(e, bias, maps[i].start, maps[i].file_offset))
+			return true;
+	return false;
+}
+
+/* The mapping of libc10_cuda.so's ELF header page that the loader made: the lowest one with file
+   offset 0 whose other pages lie where its PT_LOADs say (a process may also mmap the file
+   itself), else simply the lowest with file offset 0. Opens the file into *E with bias *BIAS. */
+static const mp_mapping *find_mapping(mp_target *t, mp_elf **e, uint64_t *bias)
+{
+	const mp_mapping *maps, *lowest = NULL;
+	size_t n = mp_target_mappings(t, &maps);
+
+	*e = NULL;
+	for (size_t i = 0; i < n; i++) {
+		const mp_mapping *m = &maps[i];
+
+		if (m->path == NULL || !is_c10_cuda(m->path) || m->file_offset != 0)
+			continue;
+		if (lowest == NULL)
+			lowest = m;
+		if (m->local_path == NULL || mp_elf_open(m->local_path, e, NULL) != MP_OK)
+			continue;
+		if (mp_elf_load_bias(*e, m->start, 0, bias, NULL) == MP_OK && loader_mapping(t, m, *e, *bias))
+			return m;
+		mp_elf_close(*e);
+		*e = NULL;
+	}
+	return lowest;
 }
 
 /* "2.6.0" from "libc10_cuda.so.2.6.0". */
@@ -205,7 +233,7 @@ mp_err mp_c10_find(mp_target *t, mp_c10 *out, mp_diag *diag)
 
 	memset(out, 0, sizeof *out);
 	out->cxx11_abi = -1;
-	m = find_mapping(t);
+	m = find_mapping(t, &e, &out->bias);
 	if (m == NULL)
 		return mp_fail(diag, MP_E_NOTFOUND,
 			       "no libc10_cuda.so mapped: not a PyTorch process with CUDA");
@@ -215,12 +243,14 @@ mp_err mp_c10_find(mp_target *t, mp_c10 *out, mp_diag *diag)
 			       "'%s' (mapped by the target) not found here: give --sysroot or --solib-path",
 			       m->path);
 	snprintf(out->local_path, sizeof out->local_path, "%s", m->local_path);
-	err = mp_elf_open(m->local_path, &e, diag);
-	if (err != MP_OK)
-		goto out;
-	err = mp_elf_load_bias(e, m->start, m->file_offset, &out->bias, diag);
-	if (err != MP_OK)
-		goto out;
+	if (e == NULL) {
+		err = mp_elf_open(m->local_path, &e, diag);
+		if (err != MP_OK)
+			goto out;
+		err = mp_elf_load_bias(e, m->start, 0, &out->bias, diag);
+		if (err != MP_OK)
+			goto out;
+	}
 	err = check_build_id(t, m, e, out, diag);
 	if (err != MP_OK)
 		goto out;
@@ -287,9 +317,9 @@ size_t mp_c10_layout_candidates(const mp_c10 *c10, mp_layout *out, size_t max, m
 	}
 	if (nb > MAX_CANDIDATES)
 		nb = MAX_CANDIDATES;
-	/* Stable insertion sort of the tables by score, newest table first among equals. */
+	/* Stable insertion sort of the tables by score (file order among equals). */
 	for (size_t i = 0; i < nb; i++) {
-		size_t idx = nb - 1 - i, j = i;
+		size_t idx = i, j = i;
 		int sc = score(mp_layout_builtin(idx), c10);
 
 		while (j > 0 && scores[j - 1] < sc) {

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mp_c10.h"
 #include "mp_layout.h"
 #include "unit_main.h"
 
@@ -242,6 +243,35 @@ static void test_load_file(void)
 	free(full);
 }
 
+/* Ordering without a target: version, ABI and CUDA major pick the tables. */
+static void test_candidates_order(void)
+{
+	mp_c10 c;
+	mp_layout cand[16];
+	size_t n;
+
+	memset(&c, 0, sizeof c);
+	snprintf(c.version, sizeof c.version, "2.14.1+cu130");
+	c.cxx11_abi = 1;
+	c.cuda_major = 13;
+	n = mp_c10_layout_candidates(&c, cand, 16, NULL);
+	CU_ASSERT_EQUAL_FATAL(n, mp_layout_builtin_count());
+	CU_ASSERT_STRING_EQUAL(cand[0].name, "torch-2.14-cuda13");
+	c.cxx11_abi = 0;
+	c.cuda_major = 12;
+	mp_c10_layout_candidates(&c, cand, 16, NULL);
+	CU_ASSERT_STRING_EQUAL(cand[0].name, "torch-2.14-cuda12-oldabi");
+	snprintf(c.version, sizeof c.version, "2.6.0");
+	mp_c10_layout_candidates(&c, cand, 16, NULL);
+	CU_ASSERT_STRING_EQUAL(cand[0].name, "torch-2.6-oldabi");
+	CU_ASSERT_STRING_EQUAL(cand[1].name, "torch-2.6");
+	/* 2.140 is not 2.14: no table matches, file order decides among the ABI matches. */
+	snprintf(c.version, sizeof c.version, "2.140.0");
+	c.cxx11_abi = 1;
+	mp_c10_layout_candidates(&c, cand, 16, NULL);
+	CU_ASSERT_STRING_EQUAL(cand[0].name, "torch-2.6");
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -252,6 +282,7 @@ int main(void)
 		{ "refusals", test_errors },
 		{ "binary input", test_binary },
 		{ "load file", test_load_file },
+		{ "mp_c10 candidate order", test_candidates_order },
 	};
 
 	return unit_run("layout", tests, sizeof tests / sizeof tests[0], NULL, NULL);
