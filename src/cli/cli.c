@@ -69,47 +69,134 @@ void cli_diag_init(mp_diag *diag)
 	diag->warn = keep_warning;
 }
 
+/* Long options and the group each belongs to. */
+enum { OPT_TO = 256, OPT_PID, OPT_STOP, OPT_SYSROOT, OPT_SOLIB, OPT_LAYOUT, OPT_DEVICE, OPT_ABBREV, OPT_STATS };
+
+static const struct option longopts[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "to", required_argument, NULL, OPT_TO },
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "stop", no_argument, NULL, OPT_STOP },
+	{ "sysroot", required_argument, NULL, OPT_SYSROOT },
+	{ "solib-path", required_argument, NULL, OPT_SOLIB },
+	{ "layout", required_argument, NULL, OPT_LAYOUT },
+	{ "device", required_argument, NULL, OPT_DEVICE },
+	{ "abbreviated", no_argument, NULL, OPT_ABBREV },
+	{ "stats", no_argument, NULL, OPT_STATS },
+	{ NULL, 0, NULL, 0 },
+};
+
+static unsigned option_group(int c)
+{
+	switch (c) {
+	case 'o':
+		return CLI_O_OUTPUT;
+	case OPT_TO:
+		return CLI_O_TO;
+	case OPT_PID:
+	case OPT_STOP:
+	case OPT_SYSROOT:
+	case OPT_SOLIB:
+	case OPT_LAYOUT:
+		return CLI_O_TARGET;
+	case OPT_DEVICE:
+	case OPT_ABBREV:
+		return CLI_O_DEVICE;
+	case OPT_STATS:
+		return CLI_O_STATS;
+	}
+	return 0;
+}
+
+/* A whole decimal number in [MIN, MAX]. */
+static bool parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtol(s, &end, 10);
+	return errno == 0 && end != s && *end == '\0' && *out >= min && *out <= max;
+}
+
+static int usage_error(const struct cli_command *cmd, const char *fmt, const char *arg)
+{
+	char msg[512];
+
+	snprintf(msg, sizeof msg, fmt, arg);
+	cli_error("%s: %s", cmd->name, msg);
+	fprintf(stderr, "Try 'memprof %s --help'.\n", cmd->name);
+	return CLI_BAD;
+}
+
+static bool set_option(struct cli_opts *opts, int c, const char *arg)
+{
+	long v;
+
+	switch (c) {
+	case 'o':
+		opts->output = arg;
+		break;
+	case OPT_TO:
+		opts->to = arg;
+		break;
+	case OPT_PID:
+		if (!parse_long(arg, 1, 0x7fffffff, &v))
+			return false;
+		opts->pid = (int)v;
+		break;
+	case OPT_STOP:
+		opts->stop = true;
+		break;
+	case OPT_SYSROOT:
+		opts->sysroot = arg;
+		break;
+	case OPT_SOLIB:
+		opts->solib_path = arg;
+		break;
+	case OPT_LAYOUT:
+		opts->layout = arg;
+		break;
+	case OPT_DEVICE:
+		if (!parse_long(arg, 0, 1023, &opts->device))
+			return false;
+		break;
+	case OPT_ABBREV:
+		opts->abbreviated = true;
+		break;
+	case OPT_STATS:
+		opts->stats = true;
+		break;
+	}
+	return true;
+}
+
 int cli_parse(const struct cli_command *cmd, int argc, char **argv, int min, int max,
 	      struct cli_opts *opts, bool *done)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "to", required_argument, NULL, 't' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
+	int c, ntargets;
 
 	memset(opts, 0, sizeof *opts);
 	*done = false;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
+		if (c == 'h') {
 			fputs(cmd->usage, stdout);
 			*done = true;
 			return CLI_OK;
-		case 'o':
-			opts->output = optarg;
-			break;
-		case 't':
-			opts->to = optarg;
-			break;
-		default:
-			cli_error("%s: unknown option '%s'", cmd->name, argv[optind - 1]);
-			fprintf(stderr, "Try 'memprof %s --help'.\n", cmd->name);
-			return CLI_BAD;
 		}
+		if (c == '?' || c == ':' || (option_group(c) & cmd->options) == 0)
+			return usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+		if (!set_option(opts, c, optarg))
+			return usage_error(cmd, "bad value '%s'", optarg);
 	}
 	opts->args = argv + optind;
 	opts->nargs = argc - optind;
-	if (opts->nargs < min || opts->nargs > max) {
-		cli_error("%s: expected %s", cmd->name,
-			  min == max ? (min == 1 ? "one file" : "two files") : "other arguments");
-		fprintf(stderr, "Try 'memprof %s --help'.\n", cmd->name);
-		return CLI_BAD;
-	}
+	ntargets = cli_ntargets(opts);
+	if (ntargets < min || ntargets > max)
+		return usage_error(cmd, "expected %s",
+				   min == max ? (min == 1 ? "one target" : "two targets") : "other arguments");
 	return CLI_OK;
 }
 
@@ -152,6 +239,29 @@ int cli_write_stdout(const mp_out *out)
 	if ((out->len > 0 && fwrite(out->data, 1, out->len, stdout) != out->len) ||
 	    fflush(stdout) != 0) {
 		cli_error("cannot write to standard output: %s", strerror(errno));
+		return CLI_BAD;
+	}
+	return CLI_OK;
+}
+
+/* Write OUT's bytes to PATH ("-" = stdout) through a temporary name, so that a
+   failed conversion never leaves half a file behind. */
+int cli_save(const char *path, const mp_out *out)
+{
+	char tmp[4096];
+	FILE *f;
+
+	if (strcmp(path, "-") == 0)
+		return cli_write_stdout(out);
+	if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
+		cli_error("output name too long");
+		return CLI_BAD;
+	}
+	f = fopen(tmp, "wb");
+	if (f == NULL || fwrite(out->data, 1, out->len, f) != out->len || fclose(f) != 0 ||
+	    rename(tmp, path) != 0) {
+		cli_error("cannot write '%s': %s", path, strerror(errno));
+		remove(tmp);
 		return CLI_BAD;
 	}
 	return CLI_OK;

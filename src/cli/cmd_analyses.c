@@ -22,7 +22,8 @@ static int run_one(const struct cli_command *cmd, int argc, char **argv, const s
 {
 	struct cli_opts o;
 	mp_snapshot *snap = NULL;
-	const char *lacks;
+	const char *lacks, *name;
+	char buf[64];
 	mp_out out;
 	mp_diag diag;
 	mp_err err;
@@ -31,11 +32,12 @@ static int run_one(const struct cli_command *cmd, int argc, char **argv, const s
 
 	if (rc != CLI_OK || done)
 		return rc;
-	if (!cli_load(o.args[0], how->load_flags, &snap))
+	if (!cli_load_target(&o, 0, how->load_flags, 0, &snap))
 		return CLI_BAD;
+	name = cli_target_name(&o, 0, buf, sizeof buf);
 	lacks = how->lacks ? how->lacks(snap) : NULL;
 	if (lacks != NULL) {
-		cli_error("'%s': %s", o.args[0], lacks);
+		cli_error("'%s': %s", name, lacks);
 		mp_snapshot_free(snap);
 		return CLI_NOTHING;
 	}
@@ -43,7 +45,7 @@ static int run_one(const struct cli_command *cmd, int argc, char **argv, const s
 	cli_diag_init(&diag);
 	err = how->analysis(snap, &out, &diag);
 	if (err != MP_OK) {
-		rc = cli_fail(o.args[0], err, &diag);
+		rc = cli_fail(name, err, &diag);
 	} else if (how->flame_title == NULL) {
 		mp_out_putc(&out, '\n'); /* the reference prints its result with print() */
 		rc = cli_write_stdout(&out);
@@ -138,7 +140,7 @@ static int run_compare(const struct cli_command *cmd, int argc, char **argv)
 
 	if (rc != CLI_OK || done)
 		return rc;
-	if (!cli_load(o.args[0], 0, &before) || !cli_load(o.args[1], 0, &after)) {
+	if (!cli_load_target(&o, 0, 0, 0, &before) || !cli_load_target(&o, 1, 0, 0, &after)) {
 		mp_snapshot_free(before);
 		return CLI_BAD;
 	}
@@ -163,45 +165,52 @@ static int run_compare(const struct cli_command *cmd, int argc, char **argv)
 
 const struct cli_command cli_cmd_stats = {
 	"stats", "summarise how the allocator filled its segments (segsum)",
-	"usage: memprof stats FILE\n"
+	"usage: memprof stats TARGET\n"
 	"\n"
 	"Print overall allocation statistics and a map of how each segment of 20 MiB\n"
 	"or more is filled, byte for byte as `python -m torch.cuda._memory_viz stats`.\n"
-	"FILE is a snapshot pickle or memprof JSON ('-' reads standard input).\n"
+	CLI_TARGET_HELP
 	"Exit status: 0 done, 1 the snapshot has no segments, 2 bad input or usage.\n",
 	run_stats,
+	CLI_O_TARGET,
 };
 
 const struct cli_command cli_cmd_trace = {
 	"trace", "print the recorded alloc/free events as pseudo-Python",
-	"usage: memprof trace FILE\n"
+	"usage: memprof trace TARGET\n"
 	"\n"
 	"Print the trace ring of each device (the most recent allocator events) in the\n"
 	"style of `python -m torch.cuda._memory_viz trace`, with its known bugs fixed\n"
 	"(see tests/oracle/TRACE-DEVIATIONS.md).\n"
+	CLI_TARGET_HELP
 	"Exit status: 0 done, 1 no trace recorded, 2 bad input or usage.\n",
 	run_trace,
+	CLI_O_TARGET,
 };
 
 const struct cli_command cli_cmd_segments = {
 	"segments", "flame graph input: memory of each segment by block and call site",
-	"usage: memprof segments FILE [-o OUT]\n"
+	"usage: memprof segments TARGET [-o OUT]\n"
 	"\n"
 	"Write folded stack lines (stream;segment;state;frames... bytes) as\n"
 	"`_memory_viz segments` feeds to flamegraph.pl, to OUT or standard output.\n"
 	"If OUT ends in .svg, render the flame graph as SVG instead.\n"
+	CLI_TARGET_HELP
 	"Exit status: 0 done, 1 no blocks, 2 bad input or usage.\n",
 	run_segments,
+	CLI_O_TARGET | CLI_O_OUTPUT,
 };
 
 const struct cli_command cli_cmd_memory = {
 	"memory", "flame graph input: memory by allocation call site",
-	"usage: memprof memory FILE [-o OUT]\n"
+	"usage: memprof memory TARGET [-o OUT]\n"
 	"\n"
 	"Like 'segments' without the segment level (as `_memory_viz memory`).\n"
 	"If OUT ends in .svg, render the flame graph as SVG instead.\n"
+	CLI_TARGET_HELP
 	"Exit status: 0 done, 1 no blocks, 2 bad input or usage.\n",
 	run_memory,
+	CLI_O_TARGET | CLI_O_OUTPUT,
 };
 
 const struct cli_command cli_cmd_compare = {
@@ -211,6 +220,8 @@ const struct cli_command cli_cmd_compare = {
 	"Print the addresses of segments found only before and only after (sorted),\n"
 	"then folded stack lines of their blocks (prefix only_before;/only_after;) to\n"
 	"OUT or standard output; an OUT ending in .svg gets a rendered flame graph.\n"
+	CLI_TARGET_HELP
 	"Exit status: 0 done, 1 no difference, 2 bad input or usage.\n",
 	run_compare,
+	CLI_O_TARGET | CLI_O_OUTPUT,
 };

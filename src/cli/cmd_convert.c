@@ -17,29 +17,6 @@ static bool parse_format(const char *name, enum mp_format *fmt)
 	return true;
 }
 
-/* Write OUT's bytes to PATH ("-" = stdout) through a temporary name, so that a
-   failed conversion never leaves half a file behind. */
-static int save_to(const char *path, const mp_out *out)
-{
-	char tmp[4096];
-	FILE *f;
-
-	if (strcmp(path, "-") == 0)
-		return cli_write_stdout(out);
-	if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
-		cli_error("output name too long");
-		return CLI_BAD;
-	}
-	f = fopen(tmp, "wb");
-	if (f == NULL || fwrite(out->data, 1, out->len, f) != out->len || fclose(f) != 0 ||
-	    rename(tmp, path) != 0) {
-		cli_error("cannot write '%s': %s", path, strerror(errno));
-		remove(tmp);
-		return CLI_BAD;
-	}
-	return CLI_OK;
-}
-
 static int run_convert(const struct cli_command *cmd, int argc, char **argv)
 {
 	struct cli_opts o;
@@ -68,7 +45,7 @@ static int run_convert(const struct cli_command *cmd, int argc, char **argv)
 	mp_out_init(&out);
 	cli_diag_init(&diag);
 	err = mp_snapshot_save(snap, fmt, &out, &diag);
-	rc = err != MP_OK ? cli_fail("convert", err, &diag) : save_to(o.args[1], &out);
+	rc = err != MP_OK ? cli_fail("convert", err, &diag) : cli_save(o.args[1], &out);
 	mp_out_free(&out);
 	mp_snapshot_free(snap);
 	return rc;
@@ -84,4 +61,5 @@ const struct cli_command cli_cmd_convert = {
 	"The JSON schema is described in src/model/SCHEMA.md. OUT '-' is standard output.\n"
 	"Exit status: 0 done, 2 bad input or usage.\n",
 	run_convert,
+	CLI_O_TO,
 };

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# truth.sh - memprof's walk of PyTorch's real caching allocator against the allocator's own snapshot().
+#
+# For each c10 variant and scenario of the test bed (tests/testbed/target.sh), memprof rebuilds the snapshot from
+# a gcore core, a kernel core and the live process, and compare_truth.py checks it field by field against the
+# truth (segments, blocks, states, sizes, streams, pool ids, device stats, settings, trace entries). Then
+# `memprof stats` on the core must print what PyTorch's own _memory_viz.py prints for memprof's exported pickle.
+# Stripped layout mutants must be refused by every built-in table (their layout is no release's) and walk with
+# the layout `memprof info -o` wrote from their DWARF twin.
+#
+# Env: MEMPROF (the binary), MEMPROF_WALK_VARIANTS (default: every variant), MEMPROF_WALK_SCENARIOS (default:
+# every scenario), MEMPROF_WALK_MODES (default "gcore kernel live"). Prints one line per check and
+# "N passed, M failed"; exit 0 when all passed.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/../.." && pwd)
+memprof=${MEMPROF:-$top/_build/memprof}
+target=$top/tests/testbed/target.sh
+compare=$here/compare_truth.py
+oracle_dir=${MEMPROF_ORACLE_DIR:-$HOME/.cache/memprof/oracle}
+variants=${MEMPROF_WALK_VARIANTS:-"debug stripped debug-oldabi stripped-oldabi mutant-2.14-stats mutant-block-regcounter stripped-mutant-2.14-stats stripped-mutant-block-regcounter debian-2.6"}
+scenarios=${MEMPROF_WALK_SCENARIOS:-"training fragmented pending_free oom multi_device private_pool expandable history huge"}
+modes=${MEMPROF_WALK_MODES:-"gcore kernel live"}
+
+pass=0 fail=0
+ok() { echo "ok: $*"; pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-walk.XXXXXX")
+cleanup() {
+	for d in "$work"/*/*/live; do
+		[ -f "$d/pid" ] && "$target" --stop "$d" >/dev/null 2>&1
+	done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+"$top/tests/oracle/fetch-oracle.sh" >/dev/null 2>&1 || true
+memviz=$oracle_dir/trixie/_memory_viz.py
+
+# The stripped mutants need a layout file: the one memprof reads from their DWARF twin's core.
+layout_for() { # VARIANT -> path of a layout file, or empty
+	local twin=${1#stripped-} dir=$work/layouts/$1
+	case $1 in stripped-mutant-*) ;; *) return 0 ;; esac
+	mkdir -p "$dir"
+	if [ ! -f "$dir/layout" ] &&
+		"$target" oom "$twin" gcore "$dir" >/dev/null 2>"$dir/target.err" &&
+		"$memprof" info "$dir/core" -o "$dir/layout" >/dev/null 2>"$dir/info.err"; then
+		:
+	fi
+	[ -f "$dir/layout" ] && echo "$dir/layout"
+}
+
+# Walk TARGET (a core, or --pid N) and compare with the truth. Extra args go to memprof.
+check_walk() { # LABEL DIR TRUTH ARGS...
+	local label=$1 dir=$2 truth=$3 ring cargs
+	shift 3
+	if ! "$memprof" snapshot "$@" --stats -o "$dir/mp.json" 2>"$dir/snapshot.err"; then
+		bad "$label: memprof snapshot: $(head -c 300 "$dir/snapshot.err")"
+		return 1
+	fi
+	# A ring that wrapped (the history scenario) lost its oldest entry to the SNAPSHOT entry snapshot() added.
+	ring=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("scenario_notes", {}).get("ring_entries", ""))' "$truth")
+	cargs=()
+	[ -n "$ring" ] && cargs=(--ring-max "$ring")
+	if python3 "$compare" "${cargs[@]}" "$truth" "$dir/mp.json" >"$dir/compare.out" 2>&1; then
+		ok "$label: equal to the truth ($(grep -m1 '^segments' "$dir/compare.out" | sed 's/^segments: *//'))"
+	else
+		bad "$label: differs from the truth:"
+		sed 's/^/    /' "$dir/compare.out" | head -20
+		return 1
+	fi
+}
+
+# memprof stats on the target == PyTorch's _memory_viz.py stats on memprof's exported pickle.
+check_oracle() { # LABEL DIR ARGS...
+	local label=$1 dir=$2
+	shift 2
+	[ -f "$memviz" ] || { bad "$label: no _memory_viz.py oracle at $memviz"; return; }
+	if "$memprof" snapshot "$@" -o "$dir/mp.pickle" 2>/dev/null &&
+		"$memprof" stats "$@" >"$dir/stats.mp" 2>/dev/null &&
+		python3 "$memviz" stats "$dir/mp.pickle" >"$dir/stats.py" 2>&1 &&
+		cmp -s "$dir/stats.mp" "$dir/stats.py"; then
+		ok "$label: memprof stats == _memory_viz.py stats of memprof's pickle"
+	else
+		bad "$label: memprof stats differs from _memory_viz.py on memprof's pickle"
+		diff "$dir/stats.mp" "$dir/stats.py" 2>&1 | head -5 | sed 's/^/    /'
+	fi
+}
+
+for variant in $variants; do
+	layout=$(layout_for "$variant")
+	largs=()
+	[ -n "$layout" ] && largs=(--layout "$layout")
+	case $variant in stripped-mutant-*)
+		[ -n "$layout" ] || { bad "$variant: no layout from its DWARF twin"; continue; }
+		;;
+	esac
+	for scenario in $scenarios; do
+		for mode in $modes; do
+			dir=$work/$variant/$scenario/$mode
+			mkdir -p "$dir"
+			label="$variant/$scenario/$mode"
+			"$target" "$scenario" "$variant" "$mode" "$dir" >"$dir/target.out" 2>"$dir/target.err"
+			rc=$?
+			if [ $rc -eq 77 ]; then
+				echo "not run: $label: $(tail -1 "$dir/target.err")"
+				continue
+			elif [ $rc -ne 0 ]; then
+				bad "$label: the test bed could not make it: $(tail -1 "$dir/target.err")"
+				continue
+			fi
+			if [ "$mode" = live ]; then
+				what=(--pid "$(cat "$dir/pid")")
+			else
+				what=("$dir/core")
+			fi
+			check_walk "$label" "$dir" "$dir/truth.json" "${what[@]}" "${largs[@]}"
+			# The oracle once per variant and scenario (the same state in every mode).
+			[ "$mode" = "${modes%% *}" ] && check_oracle "$label" "$dir" "${what[@]}" "${largs[@]}"
+			[ "$mode" = live ] && "$target" --stop "$dir" >/dev/null 2>&1
+		done
+	done
+	# A stripped mutant is no release: every built-in table must be refused, by the self-check, in one line.
+	case $variant in stripped-mutant-*)
+		dir=$work/$variant/oom/${modes%% *}
+		if [ -f "$dir/core" ]; then
+			if "$memprof" stats "$dir/core" >/dev/null 2>"$dir/refused.err"; then
+				bad "$variant: a built-in table was accepted for a layout no release has"
+			elif [ "$(wc -l <"$dir/refused.err")" -eq 1 ] && grep -q 'no known layout fits' "$dir/refused.err"; then
+				ok "$variant: built-in tables refused: $(cut -c1-160 "$dir/refused.err")"
+			else
+				bad "$variant: refusal is not one clear line: $(head -c 300 "$dir/refused.err")"
+			fi
+		fi
+		;;
+	esac
+done
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
