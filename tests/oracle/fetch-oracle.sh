@@ -1,11 +1,12 @@
 #!/bin/bash
-# fetch-oracle.sh - download PyTorch's _memory_viz.py (Debian trixie 2.6, sid 2.14.x) and make patched copies.
+# fetch-oracle.sh - download PyTorch's _memory_viz.py and memory.py (Debian trixie 2.6, sid 2.14.x) and make patched copies.
 #
 # Usage: fetch-oracle.sh            prints the two oracle paths (trixie, then sid), one a line
 #
-# Cache: ${MEMPROF_CACHE:-$HOME/.cache/memprof}/oracle/<deb-version>/_memory_viz.py, with
+# Cache: ${MEMPROF_CACHE:-$HOME/.cache/memprof}/oracle/<deb-version>/{_memory_viz.py,memory.py}, with
 # oracle/<suite> a symlink to the version directory and oracle/<suite>/_memory_viz_fixed.py the
-# copy patched by patch_memviz.py (see TRACE-DEVIATIONS.md).  No network when both files exist.
+# copy patched by patch_memviz.py (see TRACE-DEVIATIONS.md).  No network when both files of both suites exist.
+# torch/cuda/memory.py (memory_summary, for tests/oracle/summary_*) is extracted beside _memory_viz.py.
 # Uses a private apt directory per suite; the machine's own apt sources are never touched.
 # MEMPROF_DEBIAN_KEYRING overrides the archive keyring (default: the Debian archive keyring).
 set -euo pipefail
@@ -36,7 +37,7 @@ apt_run() {
         "$@"
 }
 
-# fetch_suite SUITE : download python3-torch of SUITE, extract _memory_viz.py, point oracle/SUITE at it
+# fetch_suite SUITE : download python3-torch of SUITE, extract _memory_viz.py and memory.py, point oracle/SUITE at it
 fetch_suite() {
     local suite=$1 work deb version dest
     work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-oracle-$suite.XXXXXX")
@@ -65,20 +66,23 @@ fetch_suite() {
     [ -f "$deb" ] || die "no python3-torch .deb downloaded for '$suite'"
     version=$(dpkg-deb -f "$deb" Version)
     mkdir -p "$work/x"
-    dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$work/x" --wildcards '*/torch/cuda/_memory_viz.py'
-    local src
-    src=$(find "$work/x" -path '*/torch/cuda/_memory_viz.py' | head -n1)
-    [ -n "$src" ] || die "_memory_viz.py not found in $deb"
+    dpkg-deb --fsys-tarfile "$deb" |
+        tar -x -C "$work/x" --wildcards '*/torch/cuda/_memory_viz.py' '*/torch/cuda/memory.py'
     dest="$cache/$version"
     mkdir -p "$dest"
-    cp "$src" "$dest/_memory_viz.py.tmp" && mv "$dest/_memory_viz.py.tmp" "$dest/_memory_viz.py"
+    local src f
+    for f in _memory_viz.py memory.py; do
+        src=$(find "$work/x" -path "*/torch/cuda/$f" | head -n1)
+        [ -n "$src" ] || die "$f not found in $deb"
+        cp "$src" "$dest/$f.tmp" && mv "$dest/$f.tmp" "$dest/$f"
+    done
     ln -sfn "$version" "$cache/$suite.tmp" && mv -T "$cache/$suite.tmp" "$cache/$suite"
     echo "fetch-oracle: $suite: python3-torch $version" >&2
 }
 
 mkdir -p "$cache"
 for s in "${suites[@]}"; do
-    [ -f "$cache/$s/_memory_viz.py" ] || fetch_suite "$s"
+    { [ -f "$cache/$s/_memory_viz.py" ] && [ -f "$cache/$s/memory.py" ]; } || fetch_suite "$s"
 done
 
 # (Re)make the fixed copies when missing or older than the patcher; atomic so parallel runs are safe.
