@@ -84,7 +84,9 @@ CUresult cuDriverGetVersion(int *version)
 {
 	if (!version)
 		return CUDA_ERROR_INVALID_VALUE;
-	*version = CUDA_VERSION;
+	/* One driver serves both fake runtimes, so it is at least as new as the newer one (13.0), also when
+	   built with CUDA 12 headers. */
+	*version = CUDA_VERSION > 13000 ? CUDA_VERSION : 13000;
 	return CUDA_SUCCESS;
 }
 

@@ -5,7 +5,12 @@
 #include <stddef.h>
 
 #ifndef FAKECUDA_RUNTIME_VERSION
+#if CUDART_VERSION / 1000 == FAKECUDA_ABI_MAJOR
 #define FAKECUDA_RUNTIME_VERSION CUDART_VERSION
+#else
+/* Headers of another major (CUDA 12 headers building the .13 runtime): report the ABI's own x.0. */
+#define FAKECUDA_RUNTIME_VERSION (FAKECUDA_ABI_MAJOR * 1000)
+#endif
 #endif
 
 /* Like the real runtime: per thread, remembered until cudaGetLastError reads it. */

@@ -4,6 +4,15 @@
 
 #include <cuda_runtime_api.h>
 
+/* CUDA 12 headers (Debian's nvidia-cuda-dev 12.4 on a machine without /usr/local/cuda) rename some entry points
+   with macros, e.g. cudaGetDeviceProperties -> cudaGetDeviceProperties_v2. The fake defines each exported name
+   literally (both the old and the _v2 name where a runtime has both), so undo the renaming; CUDA 13 headers
+   have no such macros. */
+#undef cudaGetDeviceProperties
+#undef cudaStreamGetCaptureInfo
+#undef cudaSignalExternalSemaphoresAsync
+#undef cudaWaitExternalSemaphoresAsync
+
 #include "fakecuda_internal.h"
 
 /* A stream: pending work is modelled as recorded events, complete once a sync covers them. */

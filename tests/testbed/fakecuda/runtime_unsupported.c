@@ -20,8 +20,13 @@ UNSUPPORTED(cudaMemPoolSetAccess, (cudaMemPool_t pool, const struct cudaMemAcces
 				   size_t count))
 UNSUPPORTED(cudaMemPoolTrimTo, (cudaMemPool_t pool, size_t keep))
 UNSUPPORTED(cudaMallocManaged, (void **ptr, size_t size, unsigned int flags))
+#if CUDART_VERSION >= 13000
 UNSUPPORTED(cudaMemAdvise, (const void *ptr, size_t count, enum cudaMemoryAdvise advice,
 			    struct cudaMemLocation location))
+#else
+/* CUDA 12 headers (built on a machine with only Debian's 12.4 headers) declare the device-taking form. */
+UNSUPPORTED(cudaMemAdvise, (const void *ptr, size_t count, enum cudaMemoryAdvise advice, int device))
+#endif
 UNSUPPORTED(cudaIpcGetMemHandle, (cudaIpcMemHandle_t *handle, void *ptr))
 UNSUPPORTED(cudaIpcOpenMemHandle, (void **ptr, cudaIpcMemHandle_t handle, unsigned int flags))
 UNSUPPORTED(cudaIpcCloseMemHandle, (void *ptr))
