@@ -3,7 +3,10 @@
 #
 # C10_DIR: an output dir of tests/testbed/c10/build.sh (holds build.env and lib/); FAKECUDA_DIR: an OUT of
 # `make -C tests/testbed/fakecuda`. Writes OUT_DIR/driver with RUNPATH FAKECUDA_DIR:C10_DIR/lib, so the FAKE
-# libcudart/libcuda are loaded (the loader cache knows the real ones), and checks that with ldd.
+# libcudart/libcuda are loaded (the loader cache knows the real ones), and checks that with ldd. For a c10 build
+# whose build.env names C10_LOADER (debian-2.6: Debian's release libraries, which need trixie's glibc), the driver
+# is linked with C10_LDFLAGS and must run as `C10_LOADER --library-path FAKECUDA_DIR:C10_LIBDIR driver ...`;
+# OUT_DIR/driver.env records that (DRIVER_LOADER, DRIVER_LIBRARY_PATH; both empty for the other builds).
 # MEMPROF_DRIVER_PIE=1 compiles the driver -fPIE instead of -fPIC: then c10's `allocator` pointer gets a copy
 # relocation into the executable (what a C++ libtorch application sees); the default keeps it in the library.
 set -euo pipefail
@@ -25,10 +28,14 @@ incs=()
 for d in $C10_INCLUDE_DIRS; do incs+=("-I$d"); done
 # shellcheck disable=SC2206
 cxxflags=($C10_CXXFLAGS)
+# shellcheck disable=SC2206
+ldflags=(${C10_LDFLAGS:-})
 
+C10_LINKDIR=${C10_LINKDIR:-$C10_LIBDIR}
+C10_LOADER=${C10_LOADER:-}
 # The runtime SONAME libc10_cuda.so was linked against (libcudart.so.13 with CUDA 13 headers).
-cudart=$(readelf -d "$C10_LIBDIR/libc10_cuda.so" | sed -n 's/.*(NEEDED).*\[\(libcudart\.so\.[0-9]*\)\]/\1/p')
-[ -n "$cudart" ] || die "cannot tell which libcudart $C10_LIBDIR/libc10_cuda.so needs"
+cudart=$(readelf -d "$C10_LINKDIR/libc10_cuda.so" | sed -n 's/.*(NEEDED).*\[\(libcudart\.so\.[0-9]*\)\]/\1/p')
+[ -n "$cudart" ] || die "cannot tell which libcudart $C10_LINKDIR/libc10_cuda.so needs"
 [ -f "$fake/$cudart" ] || die "fake CUDA dir $fake has no $cudart"
 [ -f "$fake/libcuda.so.1" ] || die "fake CUDA dir $fake has no libcuda.so.1"
 
@@ -37,13 +44,22 @@ pic=-fPIC
 
 g++ "${cxxflags[@]}" -O1 -g $pic -Wall -Wextra -Wno-unused-parameter "${incs[@]}" \
 	-o "$out/driver.tmp" "$here/driver.cpp" \
-	-L"$C10_LIBDIR" -lc10_cuda -lc10 -L"$fake" -l:"$cudart" \
+	-L"$C10_LINKDIR" -lc10_cuda -lc10 -L"$fake" -l:"$cudart" "${ldflags[@]}" \
 	-Wl,--enable-new-dtags -Wl,-rpath,"$fake:$C10_LIBDIR" -Wl,--export-dynamic-symbol=memprof_checkpoint
 
-ldd "$out/driver.tmp" >"$out/driver.ldd"
+if [ -n "$C10_LOADER" ]; then
+	# Debian 12's ldd cannot run a program that needs trixie's glibc: ask trixie's loader.
+	"$C10_LOADER" --list --library-path "$fake:$C10_LIBDIR" "$out/driver.tmp" >"$out/driver.ldd" ||
+		die "$C10_LOADER --list failed on the driver: $(cat "$out/driver.ldd")"
+	library_path=$fake:$C10_LIBDIR
+else
+	ldd "$out/driver.tmp" >"$out/driver.ldd"
+	library_path=
+fi
 grep -q "$cudart => $fake/$cudart" "$out/driver.ldd" || die "driver does not load the fake $cudart: $(grep cudart "$out/driver.ldd")"
 grep -q "libcuda.so.1 => $fake/libcuda.so.1" "$out/driver.ldd" || die "driver does not load the fake libcuda.so.1"
-grep -q "libc10_cuda.so => $C10_LIBDIR/libc10_cuda.so" "$out/driver.ldd" || die "driver does not load $C10_LIBDIR/libc10_cuda.so"
+grep -q "libc10_cuda.so[.0-9]* => $C10_LIBDIR/libc10_cuda.so" "$out/driver.ldd" || die "driver does not load $C10_LIBDIR/libc10_cuda.so"
 nm -D --defined-only "$out/driver.tmp" | grep -qw memprof_checkpoint || die "memprof_checkpoint is not exported"
+printf "DRIVER_LOADER='%s'\nDRIVER_LIBRARY_PATH='%s'\n" "$C10_LOADER" "$library_path" >"$out/driver.env"
 mv "$out/driver.tmp" "$out/driver"
 echo "$out/driver"

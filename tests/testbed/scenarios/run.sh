@@ -15,19 +15,20 @@
 #
 # Env: MEMPROF_DRIVER (a built driver: use it, build nothing), MEMPROF_C10_VARIANT (default debug; any variant
 # of tests/testbed/c10/build.sh) or MEMPROF_C10_DIR (a c10 build dir); MEMPROF_DRIVER_PIE=1 (see build.sh);
-# MEMPROF_FAKECUDA_DIR (a built fakecuda dir; default: built into the cache);
+# MEMPROF_FAKECUDA_DIR (a built fakecuda dir; default: built into the cache, against the CUDA headers c10 uses);
 # MEMPROF_TESTBED_CACHE (default ~/.cache/memprof-testbed); FAKECUDA_* and PYTORCH_CUDA_ALLOC_CONF override the
 # scenario's defaults. Build logs go to stderr; stdout carries only the driver's output.
+# A driver whose directory holds a driver.env naming DRIVER_LOADER (variant debian-2.6) is run through that loader:
+# `exec LOADER --library-path DRIVER_LIBRARY_PATH DRIVER ...` (the process is the same, the exe is the loader).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 testbed=$(cd "$here/.." && pwd)
-cache=${MEMPROF_TESTBED_CACHE:-$HOME/.cache/memprof-testbed}
-export MEMPROF_TESTBED_CACHE=$cache
-mkdir -p "$cache"
-
 log() { echo "scenarios/run: $*" >&2; }
 die() { log "error: $*"; exit 2; }
+# shellcheck source=../lib/common.sh
+. "$testbed/lib/common.sh"
+cache=$tb_cache
 
 # The fake CUDA runtime + driver, keyed by a hash of its sources.
 fakecuda_dir() {
@@ -35,14 +36,15 @@ fakecuda_dir() {
 		echo "$MEMPROF_FAKECUDA_DIR"
 		return
 	fi
-	local key dir
+	local key dir cuda_home
+	cuda_home=$(tb_cuda_home) || die "no CUDA headers"
 	key=$(cd "$testbed/fakecuda" && cat Makefile ./*.c ./*.h ./*.map ./*.in 2>/dev/null | sha256sum | cut -c1-12)
-	dir=$cache/fakecuda-$key
+	dir=$cache/fakecuda-$(tb_cuda_tag "$cuda_home")-$key
 	if [ ! -f "$dir/.complete" ]; then
 		(
 			flock 8
 			if [ ! -f "$dir/.complete" ]; then
-				make -s -C "$testbed/fakecuda" OUT="$dir" >&2 || exit 1
+				make -s -C "$testbed/fakecuda" OUT="$dir" CUDA_HOME="$cuda_home" >&2 || exit 1
 				touch "$dir/.complete"
 			fi
 		) 8>"$cache/.lock-fakecuda" || die "tests/testbed/fakecuda did not build"
@@ -92,5 +94,14 @@ if [ $# -eq 0 ]; then
 	args+=(--truth "$scenario.truth.json")
 else
 	args+=("$@")
+fi
+DRIVER_LOADER=
+DRIVER_LIBRARY_PATH=
+if [ -f "$(dirname "$driver")/driver.env" ]; then
+	# shellcheck source=/dev/null
+	. "$(dirname "$driver")/driver.env"
+fi
+if [ -n "$DRIVER_LOADER" ]; then
+	exec "$DRIVER_LOADER" --library-path "$DRIVER_LIBRARY_PATH" "$driver" "${args[@]}"
 fi
 exec "$driver" "${args[@]}"

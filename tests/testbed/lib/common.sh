@@ -1,0 +1,125 @@
+# common.sh - sourced by the test-bed scripts: the cache location, a private apt directory, one-builder locks.
+#
+# Env: MEMPROF_TESTBED_CACHE (default ~/.cache/memprof-testbed), MEMPROF_DEBIAN_MIRROR
+# (default http://deb.debian.org/debian), MEMPROF_DEBIAN_KEYRING (default Debian's archive keyring).
+# The caller defines log() and die() before sourcing this file.
+
+tb_cache=${MEMPROF_TESTBED_CACHE:-$HOME/.cache/memprof-testbed}
+export MEMPROF_TESTBED_CACHE=$tb_cache
+mkdir -p "$tb_cache"
+tb_mirror=${MEMPROF_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+tb_keyring=${MEMPROF_DEBIAN_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gpg}
+
+# tb_hash FILE... - 12 hex digits over the files' contents (cache keys).
+tb_hash() {
+	cat "$@" | sha256sum | cut -c1-12
+}
+
+# tb_apt NAME SUITE LINE... - set up the private apt directory $tb_cache/apt-NAME whose sources.list holds
+# the LINEs ("deb-src SUITE main", "deb SUITE non-free", ...; the mirror and options are added), run
+# `apt-get update` in it once per call, and fill the array tb_apt_opts with the options that make apt-get /
+# apt-cache use it and nothing of the machine's own apt state. tb_apt_dir names the directory.
+# The machine's sources, lists and dpkg status are never read or written.
+tb_apt() {
+	local name=$1 suite=$2
+	shift 2
+	tb_apt_dir=$tb_cache/apt-$name
+	mkdir -p "$tb_apt_dir/lists/partial" "$tb_apt_dir/cache/archives/partial" "$tb_apt_dir/dl"
+	tb_apt_opts=(
+		-o "Dir::Etc::sourcelist=$tb_apt_dir/sources.list"
+		-o "Dir::Etc::sourceparts=-"
+		-o "Dir::State::Lists=$tb_apt_dir/lists"
+		-o "Dir::Cache=$tb_apt_dir/cache"
+		-o "Dir::State::status=/dev/null"
+		-o "APT::Get::List-Cleanup=0"
+		-o "Debug::NoLocking=1"
+		-o "APT::Sandbox::User=root"
+	)
+	local opt
+	command -v apt-get >/dev/null || die "apt-get not found"
+	opt="signed-by=$tb_keyring"
+	_tb_apt_write "$opt" "$@"
+	if ! apt-get "${tb_apt_opts[@]}" -qq update >"$tb_apt_dir/update.log" 2>&1 ||
+		grep -q -E 'NO_PUBKEY|not signed|EXPKEYSIG|Signature by key' "$tb_apt_dir/update.log"; then
+		mv "$tb_apt_dir/update.log" "$tb_apt_dir/update-signed.log"
+		log "note: $tb_keyring could not verify $suite; falling back to [trusted=yes] (see $tb_apt_dir/update-signed.log)"
+		opt="trusted=yes"
+		_tb_apt_write "$opt" "$@"
+		apt-get "${tb_apt_opts[@]}" -qq update >"$tb_apt_dir/update.log" 2>&1 || {
+			cat "$tb_apt_dir/update.log" >&2
+			die "apt-get update failed ($suite)"
+		}
+	fi
+}
+
+# _tb_apt_write OPT LINE... - sources.list of $tb_apt_dir: "deb SUITE comp..." -> "deb [OPT arch=amd64] MIRROR SUITE comp...".
+_tb_apt_write() {
+	local opt=$1 line kind
+	shift
+	: >"$tb_apt_dir/sources.list"
+	for line in "$@"; do
+		kind=${line%% *}
+		if [ "$kind" = deb ]; then
+			echo "deb [$opt arch=amd64] $tb_mirror ${line#* }" >>"$tb_apt_dir/sources.list"
+		else
+			echo "$kind [$opt] $tb_mirror ${line#* }" >>"$tb_apt_dir/sources.list"
+		fi
+	done
+}
+
+# tb_apt_download PKG... - download the packages' .debs (the candidate versions) into $tb_apt_dir/dl; prints
+# their paths, one a line, in the order asked.
+tb_apt_download() {
+	local p f
+	(cd "$tb_apt_dir/dl" && apt-get "${tb_apt_opts[@]}" -qq download "$@" >&2) || die "apt-get download $* failed"
+	for p in "$@"; do
+		f=$(ls -t "$tb_apt_dir/dl/${p}_"*.deb 2>/dev/null | head -n1)
+		[ -n "$f" ] || die "no .deb for $p in $tb_apt_dir/dl"
+		echo "$f"
+	done
+}
+
+# tb_apt_version PKG - the candidate version of PKG in the private apt directory.
+tb_apt_version() {
+	apt-cache "${tb_apt_opts[@]}" show "$1" 2>/dev/null | sed -n 's/^Version: //p' | head -n1
+}
+
+# tb_install_debs PKG... - install Debian packages of the machine (gdb, libfmt-dev, ...) when missing and
+# running as root; otherwise fail naming them.
+tb_install_debs() {
+	local p missing=()
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	[ "$(id -u)" -eq 0 ] || die "missing packages: ${missing[*]} (apt-get install ${missing[*]})"
+	log "installing ${missing[*]}"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 || {
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+	} || die "could not install ${missing[*]}"
+}
+
+# tb_cuda_home - prints the CUDA_HOME to compile c10 and the fake against: Debian's CUDA 12.4 headers (fetched
+# once into the cache by cuda/fetch-headers.sh) if MEMPROF_CUDA_HEADERS=debian; else $CUDA_HOME or /usr/local/cuda,
+# the first that has cuda_runtime_api.h; else (a fresh Debian 12 has no CUDA headers) Debian's.
+tb_cuda_home() {
+	local d
+	if [ "${MEMPROF_CUDA_HEADERS:-}" != debian ]; then
+		for d in ${CUDA_HOME:-} /usr/local/cuda; do
+			if [ -f "$d/include/cuda_runtime_api.h" ]; then
+				echo "$d"
+				return 0
+			fi
+		done
+	fi
+	"$(dirname "${BASH_SOURCE[0]}")/../cuda/fetch-headers.sh"
+}
+
+# tb_cuda_tag CUDA_HOME - "cuda13.0", "cuda12.4": the headers' CUDART_VERSION, for cache keys.
+tb_cuda_tag() {
+	local v
+	v=$(sed -n 's/^#define CUDART_VERSION *\([0-9][0-9]*\).*/\1/p' "$1/include/cuda_runtime_api.h" | head -n1)
+	[ -n "$v" ] || die "no CUDART_VERSION in $1/include/cuda_runtime_api.h"
+	echo "cuda$((v / 1000)).$((v % 1000 / 10))"
+}
