@@ -27,6 +27,14 @@ if [ -f "$pointer" ]; then
 	fi
 fi
 
+# One fetcher at a time (parallel test runs share the private apt directory); the next finds the finished tree.
+exec 9>"$cache/.lock-fetch-source"
+flock 9
+if [ -f "$pointer" ] && [ -f "$cache/src-$(cat "$pointer")/.complete" ]; then
+	echo "$cache/src-$(cat "$pointer")"
+	exit 0
+fi
+
 for tool in apt-get dpkg-deb tar xz; do
 	command -v "$tool" >/dev/null || die "$tool not found"
 done
