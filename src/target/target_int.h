@@ -9,8 +9,8 @@
 #include "mp_target.h"
 
 #define TARGET_PAGE 4096u
-#define TARGET_CACHE_PAGES 1024u /* 4 MiB of cached memory */
-#define TARGET_CACHE_BUCKETS 2048u
+#define TARGET_CACHE_PAGES 8192u /* up to 32 MiB of cached memory: a live walk re-reads blocks */
+#define TARGET_CACHE_BUCKETS 8192u
 
 /* One source of memory: a core, a live process, a callback. */
 struct target_ops {

@@ -749,9 +749,11 @@ void scenario_history(Extra& ex) {
 }
 
 // huge: >= 100,000 blocks (512-byte allocations in 2 MiB small segments, every third freed).
+// MEMPROF_HUGE_ALLOCATIONS changes the count (benchmarks use 1,000,000; FAKECUDA_CAPACITY must hold n * 512 B).
 void scenario_huge(Extra& ex) {
 	cudaStream_t s = default_stream();
-	const size_t n = 120000;
+	const char* env = std::getenv("MEMPROF_HUGE_ALLOCATIONS");
+	const size_t n = env != nullptr && std::strtoull(env, nullptr, 10) > 0 ? std::strtoull(env, nullptr, 10) : 120000;
 	std::vector<void*> ptrs(n);
 	for (size_t i = 0; i < n; i++)
 		ptrs[i] = alloc_on(512, s);
