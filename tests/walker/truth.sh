@@ -9,8 +9,10 @@
 # the layout `memprof info -o` wrote from their DWARF twin.
 #
 # Env: MEMPROF (the binary), MEMPROF_WALK_VARIANTS (default: every variant), MEMPROF_WALK_SCENARIOS (default:
-# every scenario), MEMPROF_WALK_MODES (default "gcore kernel live"). Prints one line per check and
-# "N passed, M failed"; exit 0 when all passed.
+# every scenario), MEMPROF_WALK_MODES (default "gcore kernel live" for the variants in MEMPROF_WALK_ALL_MODES,
+# default "debug stripped-oldabi debian-2.6", and "gcore" for the others: a core is a core, and these three cover
+# DWARF, stripped + old ABI, and the released binary). Prints one line per check and "N passed, M failed"; exit 0
+# when all passed.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -21,7 +23,7 @@ compare=$here/compare_truth.py
 oracle_dir=${MEMPROF_ORACLE_DIR:-$HOME/.cache/memprof/oracle}
 variants=${MEMPROF_WALK_VARIANTS:-"debug stripped debug-oldabi stripped-oldabi mutant-2.14-stats mutant-block-regcounter stripped-mutant-2.14-stats stripped-mutant-block-regcounter debian-2.6"}
 scenarios=${MEMPROF_WALK_SCENARIOS:-"training fragmented pending_free oom multi_device private_pool expandable history huge"}
-modes=${MEMPROF_WALK_MODES:-"gcore kernel live"}
+all_modes=${MEMPROF_WALK_ALL_MODES:-"debug stripped-oldabi debian-2.6"}
 
 pass=0 fail=0
 ok() { echo "ok: $*"; pass=$((pass + 1)); }
@@ -90,6 +92,8 @@ check_oracle() { # LABEL DIR ARGS...
 }
 
 for variant in $variants; do
+	modes=${MEMPROF_WALK_MODES:-gcore}
+	case " $all_modes " in *" $variant "*) modes=${MEMPROF_WALK_MODES:-"gcore kernel live"} ;; esac
 	layout=$(layout_for "$variant")
 	largs=()
 	[ -n "$layout" ] && largs=(--layout "$layout")
@@ -117,6 +121,13 @@ for variant in $variants; do
 				what=("$dir/core")
 			fi
 			check_walk "$label" "$dir" "$dir/truth.json" "${what[@]}" "${largs[@]}"
+			# Once: the same process held still with ptrace while it is read.
+			if [ "$mode" = live ] && [ "$scenario" = training ]; then
+				check_walk "$label --stop" "$dir" "$dir/truth.json" "${what[@]}" --stop "${largs[@]}"
+				state=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$(cat "$dir/pid")/status")
+				[ "$state" = S ] && ok "$label: running again after --stop (state $state)" ||
+					bad "$label: after --stop the process is in state '$state'"
+			fi
 			# The oracle once per variant and scenario (the same state in every mode).
 			[ "$mode" = "${modes%% *}" ] && check_oracle "$label" "$dir" "${what[@]}" "${largs[@]}"
 			[ "$mode" = live ] && "$target" --stop "$dir" >/dev/null 2>&1
