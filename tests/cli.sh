@@ -44,12 +44,29 @@ one_line_error() {
 expect "top help" 0 '^usage: memprof' EMPTY -- "$MEMPROF" --help
 expect "no args" 2 EMPTY 'usage' -- "$MEMPROF"
 expect "unknown command" 2 EMPTY "'frobnicate' is not a memprof command" -- "$MEMPROF" frobnicate
-for cmd in stats segments memory compare trace convert; do
+for cmd in stats segments memory compare trace convert snapshot summary info; do
 	expect "$cmd -h" 0 "^usage: memprof $cmd" EMPTY -- "$MEMPROF" "$cmd" -h
 	expect "$cmd bad option" 2 EMPTY "unknown option" -- "$MEMPROF" "$cmd" --bogus x
 done
-expect "stats needs a file" 2 EMPTY 'expected one file' -- "$MEMPROF" stats
-expect "compare needs two" 2 EMPTY 'expected two files' -- "$MEMPROF" compare "$example"
+expect "stats needs a file" 2 EMPTY 'expected one target' -- "$MEMPROF" stats
+expect "compare needs two" 2 EMPTY 'expected two targets' -- "$MEMPROF" compare "$example"
+expect "--pid counts as a target" 2 EMPTY 'expected one target' -- "$MEMPROF" stats "$example" --pid 1
+expect "convert takes no --pid" 2 EMPTY "unknown option '--pid'" -- "$MEMPROF" convert --pid 1 "$example" x.json
+expect "stats takes no --stats" 2 EMPTY "unknown option '--stats'" -- "$MEMPROF" stats --stats "$example"
+expect "bad pid" 2 EMPTY "bad value 'abc'" -- "$MEMPROF" stats --pid abc
+expect "bad device" 2 EMPTY "bad value '-1'" -- "$MEMPROF" summary --device -1 "$example"
+# Targets that are not what the command needs: one line each, never a crash.
+one_line_error "snapshot needs -o" -- "$MEMPROF" snapshot "$example"
+one_line_error "snapshot of an unknown format" -- "$MEMPROF" snapshot "$example" -o "$tmp/x.txt"
+one_line_error "info on a pickle" -- "$MEMPROF" info "$example"
+one_line_error "summary without statistics" -- "$MEMPROF" summary "$example"
+one_line_error "an ELF file that is no core" -- "$MEMPROF" stats "$(command -v ls)"
+one_line_error "a pid that does not exist" -- "$MEMPROF" stats --pid 2147483647
+one_line_error "a process without PyTorch" -- "$MEMPROF" info --pid $$
+one_line_error "a missing layout file" -- "$MEMPROF" info --pid $$ --layout "$tmp/none.layout"
+expect "a snapshot file re-exported" 0 EMPTY EMPTY -- "$MEMPROF" snapshot "$example" -o "$tmp/re.pickle"
+expect "summary from a file with device_stats" 0 '^\|  *PyTorch CUDA memory summary, device ID 0 ' EMPTY -- \
+	"$MEMPROF" summary "$top/tests/data/example-stats.json"
 
 expect "stats on the example" 0 '^Summary of segments >= 20.0MiB in size$' EMPTY -- "$MEMPROF" stats "$example"
 expect "stats from stdin" 0 '^total_reserved: 142.0MiB$' EMPTY -- sh -c "\"$MEMPROF\" stats - < \"$example\""

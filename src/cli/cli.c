@@ -174,20 +174,30 @@ static bool set_option(struct cli_opts *opts, int c, const char *arg)
 int cli_parse(const struct cli_command *cmd, int argc, char **argv, int min, int max,
 	      struct cli_opts *opts, bool *done)
 {
-	int c, ntargets;
+	int c, ntargets, li = -1;
 
 	memset(opts, 0, sizeof *opts);
 	*done = false;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "ho:", longopts, &li)) != -1) {
+		char name[64];
+
 		if (c == 'h') {
 			fputs(cmd->usage, stdout);
 			*done = true;
 			return CLI_OK;
 		}
-		if (c == '?' || c == ':' || (option_group(c) & cmd->options) == 0)
+		if (c == '?' || c == ':')
 			return usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+		/* A known option this command does not take: name it as written (its value may follow). */
+		if (li >= 0)
+			snprintf(name, sizeof name, "--%s", longopts[li].name);
+		else
+			snprintf(name, sizeof name, "-%c", c);
+		li = -1;
+		if ((option_group(c) & cmd->options) == 0)
+			return usage_error(cmd, "unknown option '%s'", name);
 		if (!set_option(opts, c, optarg))
 			return usage_error(cmd, "bad value '%s'", optarg);
 	}
