@@ -40,7 +40,8 @@ mp_err wk_vector(struct walk *wk, uint64_t addr, size_t elem, size_t max, uint64
 		*n = 0;
 		return MP_OK;
 	}
-	if (v[0] > v[1] || v[1] > v[2] || (v[1] - v[0]) % elem != 0)
+	/* Storage from operator new is aligned and never in the first page. */
+	if (v[0] < 4096 || v[0] % 8 != 0 || v[0] > v[1] || v[1] > v[2] || (v[1] - v[0]) % elem != 0)
 		return MP_E_CORRUPT;
 	if ((v[1] - v[0]) / elem > max)
 		return MP_E_LIMIT;

@@ -56,8 +56,9 @@ mp_err wk_device_allocators(struct walk *wk, uint64_t obj, uint64_t **das, size_
 
 	err = wk_vector(wk, obj + (uint64_t)OFF(wk, NCA_DEVICE_ALLOCATOR), 8, WK_MAX_DEVICES, &begin, n);
 	if (err != MP_OK)
-		return mp_fail(wk->diag, err, "device_allocator vector of the allocator at 0x%llx is not sane",
-			       (unsigned long long)obj);
+		return mp_fail(wk->diag, err, "device_allocator vector of the allocator at 0x%llx is %s",
+			       (unsigned long long)obj,
+			       err == MP_E_CORRUPT || err == MP_E_LIMIT ? "not sane" : "unreadable");
 	if (*n == 0)
 		return mp_fail(wk->diag, MP_E_NOTFOUND, "the caching allocator has no devices (not initialised)");
 	v = calloc(*n, sizeof *v);
