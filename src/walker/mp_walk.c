@@ -95,11 +95,15 @@ static mp_err walk_devices(struct walk *wk, const uint64_t *das, size_t n)
 	for (size_t i = 0; i < n && err == MP_OK; i++) {
 		mp_walk_device *dev = &w->devices[i];
 
+		size_t first_segment = w->nsegments;
+
 		dev->index = (int)i;
 		dev->address = das[i];
 		err = wk_stats(wk, dev);
 		if (err == MP_OK)
 			err = wk_segments(wk, dev);
+		if (err == MP_OK)
+			wk_stats_cross_check(wk, dev, first_segment);
 		if (err == MP_OK && !wk->opts->no_trace)
 			err = wk_trace(wk, dev);
 	}
@@ -137,6 +141,11 @@ static mp_err walk_once(struct walk *wk, const mp_c10 *c10, mp_diag *diag)
 		free(das);
 		if (err == MP_E_NOMEM)
 			return err;
+		/* With its own DWARF the layout is known: then the memory is what fails. */
+		if (c10->has_dwarf && wk->opts->layout == NULL)
+			return mp_fail(diag, err, "the allocator's memory in %s fails the self-check with the "
+				       "library's own DWARF layout (damaged?)%s%s", c10->path,
+				       reasons.msg[0] ? ": " : "", reasons.msg);
 		return mp_fail(diag, err, "no known layout fits the allocator in %s (version %s)%s%s",
 			       c10->path, c10->version[0] ? c10->version : "unknown",
 			       reasons.msg[0] ? ": " : "", reasons.msg);

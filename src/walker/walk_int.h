@@ -125,6 +125,9 @@ mp_err wk_segments(struct walk *wk, mp_walk_device *dev) MP_WUR;
 mp_err wk_stats(struct walk *wk, mp_walk_device *dev) MP_WUR;
 mp_err wk_trace(struct walk *wk, mp_walk_device *dev) MP_WUR;
 
+/* Warn when DEV's statistics disagree with its blocks (segments from FIRST_SEGMENT on). */
+void wk_stats_cross_check(struct walk *wk, const mp_walk_device *dev, size_t first_segment);
+
 /* CUDAAllocatorConfig, when the library shows where it is. */
 mp_err wk_settings(struct walk *wk, uint64_t instance_addr) MP_WUR;
 

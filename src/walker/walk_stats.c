@@ -122,3 +122,41 @@ mp_err wk_stats(struct walk *wk, mp_walk_device *dev)
 	dev->stats = (mp_memstats){ .device = dev->index, .v = v, .n = nslots };
 	return MP_OK;
 }
+
+static int64_t stat_value(const mp_memstats *st, const char *key)
+{
+	for (size_t i = 0; i < st->n; i++)
+		if (strcmp(st->v[i].key, key) == 0)
+			return st->v[i].value;
+	return -1;
+}
+
+/* The statistics are reported as read; when they disagree with the blocks just walked, say so
+   (damage, or a live process caught between two updates). */
+void wk_stats_cross_check(struct walk *wk, const mp_walk_device *dev, size_t first_segment)
+{
+	const mp_walk *w = wk->w;
+	int64_t allocated = 0, active = 0, count = 0;
+
+	if (dev->stats.n == 0 || w->partial)
+		return;
+	for (size_t i = first_segment; i < w->nsegments; i++)
+		for (size_t j = 0; j < w->segments[i].nblocks; j++) {
+			const mp_walk_block *b = &w->blocks[w->segments[i].first_block + j];
+
+			if (b->state == MP_WS_ACTIVE_ALLOCATED) {
+				allocated += (int64_t)b->size;
+				count++;
+			}
+			if (b->state != MP_WS_INACTIVE)
+				active += (int64_t)b->size;
+		}
+	if (allocated != stat_value(&dev->stats, "allocated_bytes.all.current") ||
+	    active != stat_value(&dev->stats, "active_bytes.all.current") ||
+	    count != stat_value(&dev->stats, "allocation.all.current"))
+		mp_warn(wk->diag,
+			"device %d: the statistics disagree with the blocks (allocated_bytes.all.current %lld, "
+			"blocks %lld; allocation.all.current %lld, blocks %lld): statistics are shown as read",
+			dev->index, (long long)stat_value(&dev->stats, "allocated_bytes.all.current"), (long long)allocated,
+			(long long)stat_value(&dev->stats, "allocation.all.current"), (long long)count);
+}
