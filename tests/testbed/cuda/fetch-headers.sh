@@ -16,7 +16,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 log() { echo "cuda/fetch-headers: $*" >&2; }
 die() { log "error: $*"; exit 1; }
-# shellcheck source=../lib/common.sh
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$here/../lib/common.sh"
 
 key=$(tb_hash "$here/fetch-headers.sh")

@@ -17,7 +17,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 log() { echo "debian/fetch: $*" >&2; }
 die() { log "error: $*"; exit 1; }
-# shellcheck source=../lib/common.sh
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$here/../lib/common.sh"
 
 # Trixie's runtime for the release binaries (glibc 2.38+, GLIBCXX_3.4.32): what ldd shows missing on Debian 12.
@@ -89,8 +89,8 @@ needed_closure() { # LIB: prints "NAME found|missing" for LIB's DT_NEEDED closur
 	done
 }
 needed_closure "$c10_cuda" >"$tmp/ldd"
-missing=$(awk '$2 == "missing" && $1 != "libcudart.so.12" {print $1}' "$tmp/ldd")
-[ -z "$missing" ] || die "libc10_cuda.so needs what the private root lacks: $(echo $missing)"
+unresolved=$(awk '$2 == "missing" && $1 != "libcudart.so.12" {print $1}' "$tmp/ldd")
+[ -z "$unresolved" ] || die "libc10_cuda.so needs what the private root lacks: $(echo $unresolved)"
 grep -q '^libcudart.so.12 missing' "$tmp/ldd" || die "libc10_cuda.so does not need libcudart.so.12"
 printf '%s\n' "$ver" >"$tmp/VERSION"
 touch "$tmp/.complete"

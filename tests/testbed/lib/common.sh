@@ -1,4 +1,5 @@
 # common.sh - sourced by the test-bed scripts: the cache location, a private apt directory, one-builder locks.
+# shellcheck shell=bash
 #
 # Env: MEMPROF_TESTBED_CACHE (default ~/.cache/memprof-testbed), MEMPROF_DEBIAN_MIRROR
 # (default http://deb.debian.org/debian), MEMPROF_DEBIAN_KEYRING (default Debian's archive keyring).

@@ -140,7 +140,7 @@ EOF
 	[ "${MEMPROF_CHECK_MODES:-1}" = 1 ] || { unset MEMPROF_DRIVER; continue; }
 	mdir=$work/$variant/modes
 	mkdir -p "$mdir"
-	DRIVER_LOADER= DRIVER_LIBRARY_PATH=
+	DRIVER_LOADER=
 	# shellcheck source=/dev/null
 	[ ! -f "$(dirname "$driver")/driver.env" ] || . "$(dirname "$driver")/driver.env"
 	# checkpoint: gdb stops in memprof_checkpoint after the truth is written. Not for a driver run through an

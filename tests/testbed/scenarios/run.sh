@@ -26,7 +26,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 testbed=$(cd "$here/.." && pwd)
 log() { echo "scenarios/run: $*" >&2; }
 die() { log "error: $*"; exit 2; }
-# shellcheck source=../lib/common.sh
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$testbed/lib/common.sh"
 cache=$tb_cache
 
