@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "mp_target.h"
+#include "target_int.h" /* TARGET_CACHE_PAGES: the test fills the cache past it */
 #include "unit_main.h"
 
 /* A fake memory: [BASE, BASE+SIZE) readable, holding (addr & 0xff); a NUL at NUL_AT. */
@@ -177,7 +178,7 @@ static void test_no_read_fn(void)
 static size_t big_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	const unsigned char *mem = ctx;
-	size_t size = (1024 + 64) * 4096;
+	size_t size = (TARGET_CACHE_PAGES + 64) * 4096;
 
 	calls++;
 	if (addr >= size)
@@ -191,7 +192,7 @@ static size_t big_read(void *ctx, uint64_t addr, void *buf, size_t len)
 /* More pages than the cache holds: evicted pages are read again, and stay right. */
 static void test_eviction_reads(void)
 {
-	static unsigned char mem[(1024 + 64) * 4096];
+	static unsigned char mem[(TARGET_CACHE_PAGES + 64) * 4096];
 	mp_target *t;
 	mp_diag d = { 0 };
 	uint8_t b;
