@@ -277,6 +277,22 @@ int cli_save(const char *path, const mp_out *out)
 	return CLI_OK;
 }
 
+int cli_export(mp_snapshot *snap, enum mp_format fmt, const char *path, const char *what)
+{
+	mp_out out;
+	mp_diag diag;
+	mp_err err;
+	int rc;
+
+	mp_out_init(&out);
+	cli_diag_init(&diag);
+	err = mp_snapshot_save(snap, fmt, &out, &diag);
+	rc = err != MP_OK ? cli_fail(what, err, &diag) : cli_save(path, &out);
+	mp_out_free(&out);
+	mp_snapshot_free(snap);
+	return rc;
+}
+
 static int write_file(const char *path, const char *data, size_t len)
 {
 	FILE *f = fopen(path, "wb");

@@ -8,6 +8,7 @@
 #include "mp_err.h"
 #include "mp_out.h"
 #include "mp_snapshot.h"
+#include "mp_snapshot_file.h"
 #include "mp_target.h"
 #include "mp_walk.h"
 
@@ -103,6 +104,10 @@ int cli_emit_flame(mp_out *folded, const char *path, const char *title);
 /* Write OUT's bytes to PATH ("-" = stdout) through a temporary name, so that a failure never
    leaves half a file behind. Returns an exit code. */
 int cli_save(const char *path, const mp_out *out);
+
+/* Write SNAP to PATH in FMT (cli_save's way), then free SNAP; WHAT names the command in errors.
+   Returns an exit code. */
+int cli_export(mp_snapshot *snap, enum mp_format fmt, const char *path, const char *what);
 
 /* Write all of OUT to stdout; returns an exit code (CLI_BAD on an output error). */
 int cli_write_stdout(const mp_out *out);

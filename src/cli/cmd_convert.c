@@ -22,9 +22,6 @@ static int run_convert(const struct cli_command *cmd, int argc, char **argv)
 	struct cli_opts o;
 	enum mp_format fmt;
 	mp_snapshot *snap;
-	mp_out out;
-	mp_diag diag;
-	mp_err err;
 	bool done;
 	int rc = cli_parse(cmd, argc, argv, 2, 2, &o, &done);
 
@@ -42,13 +39,7 @@ static int run_convert(const struct cli_command *cmd, int argc, char **argv)
 	}
 	if (!cli_load(o.args[0], 0, &snap))
 		return CLI_BAD;
-	mp_out_init(&out);
-	cli_diag_init(&diag);
-	err = mp_snapshot_save(snap, fmt, &out, &diag);
-	rc = err != MP_OK ? cli_fail("convert", err, &diag) : cli_save(o.args[1], &out);
-	mp_out_free(&out);
-	mp_snapshot_free(snap);
-	return rc;
+	return cli_export(snap, fmt, o.args[1], "convert");
 }
 
 const struct cli_command cli_cmd_convert = {

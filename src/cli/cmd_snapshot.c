@@ -11,9 +11,6 @@ static int run_snapshot(const struct cli_command *cmd, int argc, char **argv)
 	struct cli_opts o;
 	enum mp_format fmt;
 	mp_snapshot *snap;
-	mp_out out;
-	mp_diag diag;
-	mp_err err;
 	bool done;
 	int rc = cli_parse(cmd, argc, argv, 1, 1, &o, &done);
 
@@ -30,13 +27,7 @@ static int run_snapshot(const struct cli_command *cmd, int argc, char **argv)
 	}
 	if (!cli_load_target(&o, 0, 0, o.stats ? MP_SW_DEVICE_STATS : 0, &snap))
 		return CLI_BAD;
-	mp_out_init(&out);
-	cli_diag_init(&diag);
-	err = mp_snapshot_save(snap, fmt, &out, &diag);
-	rc = err != MP_OK ? cli_fail("snapshot", err, &diag) : cli_save(o.output, &out);
-	mp_out_free(&out);
-	mp_snapshot_free(snap);
-	return rc;
+	return cli_export(snap, fmt, o.output, "snapshot");
 }
 
 const struct cli_command cli_cmd_snapshot = {
