@@ -49,23 +49,14 @@ void mp_walk_free(mp_walk *w)
 	free(w);
 }
 
-/* Try each candidate layout on the memory; keep the first that fits. When none fits, REASON
-   gets why the first (the best guess) did not. */
-static mp_err choose_layout(struct walk *wk, const mp_c10 *c10, const uint64_t *das, size_t n, mp_diag *reason)
+/* Try each of the NCANDS candidate layouts on the memory; keep the first that fits. When none
+   fits, REASON gets why the first (the best guess) did not. */
+static mp_err choose_layout(struct walk *wk, const mp_layout *cands, size_t ncands, const uint64_t *das,
+			    size_t n, mp_diag *reason)
 {
-	mp_layout *cands = calloc(MAX_CANDIDATES, sizeof *cands);
 	mp_diag *diag = wk->diag;
-	size_t ncands;
 	mp_err err = MP_E_NOTFOUND;
 
-	if (cands == NULL)
-		return MP_E_NOMEM;
-	if (wk->opts->layout != NULL) {
-		cands[0] = *wk->opts->layout;
-		ncands = 1;
-	} else {
-		ncands = mp_c10_layout_candidates(c10, cands, MAX_CANDIDATES, diag);
-	}
 	for (size_t i = 0; i < ncands && err != MP_OK; i++) {
 		mp_diag quiet = { 0 };
 
@@ -79,8 +70,7 @@ static mp_err choose_layout(struct walk *wk, const mp_c10 *c10, const uint64_t *
 	}
 	wk->diag = diag;
 	wk->L = err == MP_OK ? &wk->w->layout : NULL;
-	free(cands);
-	return err == MP_OK ? MP_OK : ncands == 0 ? MP_E_NOTFOUND : MP_E_CORRUPT;
+	return err == MP_OK ? MP_OK : MP_E_CORRUPT;
 }
 
 static mp_err walk_devices(struct walk *wk, const uint64_t *das, size_t n)
@@ -110,8 +100,8 @@ static mp_err walk_devices(struct walk *wk, const uint64_t *das, size_t n)
 	return err;
 }
 
-/* One attempt at the whole walk. */
-static mp_err walk_once(struct walk *wk, const mp_c10 *c10, mp_diag *diag)
+/* One attempt at the whole walk, with the NCANDS candidate layouts CANDS (at least one). */
+static mp_err walk_once(struct walk *wk, const mp_c10 *c10, const mp_layout *cands, size_t ncands, mp_diag *diag)
 {
 	uint64_t obj, *das = NULL;
 	size_t n;
@@ -123,20 +113,12 @@ static mp_err walk_once(struct walk *wk, const mp_c10 *c10, mp_diag *diag)
 		return err;
 	wk->w->allocator = obj;
 	/* The vector's offset is the same in every known layout; take it from the first candidate. */
-	{
-		mp_layout first;
-
-		if (wk->opts->layout != NULL)
-			first = *wk->opts->layout;
-		else if (mp_c10_layout_candidates(c10, &first, 1, NULL) == 0)
-			return mp_fail(diag, MP_E_NOTFOUND, "memprof knows no layout for %s", c10->path);
-		wk->L = &first;
-		err = wk_device_allocators(wk, obj, &das, &n);
-		wk->L = NULL;
-		if (err != MP_OK)
-			return err;
-	}
-	err = choose_layout(wk, c10, das, n, &reasons);
+	wk->L = &cands[0];
+	err = wk_device_allocators(wk, obj, &das, &n);
+	wk->L = NULL;
+	if (err != MP_OK)
+		return err;
+	err = choose_layout(wk, cands, ncands, das, n, &reasons);
 	if (err != MP_OK) {
 		free(das);
 		if (err == MP_E_NOMEM)
@@ -164,6 +146,8 @@ mp_err mp_walk_run(mp_target *t, const mp_c10 *c10, const mp_walk_opts *opts, mp
 	static const mp_walk_opts no_opts;
 	struct walk wk = { .t = t, .opts = opts != NULL ? opts : &no_opts };
 	mp_c10 *found = NULL;
+	mp_layout *cands = NULL;
+	size_t ncands;
 	mp_err err;
 
 	*out = NULL;
@@ -177,6 +161,24 @@ mp_err mp_walk_run(mp_target *t, const mp_c10 *c10, const mp_walk_opts *opts, mp
 		}
 		c10 = found;
 	}
+	/* The layouts to try: the user's, or DWARF and the tables, best first (found once). */
+	cands = calloc(MAX_CANDIDATES, sizeof *cands);
+	if (cands == NULL) {
+		free(found);
+		return MP_E_NOMEM;
+	}
+	if (wk.opts->layout != NULL) {
+		cands[0] = *wk.opts->layout;
+		ncands = 1;
+	} else {
+		ncands = mp_c10_layout_candidates(c10, cands, MAX_CANDIDATES, diag);
+	}
+	if (ncands == 0) {
+		err = mp_fail(diag, MP_E_NOTFOUND, "memprof knows no layout for %s", c10->path);
+		free(cands);
+		free(found);
+		return err;
+	}
 	wk.cxx11_abi = c10->cxx11_abi != 0;
 	wk.max_blocks = wk.opts->max_blocks != 0 ? wk.opts->max_blocks : WK_MAX_BLOCKS_DEFAULT;
 	wk.next_progress = 1u << 16;
@@ -189,7 +191,7 @@ mp_err mp_walk_run(mp_target *t, const mp_c10 *c10, const mp_walk_opts *opts, mp
 		}
 		wk.w->c10 = *c10;
 		wk.seg_cap = wk.blk_cap = wk.trace_cap = 0;
-		err = walk_once(&wk, c10, diag);
+		err = walk_once(&wk, c10, cands, ncands, diag);
 		if (mp_target_get_info(t)->kind != MP_TARGET_PID || attempt + 1 == LIVE_RETRIES ||
 		    !(err == MP_E_CORRUPT || (err == MP_OK && wk.w->partial)))
 			break;
@@ -200,6 +202,7 @@ mp_err mp_walk_run(mp_target *t, const mp_c10 *c10, const mp_walk_opts *opts, mp
 			diag->msg[0] = '\0';
 	}
 	free(found);
+	free(cands);
 	if (err != MP_OK) {
 		mp_walk_free(wk.w);
 		return err;
