@@ -80,13 +80,14 @@ check_oracle() { # LABEL DIR ARGS...
 	local label=$1 dir=$2
 	shift 2
 	[ -f "$memviz" ] || { bad "$label: no _memory_viz.py oracle at $memviz"; return; }
-	if "$memprof" snapshot "$@" -o "$dir/mp.pickle" 2>/dev/null &&
-		"$memprof" stats "$@" >"$dir/stats.mp" 2>/dev/null &&
+	if "$memprof" snapshot "$@" -o "$dir/mp.pickle" 2>"$dir/oracle.err" &&
+		"$memprof" stats "$@" >"$dir/stats.mp" 2>>"$dir/oracle.err" &&
 		python3 "$memviz" stats "$dir/mp.pickle" >"$dir/stats.py" 2>&1 &&
 		cmp -s "$dir/stats.mp" "$dir/stats.py"; then
 		ok "$label: memprof stats == _memory_viz.py stats of memprof's pickle"
 	else
 		bad "$label: memprof stats differs from _memory_viz.py on memprof's pickle"
+		head -3 "$dir/oracle.err" | sed 's/^/    memprof: /'
 		diff "$dir/stats.mp" "$dir/stats.py" 2>&1 | head -5 | sed 's/^/    /'
 	fi
 }
