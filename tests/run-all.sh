@@ -16,6 +16,9 @@ run_suite() { # NAME BUILDDIR [configure args...]
 		# Show the end of each failing test's log (a failed grep is no error here).
 		for log in $(grep -rl --include='*.log' -e '^FAIL' -e '^ERROR' "$dir/tests" 2>/dev/null || true); do
 			echo "---- $log"
+			# The failed checks first (a long log's tail may not show them), then its end.
+			grep -m 20 -A 6 '^FAIL' "$log" || true
+			echo "---- (end of $log)"
 			tail -40 "$log"
 		done
 	fi

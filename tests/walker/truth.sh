@@ -125,7 +125,12 @@ for variant in $variants; do
 			# Once: the same process held still with ptrace while it is read.
 			if [ "$mode" = live ] && [ "$scenario" = training ]; then
 				check_walk "$label --stop" "$dir" "$dir/truth.json" "${what[@]}" --stop "${largs[@]}"
-				state=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$(cat "$dir/pid")/status")
+				# Just after the detach the process may still be on its way back into its sleep (R).
+				for _ in 1 2 3 4 5 6 7 8 9 10; do
+					state=$(sed -n 's/^State:[[:space:]]*\([A-Za-z]\).*/\1/p' "/proc/$(cat "$dir/pid")/status")
+					[ "$state" = S ] && break
+					sleep 0.2
+				done
 				[ "$state" = S ] && ok "$label: running again after --stop (state $state)" ||
 					bad "$label: after --stop the process is in state '$state'"
 			fi
