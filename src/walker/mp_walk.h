@@ -104,6 +104,9 @@ typedef struct mp_walk_opts {
 	/* Called now and then during long walks with blocks read so far. */
 	void (*progress)(void *ctx, size_t blocks);
 	void *progress_ctx;
+	/* Asked every few thousand blocks (with PROGRESS_CTX); true stops the walk with
+	   MP_E_INTERRUPTED (a debugger's Ctrl-C). */
+	bool (*interrupted)(void *ctx);
 } mp_walk_opts;
 
 /* Walk the allocator of T. Finds libc10_cuda (C10: NULL = mp_c10_find), picks the first layout

@@ -168,6 +168,8 @@ static mp_err add_block(struct walk *wk, const struct wk_block *b, uint64_t addr
 		.context = b->ctx_alloc,
 		.state = wk_block_state(b),
 	};
+	if (wk->opts->interrupted != NULL && w->nblocks % 4096 == 0 && wk->opts->interrupted(wk->opts->progress_ctx))
+		return MP_E_INTERRUPTED;
 	if (wk->opts->progress != NULL && w->nblocks >= wk->next_progress) {
 		wk->opts->progress(wk->opts->progress_ctx, w->nblocks);
 		wk->next_progress = w->nblocks + (1u << 16);
