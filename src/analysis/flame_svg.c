@@ -8,6 +8,7 @@
 
 #include "flame_int.h"
 #include "mp_array.h"
+#include "mp_file.h"
 #include "mp_hash.h"
 
 /* Geometry in px, matching the flame graphs people are used to reading. */
@@ -465,5 +466,21 @@ mp_err mp_flame_svg(const char *text, size_t len, const char *title, const char 
 	if (err == MP_OK && out->err != MP_OK)
 		err = mp_fail(diag, out->err, "flame graph: writing the SVG failed: %s", mp_strerror(out->err));
 	mp_flame_tree_free(&t);
+	return err;
+}
+
+mp_err mp_flame_write(const char *text, size_t len, const char *path, const char *title, mp_diag *diag)
+{
+	size_t n = strlen(path);
+	mp_out svg;
+	mp_err err;
+
+	if (n < 4 || strcmp(path + n - 4, ".svg") != 0)
+		return mp_file_write(path, text, len, diag);
+	mp_out_init(&svg);
+	err = mp_flame_svg(text != NULL ? text : "", len, title, "bytes", &svg, diag);
+	if (err == MP_OK)
+		err = mp_file_write(path, svg.data, svg.len, diag);
+	mp_out_free(&svg);
 	return err;
 }

@@ -298,8 +298,12 @@ static line_problem split_line(const char *line, size_t len, size_t *slen, uint6
 		;
 	if (q == end || q == 0)
 		return "missing count (expected \"frame;frame;... COUNT\")";
-	if (line[q - 1] == '-')
-		return "negative count";
+	if (line[q - 1] == '-' && q > 1 && is_blank(line[q - 2])) {
+		/* _memory_viz's own 'segments' writes negative <gaps> counts; flamegraph.pl passes over such
+		   lines, and so does this renderer */
+		*slen = SIZE_MAX;
+		return NULL;
+	}
 	if (line[q - 1] != ' ' && line[q - 1] != '\t')
 		return "malformed count";
 	for (digits = q; digits < end; digits++) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "flame_svg.h"
+#include "mp_file.h"
 #include "mp_snapshot_file.h"
 
 /* Write TEXT to stderr with control characters escaped, so that a message
@@ -235,13 +236,6 @@ int cli_fail(const char *what, mp_err err, const mp_diag *diag)
 	return CLI_BAD;
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
 int cli_write_stdout(const mp_out *out)
 {
 	if (out->err != MP_OK)
@@ -258,20 +252,14 @@ int cli_write_stdout(const mp_out *out)
    failed conversion never leaves half a file behind. */
 int cli_save(const char *path, const mp_out *out)
 {
-	char tmp[4096];
-	FILE *f;
+	mp_diag diag;
+	mp_err err;
 
 	if (strcmp(path, "-") == 0)
 		return cli_write_stdout(out);
-	if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
-		cli_error("output name too long");
-		return CLI_BAD;
-	}
-	f = fopen(tmp, "wb");
-	if (f == NULL || fwrite(out->data, 1, out->len, f) != out->len || fclose(f) != 0 ||
-	    rename(tmp, path) != 0) {
-		cli_error("cannot write '%s': %s", path, strerror(errno));
-		remove(tmp);
+	cli_diag_init(&diag);
+	if ((err = mp_file_write(path, out->data, out->len, &diag)) != MP_OK) {
+		cli_error("%s", diag.msg[0] != '\0' ? diag.msg : mp_strerror(err));
 		return CLI_BAD;
 	}
 	return CLI_OK;
@@ -293,40 +281,17 @@ int cli_export(mp_snapshot *snap, enum mp_format fmt, const char *path, const ch
 	return rc;
 }
 
-static int write_file(const char *path, const char *data, size_t len)
-{
-	FILE *f = fopen(path, "wb");
-
-	if (f == NULL) {
-		cli_error("cannot write '%s': %s", path, strerror(errno));
-		return CLI_BAD;
-	}
-	if (fwrite(data, 1, len, f) != len || fclose(f) != 0) {
-		cli_error("cannot write '%s': %s", path, strerror(errno));
-		return CLI_BAD;
-	}
-	return CLI_OK;
-}
-
 int cli_emit_flame(mp_out *folded, const char *path, const char *title)
 {
-	mp_out svg;
 	mp_diag diag;
 	mp_err err;
-	int rc;
 
 	if (folded->err != MP_OK)
 		return cli_fail("output", folded->err, NULL);
-	if (path == NULL)
+	if (path == NULL || strcmp(path, "-") == 0)
 		return cli_write_stdout(folded);
-	if (!ends_with(path, ".svg"))
-		return write_file(path, folded->data ? folded->data : "", folded->len);
 	cli_diag_init(&diag);
-	mp_out_init(&svg);
-	err = mp_flame_svg(folded->data ? folded->data : "", folded->len, title, "bytes", &svg, &diag);
-	if (err == MP_OK && svg.err != MP_OK)
-		err = svg.err;
-	rc = err == MP_OK ? write_file(path, svg.data, svg.len) : cli_fail("svg", err, &diag);
-	mp_out_free(&svg);
-	return rc;
+	if ((err = mp_flame_write(folded->data, folded->len, path, title, &diag)) != MP_OK)
+		return cli_fail("flame graph", err, &diag);
+	return CLI_OK;
 }

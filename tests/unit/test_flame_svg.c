@@ -519,10 +519,23 @@ static void check_bad(const char *in, const char *where)
 	release(&r);
 }
 
+/* _memory_viz 'segments' writes negative <gaps> counts: passed over, as flamegraph.pl does. */
+static void test_negative_counts_skipped(void)
+{
+	rendered with = render("ok 1\na;<gaps> -5\n"), without = render("ok 1\n");
+
+	CU_ASSERT_EQUAL(with.err, MP_OK);
+	CU_ASSERT_EQUAL(with.len, without.len);
+	CU_ASSERT(with.svg != NULL && without.svg != NULL && strcmp(with.svg, without.svg) == 0);
+	CU_ASSERT_PTR_NULL(find(&with, "<gaps>"));
+	release(&with);
+	release(&without);
+}
+
 static void test_malformed_lines(void)
 {
 	check_bad("a;b\n", "line 1: missing count");
-	check_bad("ok 1\na;b -5\n", "line 2: negative count");
+	check_bad("ok 1\na;b-5\n", "line 2: malformed count");
 	check_bad("ok 1\n\nx 12x\n", "line 3: missing count");
 	check_bad("ok 1\nx 1.5\n", "line 2: malformed count");
 	check_bad("x 0x10\n", "line 1: malformed count");
@@ -694,6 +707,7 @@ int main(void)
 		{ "truncation at UTF-8 boundaries", test_truncation_utf8 },
 		{ "label fitting", test_label_fit },
 		{ "malformed lines", test_malformed_lines },
+		{ "negative counts skipped", test_negative_counts_skipped },
 		{ "empty input", test_empty_input },
 		{ "deep stack", test_deep_stack },
 		{ "long line", test_long_line },
