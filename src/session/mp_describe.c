@@ -1,0 +1,84 @@
+/* mp_describe.c - what memprof found in a target, in words. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mp_describe.h"
+#include "mp_format.h"
+
+static void describe_build_id(mp_out *out, const mp_c10 *c10)
+{
+	if (c10->build_id_len == 0) {
+		mp_out_puts(out, "none");
+		return;
+	}
+	for (size_t i = 0; i < c10->build_id_len; i++)
+		mp_out_printf(out, "%02x", c10->build_id[i]);
+}
+
+void mp_describe_library(mp_out *out, const mp_c10 *c10)
+{
+	mp_out_printf(out, "library:     %s\n", c10->path);
+	if (c10->local_path[0] != '\0' && strcmp(c10->local_path, c10->path) != 0)
+		mp_out_printf(out, "read from:   %s\n", c10->local_path);
+	mp_out_puts(out, "build-id:    ");
+	describe_build_id(out, c10);
+	mp_out_printf(out, "\nload bias:   0x%llx\n", (unsigned long long)c10->bias);
+	mp_out_printf(out, "version:     %s%s%s%s\n", c10->version[0] ? c10->version : "unknown",
+		      c10->version_source[0] ? " (" : "", c10->version_source, c10->version_source[0] ? ")" : "");
+	mp_out_printf(out, "C++ ABI:     %s\n", c10->cxx11_abi == 1 ? "C++11 (new std::string)"
+				       : c10->cxx11_abi == 0 ? "pre-C++11 (old std::string)" : "unknown");
+	if (c10->cuda_major != 0)
+		mp_out_printf(out, "CUDA:        %d (libcudart.so.%d)\n", c10->cuda_major, c10->cuda_major);
+	mp_out_printf(out, "DWARF:       %s\n", c10->has_dwarf ? c10->dwarf_path : "none");
+	mp_out_printf(out, "allocator:   pointer at 0x%llx (%s)\n", (unsigned long long)c10->allocator_ptr_addr,
+		      c10->allocator_how);
+}
+
+static int64_t stat_of(const mp_memstats *st, const char *key)
+{
+	for (size_t i = 0; i < st->n; i++)
+		if (strcmp(st->v[i].key, key) == 0)
+			return st->v[i].value;
+	return 0;
+}
+
+void mp_describe_walk(mp_out *out, const mp_walk *w)
+{
+	mp_out_printf(out, "backend:     native caching allocator at 0x%llx\n", (unsigned long long)w->allocator);
+	mp_out_printf(out, "layout:      %s (%s)\n", w->layout.name, w->layout.source);
+	mp_out_printf(out, "devices:     %zu\n", w->ndevices);
+	for (size_t d = 0; d < w->ndevices; d++) {
+		const mp_walk_device *dev = &w->devices[d];
+		size_t nseg = 0, nblk = 0;
+
+		for (size_t i = 0; i < w->nsegments; i++)
+			if (w->segments[i].device == dev->index) {
+				nseg++;
+				nblk += w->segments[i].nblocks;
+			}
+		mp_out_printf(out, "  device %d: %zu segments, %zu blocks, ", dev->index, nseg, nblk);
+		mp_format_bytes(out, stat_of(&dev->stats, "reserved_bytes.all.current"));
+		mp_out_puts(out, " reserved, ");
+		mp_format_bytes(out, stat_of(&dev->stats, "allocated_bytes.all.current"));
+		mp_out_printf(out, " allocated; trace %zu entries (history %s, ring of %llu)\n", dev->ntrace,
+			      dev->record_history ? "on" : "off", (unsigned long long)dev->ring_max_entries);
+	}
+	if (w->ntrace != 0)
+		mp_out_printf(out, "trace times: %s\n", w->time_exact ? "exact (same boot as the target)" : "estimates");
+	if (w->partial)
+		mp_out_puts(out, "result:      partial (see the warnings)\n");
+}
+
+void mp_describe_target(mp_out *out, const mp_target *t)
+{
+	const mp_target_info *ti = mp_target_get_info(t);
+
+	mp_out_printf(out, "target:      %s\n", ti->origin != NULL ? ti->origin : "?");
+	if (ti->pid != 0)
+		mp_out_printf(out, "pid:         %d\n", ti->pid);
+	if (ti->exe != NULL)
+		mp_out_printf(out, "executable:  %s\n", ti->exe);
+	if (ti->cmdline != NULL)
+		mp_out_printf(out, "command:     %s\n", ti->cmdline);
+}
