@@ -1,0 +1,327 @@
+/* mp_session.c - a session's life: its target, settings, runs and what a run leaves behind. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "session_int.h"
+
+const char *mp_session_version(void)
+{
+	return PACKAGE_VERSION;
+}
+
+mp_session *mp_session_new(void)
+{
+	mp_session *s = calloc(1, sizeof *s);
+
+	if (s == NULL)
+		return NULL;
+	s->device = -1;
+	s->units = MP_UNITS_AUTO;
+	mp_out_init(&s->out);
+	mp_out_init(&s->warnings);
+	mp_session_use_none(s, "no process or core file");
+	return s;
+}
+
+static void forget_target(mp_session *s)
+{
+	session_drop_target(s);
+	free(s->why);
+	free(s->core);
+	free(s->sysroot);
+	free(s->solib_path);
+	free(s->cb_name);
+	free(s->maps_text);
+	s->why = s->core = s->sysroot = s->solib_path = s->cb_name = s->maps_text = NULL;
+	s->cb_read = NULL;
+	s->cb_ctx = NULL;
+	s->pid = 0;
+	s->reads = 0;
+}
+
+void mp_session_free(mp_session *s)
+{
+	if (s == NULL)
+		return;
+	forget_target(s);
+	for (size_t i = 0; i < s->nsnaps; i++) {
+		free(s->snaps[i].name);
+		free(s->snaps[i].origin);
+		mp_snapshot_free(s->snaps[i].snap);
+	}
+	free(s->snaps);
+	free(s->layout_path);
+	free(s->completion);
+	mp_out_free(&s->out);
+	mp_out_free(&s->warnings);
+	free(s);
+}
+
+static char *dup_or_null(const char *text)
+{
+	return text != NULL && text[0] != '\0' ? strdup(text) : NULL;
+}
+
+static bool same(const char *a, const char *b)
+{
+	return (a == NULL || a[0] == '\0') ? (b == NULL || b[0] == '\0') : (b != NULL && strcmp(a, b) == 0);
+}
+
+int mp_session_use_none(mp_session *s, const char *why)
+{
+	if (s->kind == ST_NONE && same(s->why, why))
+		return 0;
+	forget_target(s);
+	s->kind = ST_NONE;
+	s->why = dup_or_null(why != NULL ? why : "no target");
+	return 0;
+}
+
+int mp_session_use_pid(mp_session *s, int pid)
+{
+	if (s->kind == ST_PID && s->pid == pid)
+		return 0;
+	forget_target(s);
+	s->kind = ST_PID;
+	s->pid = pid;
+	return 0;
+}
+
+int mp_session_use_core(mp_session *s, const char *core, const char *sysroot, const char *solib_path)
+{
+	if (s->kind == ST_CORE && same(s->core, core) && same(s->sysroot, sysroot) && same(s->solib_path, solib_path))
+		return 0;
+	forget_target(s);
+	s->kind = ST_CORE;
+	s->core = dup_or_null(core);
+	s->sysroot = dup_or_null(sysroot);
+	s->solib_path = dup_or_null(solib_path);
+	return 0;
+}
+
+int mp_session_use_callback(mp_session *s, const char *name, int pid, mp_read_fn read, void *ctx,
+			    const char *maps_text)
+{
+	if (s->kind == ST_CALLBACK && s->pid == pid && s->cb_read == read && s->cb_ctx == ctx &&
+	    same(s->cb_name, name) && same(s->maps_text, maps_text))
+		return 0;
+	forget_target(s);
+	s->kind = ST_CALLBACK;
+	s->pid = pid;
+	s->cb_name = dup_or_null(name);
+	s->cb_read = read;
+	s->cb_ctx = ctx;
+	s->maps_text = dup_or_null(maps_text);
+	return 0;
+}
+
+void mp_session_invalidate(mp_session *s)
+{
+	mp_snapshot_free(s->now);
+	mp_walk_free(s->walk);
+	s->now = NULL;
+	s->walk = NULL;
+	if (s->target != NULL)
+		mp_target_flush(s->target);
+}
+
+void mp_session_set_poll(mp_session *s, mp_session_poll_fn poll, void *ctx)
+{
+	s->poll = poll;
+	s->poll_ctx = ctx;
+}
+
+uint64_t mp_session_reads(const mp_session *s)
+{
+	return s->reads;
+}
+
+/* ---- settings */
+
+static int set_layout(mp_session *s, const char *value)
+{
+	mp_layout layout;
+	mp_diag diag;
+	mp_err err;
+
+	if (strcmp(value, "auto") == 0 || value[0] == '\0') {
+		free(s->layout_path);
+		s->layout_path = NULL;
+	} else {
+		session_diag_init(s, &diag);
+		if ((err = mp_layout_load_file(value, &layout, &diag)) != MP_OK)
+			return session_fail(s, value, err, &diag);
+		free(s->layout_path);
+		if ((s->layout_path = strdup(value)) == NULL)
+			return session_error(s, "out of memory");
+		s->layout = layout;
+	}
+	mp_session_invalidate(s); /* another layout reads another state */
+	return 0;
+}
+
+int mp_session_set(mp_session *s, const char *name, const char *value)
+{
+	long n;
+
+	s->error[0] = '\0';
+	if (value == NULL)
+		value = "";
+	if (strcmp(name, "units") == 0) {
+		if (!mp_units_parse(value, &s->units))
+			return session_error(s, "units: '%s' is none of auto, B, KiB, MiB, GiB", value), -1;
+	} else if (strcmp(name, "device") == 0) {
+		if (strcmp(value, "all") == 0 || value[0] == '\0')
+			s->device = -1;
+		else if (session_parse_long(value, &n) && n >= 0)
+			s->device = n;
+		else
+			return session_error(s, "device: '%s' is neither 'all' nor a device number", value), -1;
+	} else if (strcmp(name, "layout") == 0) {
+		return set_layout(s, value) == 0 ? 0 : -1;
+	} else if (strcmp(name, "max-blocks") == 0) {
+		if (!session_parse_long(value, &n) || n < 0)
+			return session_error(s, "max-blocks: '%s' is not a count (0: no limit)", value), -1;
+		s->max_blocks = (size_t)n;
+		mp_session_invalidate(s);
+	} else {
+		return session_error(s, "no setting '%s' (units, device, layout, max-blocks)", name), -1;
+	}
+	return 0;
+}
+
+const char *mp_session_show(mp_session *s, const char *name)
+{
+	if (strcmp(name, "units") == 0)
+		return mp_units_name(s->units);
+	if (strcmp(name, "device") == 0) {
+		if (s->device < 0)
+			return "all";
+		snprintf(s->show_buf, sizeof s->show_buf, "%ld", s->device);
+		return s->show_buf;
+	}
+	if (strcmp(name, "layout") == 0)
+		return s->layout_path != NULL ? s->layout_path : "auto";
+	if (strcmp(name, "max-blocks") == 0) {
+		snprintf(s->show_buf, sizeof s->show_buf, "%zu", s->max_blocks);
+		return s->show_buf;
+	}
+	return NULL;
+}
+
+/* ---- runs */
+
+/* ctypes reads the texts as C strings: end them with a NUL that their length does not count. */
+static void terminate(mp_out *out)
+{
+	char *p = mp_out_reserve(out, 1);
+
+	if (p != NULL)
+		*p = '\0';
+}
+
+static int run_command(mp_session *s, int argc, char **argv)
+{
+	if (argc < 1 || argv == NULL || argv[0] == NULL)
+		return session_error(s, "no command given");
+	for (size_t i = 0; i < session_ncommands; i++) {
+		const struct session_command *c = &session_commands[i];
+
+		/* the table's names are full ("snapshot take"); ARGV[0] is one word */
+		if (strchr(c->name, ' ') == NULL && strcmp(c->name, argv[0]) == 0) {
+			int rc = c->run(s, argc - 1, argv + 1);
+
+			if (rc != MP_SESSION_ERROR && s->out.err != MP_OK)
+				rc = session_error(s, "%s", mp_strerror(s->out.err));
+			return rc;
+		}
+	}
+	return session_error(s, "no command '%s' (see 'help memprof')", argv[0]);
+}
+
+int mp_session_run(mp_session *s, int argc, char **argv)
+{
+	int rc;
+
+	mp_out_free(&s->out);
+	mp_out_free(&s->warnings);
+	mp_out_init(&s->out);
+	mp_out_init(&s->warnings);
+	s->error[0] = '\0';
+	rc = run_command(s, argc, argv);
+	terminate(&s->out);
+	terminate(&s->warnings);
+	return rc;
+}
+
+const char *mp_session_output(const mp_session *s)
+{
+	return s->out.data != NULL && s->out.err == MP_OK ? s->out.data : "";
+}
+
+size_t mp_session_output_len(const mp_session *s)
+{
+	return s->out.data != NULL && s->out.err == MP_OK ? s->out.len : 0;
+}
+
+const char *mp_session_error(const mp_session *s)
+{
+	return s->error;
+}
+
+const char *mp_session_warnings(const mp_session *s)
+{
+	return s->warnings.data != NULL && s->warnings.err == MP_OK ? s->warnings.data : "";
+}
+
+int session_error(mp_session *s, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(s->error, sizeof s->error, "memprof: ");
+
+	va_start(ap, fmt);
+	vsnprintf(s->error + n, sizeof s->error - (size_t)n, fmt, ap);
+	va_end(ap);
+	/* one line: a message that carries newlines would break the debugger's error line */
+	for (char *p = s->error; *p != '\0'; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	return MP_SESSION_ERROR;
+}
+
+int session_fail(mp_session *s, const char *what, mp_err err, const mp_diag *diag)
+{
+	if (err == MP_E_INTERRUPTED && (diag == NULL || diag->msg[0] == '\0'))
+		return session_error(s, "interrupted");
+	if (diag != NULL && diag->msg[0] != '\0')
+		return session_error(s, "%s: %s", what, diag->msg);
+	return session_error(s, "%s: %s", what, mp_strerror(err));
+}
+
+static void keep_warning(void *ctx, const char *line)
+{
+	mp_session *s = ctx;
+
+	mp_out_printf(&s->warnings, "memprof: warning: %s\n", line);
+}
+
+void session_diag_init(mp_session *s, mp_diag *diag)
+{
+	memset(diag, 0, sizeof *diag);
+	diag->warn = keep_warning;
+	diag->warn_ctx = s;
+}
+
+void session_emit(mp_session *s, mp_out *out, bool print_newline)
+{
+	if (out->err != MP_OK) {
+		s->out.err = out->err;
+		return;
+	}
+	mp_out_write(&s->out, out->data != NULL ? out->data : "", out->len);
+	if (print_newline)
+		mp_out_putc(&s->out, '\n');
+}

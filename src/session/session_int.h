@@ -1,0 +1,125 @@
+/* session_int.h - what the session's files share: the session itself, its commands and helpers. */
+#ifndef MEMPROF_SESSION_INT_H
+#define MEMPROF_SESSION_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mp_err.h"
+#include "mp_format.h"
+#include "mp_layout.h"
+#include "mp_out.h"
+#include "mp_session.h"
+#include "mp_snapshot.h"
+#include "mp_target.h"
+#include "mp_walk.h"
+
+enum session_target { ST_NONE, ST_PID, ST_CORE, ST_CALLBACK };
+
+/* A snapshot kept under a name (`snapshot take`/`load`). */
+struct session_snap {
+	char *name;
+	char *origin; /* where it came from and when, for `snapshot list` */
+	mp_snapshot *snap;
+};
+
+struct mp_session {
+	/* The target as the debugger named it. */
+	enum session_target kind;
+	char *why; /* ST_NONE: why there is none */
+	int pid;
+	char *core, *sysroot, *solib_path;
+	char *cb_name, *maps_text;
+	mp_read_fn cb_read;
+	void *cb_ctx;
+	uint64_t reads;
+	/* Opened and walked when a command first needs it; dropped when the target runs. */
+	mp_target *target;
+	mp_walk *walk;
+	mp_snapshot *now;
+	/* Settings. */
+	enum mp_units units;
+	long device; /* -1: all */
+	char *layout_path;
+	mp_layout layout;
+	size_t max_blocks; /* 0: the walker's default */
+	char show_buf[32];
+	/* Named snapshots. */
+	struct session_snap *snaps;
+	size_t nsnaps, snaps_cap;
+	/* The last run. */
+	mp_out out;
+	mp_out warnings;
+	char error[640];
+	char *completion;
+	mp_session_poll_fn poll;
+	void *poll_ctx;
+};
+
+/* One command of the table. RUN gets the words after the command's name. */
+struct session_command {
+	const char *name;
+	const char *help;
+	unsigned flags; /* enum mp_session_command_flags */
+	int (*run)(mp_session *s, int argc, char **argv);
+	const char *options;   /* its options, space-separated ("--device --top"), for completion */
+	const char *positional; /* what its positional words are: "snapshot", "file", "snapshot file" */
+};
+
+extern const struct session_command session_commands[];
+extern const size_t session_ncommands;
+
+/* Set the run's error ("memprof: " and the formatted text); returns MP_SESSION_ERROR. */
+int session_error(mp_session *s, const char *fmt, ...) MP_PRINTF(2, 3);
+/* The error of a failed library call: DIAG's line, else ERR's text, after WHAT. */
+int session_fail(mp_session *s, const char *what, mp_err err, const mp_diag *diag);
+/* A diag whose warnings go to the run's warnings. */
+void session_diag_init(mp_session *s, mp_diag *diag);
+
+/* Walk the target unless this stop's walk is cached; MP_SESSION_OK or an error. */
+int session_walk(mp_session *s);
+/* Close the target and forget the walk. */
+void session_drop_target(mp_session *s);
+
+/* The snapshot NAME stands for: "now" (the target's, walked), a name taken or loaded, or a
+   snapshot file. *OWNED tells whether the caller must free it (a file). */
+int session_resolve(mp_session *s, const char *name, mp_snapshot **snap, bool *owned);
+/* The named snapshot NAME, or NULL. */
+struct session_snap *session_find(mp_session *s, const char *name);
+
+/* Parse the words of a command: options in OPTS (NULL-terminated), the rest positional into
+   POS (at most MAXPOS; between MINPOS and MAXPOS are required). Returns MP_SESSION_OK or an
+   error naming the command. */
+struct session_opt {
+	const char *name;   /* "--device" or "-o" */
+	const char **value; /* where its value goes; NULL: a flag */
+	bool *flag;
+};
+int session_args(mp_session *s, const char *cmd, int argc, char **argv, const struct session_opt *opts,
+		 char **pos, int minpos, int maxpos, int *npos);
+/* Parse a size ("4096", "64KiB", "1.5M", "2GiB") or a count into *OUT; false when it is neither. */
+bool session_parse_size(const char *text, int64_t *out);
+bool session_parse_long(const char *text, long *out);
+
+/* Append OUT's text to the run's output, with the newline print() adds when PRINT_NEWLINE. */
+void session_emit(mp_session *s, mp_out *out, bool print_newline);
+
+/* The command implementations. */
+int session_cmd_segsum(mp_session *s, int argc, char **argv);
+int session_cmd_stats(mp_session *s, int argc, char **argv);
+int session_cmd_segments(mp_session *s, int argc, char **argv);
+int session_cmd_memory(mp_session *s, int argc, char **argv);
+int session_cmd_trace(mp_session *s, int argc, char **argv);
+int session_cmd_blocks(mp_session *s, int argc, char **argv);
+int session_cmd_block(mp_session *s, int argc, char **argv);
+int session_cmd_info(mp_session *s, int argc, char **argv);
+int session_cmd_snapshot(mp_session *s, int argc, char **argv);
+int session_cmd_take(mp_session *s, int argc, char **argv);
+int session_cmd_list(mp_session *s, int argc, char **argv);
+int session_cmd_save(mp_session *s, int argc, char **argv);
+int session_cmd_load(mp_session *s, int argc, char **argv);
+int session_cmd_drop(mp_session *s, int argc, char **argv);
+int session_cmd_compare(mp_session *s, int argc, char **argv);
+
+#endif

@@ -1,0 +1,181 @@
+/* session_target.c - open the session's target when a command needs it, walk it once per stop,
+   and find the snapshot a command names. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mp_array.h"
+#include "mp_snapshot_file.h"
+#include "mp_snapshot_walk.h"
+#include "session_int.h"
+
+/* The callback target's reads go through here to be counted (the benchmark reports them). */
+static size_t counted_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	mp_session *s = ctx;
+
+	s->reads++;
+	return s->cb_read(s->cb_ctx, addr, buf, len);
+}
+
+/* One line of gdb's `info proc mappings`: "START END SIZE OFFSET [PERMS] [PATH]", numbers in hex.
+   Lines that are not (headers, "process N") are skipped. */
+static bool parse_maps_line(char *line, mp_mapping *m)
+{
+	unsigned long long v[4];
+	char *p = line, *end;
+
+	for (int i = 0; i < 4; i++) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (p[0] != '0' || p[1] != 'x')
+			return false;
+		v[i] = strtoull(p, &end, 16);
+		if (end == p)
+			return false;
+		p = end;
+	}
+	while (*p == ' ' || *p == '\t')
+		p++;
+	/* gdb 12 and later put "r-xp"-style permissions before the file */
+	if (strspn(p, "rwxsp-") == 4 && (p[4] == ' ' || p[4] == '\t' || p[4] == '\0')) {
+		p += 4;
+		while (*p == ' ' || *p == '\t')
+			p++;
+	}
+	if (*p != '/')
+		return false; /* anonymous memory: no file to read */
+	p[strcspn(p, "\r\n")] = '\0';
+	*m = (mp_mapping){ .start = v[0], .end = v[1], .file_offset = v[3], .path = p };
+	m->local_path = access(p, R_OK) == 0 ? p : NULL;
+	return m->end > m->start;
+}
+
+static mp_err open_callback(mp_session *s, mp_diag *diag)
+{
+	char *text = strdup(s->maps_text != NULL ? s->maps_text : ""), *line, *save = NULL;
+	mp_mapping *maps = NULL, m;
+	size_t n = 0, cap = 0;
+	mp_err err = MP_OK;
+
+	if (text == NULL)
+		return MP_E_NOMEM;
+	for (line = strtok_r(text, "\n", &save); line != NULL && err == MP_OK; line = strtok_r(NULL, "\n", &save)) {
+		if (!parse_maps_line(line, &m))
+			continue;
+		if ((err = mp_array_grow((void **)&maps, &cap, n + 1, sizeof *maps)) == MP_OK)
+			maps[n++] = m;
+	}
+	if (err == MP_OK)
+		err = mp_target_open_callback(s->cb_name != NULL ? s->cb_name : "debugger memory", counted_read, s,
+					      maps, n, &s->target, diag);
+	free(maps);
+	free(text);
+	return err;
+}
+
+static mp_err open_target(mp_session *s, mp_diag *diag)
+{
+	mp_target_opts opts = { .sysroot = s->sysroot, .solib_path = s->solib_path };
+
+	switch (s->kind) {
+	case ST_PID:
+		return mp_target_open_pid(s->pid, &opts, &s->target, diag);
+	case ST_CORE:
+		return mp_target_open_core(s->core, &opts, &s->target, diag);
+	case ST_CALLBACK:
+		return open_callback(s, diag);
+	case ST_NONE:
+		break;
+	}
+	return MP_E_USAGE;
+}
+
+static bool poll_interrupt(void *ctx)
+{
+	mp_session *s = ctx;
+
+	return s->poll != NULL && s->poll(s->poll_ctx) != 0;
+}
+
+static const char *target_name(const mp_session *s, char *buf, size_t size)
+{
+	if (s->kind == ST_CORE)
+		return s->core;
+	if (s->kind == ST_CALLBACK && s->cb_name != NULL)
+		return s->cb_name;
+	snprintf(buf, size, "pid %d", s->pid);
+	return buf;
+}
+
+int session_walk(mp_session *s)
+{
+	mp_walk_opts opts = { .max_blocks = s->max_blocks, .progress_ctx = s, .interrupted = poll_interrupt };
+	char name[32];
+	mp_diag diag;
+	mp_err err;
+
+	if (s->now != NULL)
+		return MP_SESSION_OK;
+	if (s->kind == ST_NONE)
+		return session_error(s, "%s", s->why != NULL ? s->why : "no target");
+	session_diag_init(s, &diag);
+	if (s->target == NULL && (err = open_target(s, &diag)) != MP_OK)
+		return session_fail(s, target_name(s, name, sizeof name), err, &diag);
+	if (s->layout_path != NULL)
+		opts.layout = &s->layout;
+	if (poll_interrupt(s))
+		return session_error(s, "interrupted");
+	err = mp_walk_run(s->target, NULL, &opts, &s->walk, &diag);
+	if (err == MP_OK)
+		err = mp_snapshot_from_walk(s->walk, MP_SW_DEVICE_STATS, &s->now, &diag);
+	if (err != MP_OK) {
+		mp_session_invalidate(s);
+		return session_fail(s, target_name(s, name, sizeof name), err, &diag);
+	}
+	return MP_SESSION_OK;
+}
+
+void session_drop_target(mp_session *s)
+{
+	mp_session_invalidate(s);
+	mp_target_close(s->target);
+	s->target = NULL;
+}
+
+struct session_snap *session_find(mp_session *s, const char *name)
+{
+	for (size_t i = 0; i < s->nsnaps; i++)
+		if (strcmp(s->snaps[i].name, name) == 0)
+			return &s->snaps[i];
+	return NULL;
+}
+
+int session_resolve(mp_session *s, const char *name, mp_snapshot **snap, bool *owned)
+{
+	struct session_snap *named;
+	mp_diag diag;
+	mp_err err;
+	int rc;
+
+	*snap = NULL;
+	*owned = false;
+	if (name == NULL || strcmp(name, "now") == 0) {
+		if ((rc = session_walk(s)) != MP_SESSION_OK)
+			return rc;
+		*snap = s->now;
+		return MP_SESSION_OK;
+	}
+	if ((named = session_find(s, name)) != NULL) {
+		*snap = named->snap;
+		return MP_SESSION_OK;
+	}
+	if (access(name, F_OK) != 0)
+		return session_error(s, "'%s' is no snapshot name (see 'memprof snapshot list'), 'now', or file", name);
+	session_diag_init(s, &diag);
+	if ((err = mp_snapshot_load(name, 0, snap, &diag)) != MP_OK) /* its message names the file */
+		return diag.msg[0] != '\0' ? session_error(s, "%s", diag.msg) : session_fail(s, name, err, NULL);
+	*owned = true;
+	return MP_SESSION_OK;
+}
