@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <strings.h>
 
 __extension__ typedef unsigned __int128 mp_u128;
 
@@ -115,6 +116,43 @@ void mp_format_bytes(mp_out *out, mp_i128 n)
 		num /= 1024.0;
 	}
 	put_scaled(out, num, "YiB");
+}
+
+static const char *const unit_names[] = { "auto", "B", "KiB", "MiB", "GiB" };
+
+bool mp_units_parse(const char *text, enum mp_units *out)
+{
+	for (size_t i = 0; i < sizeof unit_names / sizeof unit_names[0]; i++)
+		if (strcasecmp(text, unit_names[i]) == 0) {
+			*out = (enum mp_units)i;
+			return true;
+		}
+	return false;
+}
+
+const char *mp_units_name(enum mp_units u)
+{
+	return (size_t)u < sizeof unit_names / sizeof unit_names[0] ? unit_names[u] : "?";
+}
+
+void mp_format_size(mp_out *out, mp_i128 n, enum mp_units u)
+{
+	switch (u) {
+	case MP_UNITS_B:
+		mp_format_i128(out, n);
+		mp_out_putc(out, 'B');
+		return;
+	case MP_UNITS_KIB:
+	case MP_UNITS_MIB:
+	case MP_UNITS_GIB:
+		/* The exact quotient, rounded once: sizes past 2**53 stay right. */
+		put_scaled(out, mp_format_int_div(n, (mp_i128)1 << (10 * (int)(u - MP_UNITS_B))), unit_names[u]);
+		return;
+	case MP_UNITS_AUTO:
+	default:
+		mp_format_bytes(out, n);
+		return;
+	}
 }
 
 void mp_format_report_free(mp_out *out, mp_i128 external, mp_i128 internal)

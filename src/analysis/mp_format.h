@@ -3,6 +3,8 @@
 #ifndef MEMPROF_FORMAT_H
 #define MEMPROF_FORMAT_H
 
+#include <stdbool.h>
+
 #include "mp_out.h"
 
 /* Sums of int64 snapshot fields can pass int64 on hostile input, and Python's
@@ -18,6 +20,21 @@ double mp_format_int_div(mp_i128 a, mp_i128 b);
 
 /* Write _format_size(N) for an int N (what f"{Bytes(n)}" prints), e.g. "20.0MiB". */
 void mp_format_bytes(mp_out *out, mp_i128 n);
+
+/* Size units a user may choose. AUTO is _format_size's own choice. */
+enum mp_units { MP_UNITS_AUTO, MP_UNITS_B, MP_UNITS_KIB, MP_UNITS_MIB, MP_UNITS_GIB };
+
+/* Read TEXT ("auto", "B", "KiB", "MiB", "GiB", any case) into *OUT. False for
+   anything else (*OUT unchanged). */
+bool mp_units_parse(const char *text, enum mp_units *out);
+
+/* The name mp_units_parse reads for U ("auto", "B", "KiB", ...); "?" for no unit. */
+const char *mp_units_name(enum mp_units u);
+
+/* Write N in units U: AUTO as mp_format_bytes; B as the integer and "B"
+   ("1536B"); the others with one decimal, spelled as mp_format_bytes spells
+   them ("1.5MiB"). This function can't fail. */
+void mp_format_size(mp_out *out, mp_i128 n, enum mp_units u);
 
 /* Write _report_free(EXTERNAL, INTERNAL), e.g. "1.5KiB (33.3% internal)". */
 void mp_format_report_free(mp_out *out, mp_i128 external, mp_i128 internal);

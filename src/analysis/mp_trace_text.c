@@ -426,10 +426,28 @@ static entry_fn handler_of(const struct ring *r, const mp_trace_entry *e, uint32
 	return on_other;
 }
 
-static mp_err write_ring(mp_snapshot *snap, size_t device, mp_out *out, mp_diag *diag)
+/* Run entry I of the ring through its handler. */
+static mp_err write_entry(struct ring *r, size_t i)
+{
+	const mp_trace_entry *e = &r->snap->trace[r->snap->device_traces[r->device].first + i];
+	uint32_t needs;
+	entry_fn fn = handler_of(r, e, &needs);
+	mp_err err;
+
+	r->entry = i;
+	err = need(r, e, needs);
+	return err == MP_OK ? fn(r, e) : err;
+}
+
+/* The ring of DEVICE, writing only its last LAST entries (0: all). The
+   entries before are run all the same, into a scratch buffer emptied after
+   each, so that names and TOTAL MEM come out as the whole ring has them. */
+static mp_err write_ring(mp_snapshot *snap, size_t device, size_t last, mp_out *out, mp_diag *diag)
 {
 	const mp_trace_list *tl = &snap->device_traces[device];
+	size_t skip = last > 0 && last < tl->n ? tl->n - last : 0;
 	struct ring r;
+	mp_out unseen;
 	mp_err err = ring_init(&r, snap, device, out, diag);
 
 	if (err != MP_OK) {
@@ -440,17 +458,20 @@ static mp_err write_ring(mp_snapshot *snap, size_t device, mp_out *out, mp_diag 
 	mp_out_u64(out, device);
 	mp_out_puts(out, " ----------------\n");
 	mp_out_u64(out, tl->n);
-	mp_out_puts(out, " entries\n");
-	for (size_t i = 0; err == MP_OK && i < tl->n; i++) {
-		const mp_trace_entry *e = &snap->trace[tl->first + i];
-		uint32_t needs;
-		entry_fn fn = handler_of(&r, e, &needs);
-
-		r.entry = i;
-		err = need(&r, e, needs);
-		if (err == MP_OK)
-			err = fn(&r, e);
+	mp_out_puts(out, " entries");
+	if (skip > 0)
+		mp_out_printf(out, ", the last %zu shown", last);
+	mp_out_putc(out, '\n');
+	mp_out_init(&unseen);
+	r.out = &unseen;
+	for (size_t i = 0; err == MP_OK && i < skip; i++) {
+		err = write_entry(&r, i);
+		unseen.len = 0;
 	}
+	mp_out_free(&unseen);
+	r.out = out;
+	for (size_t i = skip; err == MP_OK && i < tl->n; i++)
+		err = write_entry(&r, i);
 	if (err == MP_OK) {
 		mp_out_puts(out, "TOTAL MEM: ");
 		mp_format_bytes(out, r.net);
@@ -460,7 +481,7 @@ static mp_err write_ring(mp_snapshot *snap, size_t device, mp_out *out, mp_diag 
 	return err;
 }
 
-mp_err mp_analysis_trace(mp_snapshot *snap, mp_out *out, mp_diag *diag)
+mp_err mp_analysis_trace_last(mp_snapshot *snap, size_t n, mp_out *out, mp_diag *diag)
 {
 	mp_err err = MP_OK;
 
@@ -468,8 +489,13 @@ mp_err mp_analysis_trace(mp_snapshot *snap, mp_out *out, mp_diag *diag)
 		return mp_fail(diag, MP_E_NOTFOUND, "trace: the snapshot has no 'device_traces'");
 	for (size_t i = 0; err == MP_OK && i < snap->ndevice_traces; i++)
 		if (snap->device_traces[i].n > 0)
-			err = write_ring(snap, i, out, diag);
+			err = write_ring(snap, i, n, out, diag);
 	if (err == MP_OK && out->err != MP_OK)
 		err = mp_fail(diag, out->err, "trace: cannot write the output: %s", mp_strerror(out->err));
 	return err;
+}
+
+mp_err mp_analysis_trace(mp_snapshot *snap, mp_out *out, mp_diag *diag)
+{
+	return mp_analysis_trace_last(snap, 0, out, diag);
 }

@@ -14,4 +14,12 @@
    raise: no 'device_traces', or an entry without a key its action needs. */
 mp_err mp_analysis_trace(mp_snapshot *snap, mp_out *out, mp_diag *diag) MP_WUR;
 
+/* mp_analysis_trace writing only the last N entries of each ring (N = 0, or N
+   at least the ring's length: all of it, byte for byte as mp_analysis_trace).
+   The entries before still name allocations and segments and count in TOTAL
+   MEM (which stays the whole ring's), so what is shown reads as in the full
+   listing; a ring cut short says so in its count line: "40 entries, the last
+   5 shown". Fails as mp_analysis_trace does, for hidden entries too. */
+mp_err mp_analysis_trace_last(mp_snapshot *snap, size_t n, mp_out *out, mp_diag *diag) MP_WUR;
+
 #endif
