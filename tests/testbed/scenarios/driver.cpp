@@ -7,6 +7,8 @@
 //   driver SCENARIO MODE [--truth PATH]
 //   MODE: truth       write the truth and exit 0
 //         checkpoint  write the truth, call memprof_checkpoint() (a gdb breakpoint), exit 0
+//         checkpoint2 as checkpoint, then known work (second_step()), a second truth PATH.2, memprof_checkpoint()
+//                     again, exit 0 (the gdb tests compare snapshots taken at the two stops)
 //         sleep       write the truth, print "ready", sleep until killed (gcore / attach)
 //         abort       write the truth, abort() (kernel core; needs `ulimit -c unlimited`)
 //
@@ -765,6 +767,22 @@ void scenario_huge(Extra& ex) {
 	// The live ones stay allocated (not tracked in `keep`: the allocator's state is what matters).
 }
 
+// checkpoint2's work between the two stops: the cache emptied (unused segments released), a 3 MiB and a 4 KiB
+// allocation kept, a 5 MiB one freed again. Whatever fails (a full fake device) is only reported: the second truth
+// says what happened.
+void second_step() {
+	cudaStream_t s = default_stream();
+	try {
+		alloc::emptyCache();
+		SITE("second_step");
+		keep.push_back(alloc_on(3 * MiB, s));
+		keep.push_back(alloc_on(4 * KiB, s));
+		alloc::raw_delete(alloc_on(5 * MiB, s));
+	} catch (const std::exception& e) {
+		std::fprintf(stderr, "driver: checkpoint2: %s\n", e.what());
+	}
+}
+
 struct ScenarioDef {
 	const char* name;
 	void (*run)(Extra&);
@@ -798,7 +816,7 @@ void preset_env(const std::string& name) {
 }
 
 [[noreturn]] void usage() {
-	std::fprintf(stderr, "usage: driver SCENARIO truth|checkpoint|sleep|abort [--truth PATH]\nscenarios:");
+	std::fprintf(stderr, "usage: driver SCENARIO truth|checkpoint|checkpoint2|sleep|abort [--truth PATH]\nscenarios:");
 	for (const auto& s : scenarios)
 		std::fprintf(stderr, " %s", s.name);
 	std::fprintf(stderr, "\n");
@@ -817,7 +835,7 @@ int main(int argc, char** argv) {
 		else
 			usage();
 	}
-	if (mode != "truth" && mode != "checkpoint" && mode != "sleep" && mode != "abort")
+	if (mode != "truth" && mode != "checkpoint" && mode != "checkpoint2" && mode != "sleep" && mode != "abort")
 		usage();
 	const ScenarioDef* def = nullptr;
 	for (const auto& s : scenarios)
@@ -846,8 +864,13 @@ int main(int argc, char** argv) {
 		return 1;
 	}
 
-	if (mode == "checkpoint") {
+	if (mode == "checkpoint" || mode == "checkpoint2") {
 		memprof_checkpoint();
+		if (mode == "checkpoint2") {
+			second_step();
+			write_truth(truth + ".2", ex);
+			memprof_checkpoint();
+		}
 	} else if (mode == "sleep") {
 		std::printf("ready\n");
 		std::fflush(stdout);

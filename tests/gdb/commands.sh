@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# commands.sh - the memprof gdb commands on PyTorch's real caching allocator (the test bed), live and on cores.
+#
+# For each variant (MEMPROF_GDB_VARIANTS, default "debug stripped-oldabi debian-2.6": DWARF, stripped + old C++
+# ABI, Debian's released binary) and scenario (MEMPROF_GDB_SCENARIOS, default all nine), gdb stops the driver at
+# memprof_checkpoint() (debian-2.6, whose driver runs under another loader so gdb has no symbols of it: gdb
+# attaches to the sleeping driver instead) and runs `memprof segsum`, `stats`, `blocks` and `snapshot save` there,
+# then takes a gcore. Checked:
+#   - segsum and stats equal the CLI's `memprof stats` and `memprof summary --device D` (each device in turn) of
+#     that gcore byte for byte;
+#   - the snapshot saved as JSON equals the allocator's own snapshot() (the truth) field by field;
+#   - the saved pickle gives, through PyTorch's _memory_viz.py, the same `stats` (all but huge: too slow there);
+#   - reading through gdb (`set memprof backend gdb`) gives the same segsum and blocks as memprof's own reads;
+#   - the commands wrote nothing: digests of every writable mapping before and after are equal;
+#   - gdb on the core (`gdb DRIVER CORE`) prints the same segsum, stats and blocks, read from the core.
+# Prints one line per check and "N passed, M failed".
+set -uo pipefail
+# shellcheck source=tests/gdb/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+variants=${MEMPROF_GDB_VARIANTS:-"debug stripped-oldabi debian-2.6"}
+scenarios=${MEMPROF_GDB_SCENARIOS:-"training fragmented pending_free oom multi_device private_pool expandable history huge"}
+oracle_dir=${MEMPROF_ORACLE_DIR:-$HOME/.cache/memprof/oracle}
+"$top/tests/oracle/fetch-oracle.sh" >/dev/null 2>&1 || true
+memviz=$oracle_dir/trixie/_memory_viz.py
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-gdb.XXXXXX")
+cleanup() {
+	for d in "$work"/*/*; do
+		[ -f "$d/pid" ] && "$target" --stop "$d" >/dev/null 2>&1
+	done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The commands run at the stop (gdb command file), into files DIR/live.*.
+live_commands() { # DIR
+	cat <<-GDB
+		mp-memsum $1/mem.before
+		mp-capture $1/live.segsum memprof segsum
+		mp-capture $1/live.target maintenance memprof target
+		mp-capture $1/live.stats memprof stats
+		mp-capture $1/live.blocks memprof blocks
+		mp-capture $1/live.save memprof snapshot save now $1/live.json --format json
+		mp-capture $1/live.savep memprof snapshot save now $1/live.pickle
+		set memprof backend gdb
+		mp-capture $1/gdb.segsum memprof segsum
+		mp-capture $1/gdb.blocks memprof blocks
+		mp-capture $1/gdb.target maintenance memprof target
+		set memprof backend auto
+		mp-memsum $1/mem.after
+		gcore $1/core
+	GDB
+}
+
+same() { # LABEL A B
+	if [ -s "$2" ] && cmp -s "$2" "$3"; then
+		ok "$1"
+	else
+		bad "$1"
+		for f in "$2" "$3"; do [ -s "$f.err" ] && sed 's/^/    error: /' "$f.err"; done
+		diff "$2" "$3" 2>&1 | head -6 | sed 's/^/    /'
+	fi
+}
+
+for variant in $variants; do
+	driver_of "$variant" || { bad "$variant: the test bed gives no driver"; continue; }
+	for scenario in $scenarios; do
+		dir=$work/$variant/$scenario
+		label=$variant/$scenario
+		mkdir -p "$dir"
+		live_commands "$dir" >"$dir/live.gdb"
+		if [ -n "$loader" ]; then
+			# gdb would take the loader for the program: attach to the sleeping driver instead.
+			if ! "$target" "$scenario" "$variant" live "$dir" >"$dir/target.out" 2>"$dir/target.err"; then
+				bad "$label: the test bed could not start it: $(tail -1 "$dir/target.err")"
+				continue
+			fi
+			mgdb -p "$(cat "$dir/pid")" -x "$dir/live.gdb" -ex detach >"$dir/gdb.out" 2>&1
+			"$target" --stop "$dir" >/dev/null 2>&1
+			exe=$loader
+		else
+			(cd "$dir" && mgdb -ex 'break memprof_checkpoint' -ex run -x "$dir/live.gdb" -ex kill \
+				--args "$driver" "$scenario" checkpoint --truth "$dir/truth.json") >"$dir/gdb.out" 2>&1
+			exe=$driver
+		fi
+		if [ ! -s "$dir/core" ] || [ ! -s "$dir/truth.json" ]; then
+			bad "$label: no stop, truth or gcore under gdb:"
+			tail -5 "$dir/gdb.out" | sed 's/^/    /'
+			continue
+		fi
+		grep -q '^pid ' "$dir/live.target" && grep -q '^gdb ' "$dir/gdb.target" ||
+			bad "$label: live targets were '$(cat "$dir/live.target")' and '$(cat "$dir/gdb.target")', not pid and gdb"
+		if grep -q 'Traceback\|Python Exception' "$dir/gdb.out"; then
+			bad "$label: a Python traceback in gdb's output"
+			grep -m3 -A3 'Traceback\|Python Exception' "$dir/gdb.out" | sed 's/^/    /'
+		fi
+		"$memprof" stats "$dir/core" >"$dir/cli.stats" 2>"$dir/cli.stats.err"
+		# `memprof stats` in gdb shows every device (`set memprof device all`); the CLI's summary one at a time.
+		ndev=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["device_stats"]))' "$dir/truth.json")
+		for d in $(seq 0 $((ndev - 1))); do
+			"$memprof" summary "$dir/core" --device "$d" 2>>"$dir/cli.summary.err"
+		done >"$dir/cli.summary"
+		same "$label: live memprof segsum == memprof stats on its gcore" "$dir/live.segsum" "$dir/cli.stats"
+		same "$label: live memprof stats == memprof summary on its gcore" "$dir/live.stats" "$dir/cli.summary"
+		same "$label: segsum read through gdb == read by memprof" "$dir/gdb.segsum" "$dir/live.segsum"
+		same "$label: blocks read through gdb == read by memprof" "$dir/gdb.blocks" "$dir/live.blocks"
+		same "$label: the inferior's writable memory unchanged by the commands" "$dir/mem.before" "$dir/mem.after"
+		ring=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("scenario_notes", {}).get("ring_entries", ""))' "$dir/truth.json")
+		cargs=()
+		[ -n "$ring" ] && cargs=(--ring-max "$ring")
+		if [ -s "$dir/live.json" ] && python3 "$compare" "${cargs[@]}" "$dir/truth.json" "$dir/live.json" >"$dir/compare.out" 2>&1; then
+			ok "$label: memprof snapshot save == the allocator's snapshot() ($(grep -m1 '^segments' "$dir/compare.out" | sed 's/^segments: *//'))"
+		else
+			bad "$label: memprof snapshot save differs from the truth:"
+			cat "$dir/live.save.err" 2>/dev/null | sed 's/^/    /'
+			head -10 "$dir/compare.out" | sed 's/^/    /'
+		fi
+		if [ "$scenario" != huge ] && [ -f "$memviz" ]; then
+			python3 "$memviz" stats "$dir/live.pickle" >"$dir/memviz.stats" 2>&1
+			same "$label: _memory_viz.py stats of the saved pickle == memprof segsum" "$dir/memviz.stats" "$dir/live.segsum"
+		fi
+		# The core, as gdb loads it.
+		cat >"$dir/core.gdb" <<-GDB
+			mp-capture $dir/core.segsum memprof segsum
+			mp-capture $dir/core.target maintenance memprof target
+			mp-capture $dir/core.stats memprof stats
+			mp-capture $dir/core.blocks memprof blocks
+		GDB
+		mgdb -x "$dir/core.gdb" "$exe" "$dir/core" >"$dir/gdb-core.out" 2>&1
+		grep -q "^core $dir/core\$" "$dir/core.target" || bad "$label: the core's target was '$(cat "$dir/core.target")'"
+		same "$label: core: memprof segsum == memprof stats CORE" "$dir/core.segsum" "$dir/cli.stats"
+		same "$label: core: memprof stats == memprof summary CORE" "$dir/core.stats" "$dir/cli.summary"
+		same "$label: core: memprof blocks == live memprof blocks" "$dir/core.blocks" "$dir/live.blocks"
+	done
+done
+finish

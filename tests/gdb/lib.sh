@@ -1,0 +1,52 @@
+# lib.sh - sourced by the gdb tests: where memprof, its library, its gdb script and gdb are, and counters.
+#
+# Env: MEMPROF (the CLI; its build directory holds .libs/libmemprof.so.0 and gdbext/memprof.py), MEMPROF_GDB (the
+# gdb to test, default gdb: cuda-gdb works the same), MEMPROF_LIBRARY and MEMPROF_GDB_SCRIPT (override the
+# library and the script), MEMPROF_GDB_VARIANTS / MEMPROF_GDB_SCENARIOS (what commands.sh runs).
+# shellcheck shell=bash
+gdb_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$gdb_here/../.." && pwd)
+memprof=${MEMPROF:-$top/_build/memprof}
+builddir=$(cd "$(dirname "$memprof")" && pwd)
+gdbext=${MEMPROF_GDB_SCRIPT:-$builddir/gdbext/memprof.py}
+export MEMPROF_LIBRARY=${MEMPROF_LIBRARY:-$builddir/.libs/libmemprof.so.0}
+gdb=${MEMPROF_GDB:-gdb}
+helpers=$gdb_here/helpers.py
+target=$top/tests/testbed/target.sh
+compare=$top/tests/walker/compare_truth.py
+
+pass=0 fail=0
+ok() { echo "ok: $*"; pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; }
+
+# Skip (77) where there is nothing to test with.
+command -v "$gdb" >/dev/null || { echo "not run: no $gdb"; exit 77; }
+"$gdb" -nx -batch -ex 'python print("py")' 2>/dev/null | grep -qx py || { echo "not run: $gdb has no Python"; exit 77; }
+[ -f "$gdbext" ] || { echo "not run: no $gdbext (make builds it)"; exit 77; }
+[ -e "$MEMPROF_LIBRARY" ] || { echo "not run: no $MEMPROF_LIBRARY"; exit 77; }
+
+# gdb in batch mode with memprof's commands and the test helpers loaded; extra arguments follow.
+mgdb() {
+	"$gdb" -nx -batch -iex 'set pagination off' -iex 'set confirm off' -iex 'set width 0' \
+		-ex "source $gdbext" -ex "source $helpers" "$@"
+}
+
+# Whether a file holds exactly one line and no Python traceback.
+one_line() { # FILE
+	[ -s "$1" ] && [ "$(wc -l <"$1")" -eq 1 ] && ! grep -q 'Traceback\|Python Exception' "$1"
+}
+
+# The driver of a test bed variant (built or reused) and, for debian-2.6, the loader it runs under.
+driver_of() { # VARIANT -> sets driver, loader, libpath
+	local c10
+	c10=$("$top/tests/testbed/c10/build.sh" "$1" 2>/dev/null) || return 1
+	driver=$(MEMPROF_C10_DIR=$c10 "$top/tests/testbed/scenarios/run.sh" --driver 2>/dev/null) || return 1
+	loader='' libpath=''
+	if [ -f "$(dirname "$driver")/driver.env" ]; then
+		# shellcheck source=/dev/null
+		loader=$(DRIVER_LOADER='' && . "$(dirname "$driver")/driver.env" && echo "$DRIVER_LOADER")
+		# shellcheck source=/dev/null
+		libpath=$(DRIVER_LIBRARY_PATH='' && . "$(dirname "$driver")/driver.env" && echo "$DRIVER_LIBRARY_PATH")
+	fi
+}
