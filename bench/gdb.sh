@@ -8,28 +8,13 @@
 # BENCH_ALLOCATIONS (default "120000 1000000"), BENCH_VARIANT (default stripped), MEMPROF_GDB (default gdb).
 set -euo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-top=$(cd "$here/.." && pwd)
-export MEMPROF=${MEMPROF:-./memprof}
+MEMPROF=${MEMPROF:-./memprof}
 MEMPROF=$(cd "$(dirname "$MEMPROF")" && pwd)/$(basename "$MEMPROF")
-builddir=$(dirname "$MEMPROF")
-export MEMPROF_LIBRARY=${MEMPROF_LIBRARY:-$builddir/.libs/libmemprof.so.0}
-gdb=${MEMPROF_GDB:-gdb}
-script=${MEMPROF_GDB_SCRIPT:-$builddir/gdbext/memprof.py}
+# shellcheck source=tests/gdb/lib.sh
+. "$(dirname "$0")/../tests/gdb/lib.sh"   # gdb, mgdb (memprof.py and the helpers loaded), target, scratch
 sizes=${BENCH_ALLOCATIONS:-"120000 1000000"}
 variant=${BENCH_VARIANT:-stripped}
-target=$top/tests/testbed/target.sh
-work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-bench-gdb.XXXXXX")
-cleanup() {
-	[ -f "$work/live/pid" ] && "$target" --stop "$work/live" >/dev/null 2>&1
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-mgdb() {
-	"$gdb" -nx -batch -iex 'set pagination off' -iex 'set confirm off' -ex "source $script" \
-		-ex "source $top/tests/gdb/helpers.py" "$@" >>"$work/gdb.out" 2>&1
-}
+scratch memprof-bench-gdb
 row() { # LABEL FILE-PREFIX
 	local first again
 	read -r first reads <"$2.1.time"
@@ -52,10 +37,10 @@ for n in $sizes; do
 		-ex "mp-timed $w.direct.1 memprof segsum" -ex "mp-timed $w.direct.2 memprof segsum" \
 		-ex 'set memprof backend gdb' \
 		-ex "mp-timed $w.gdb.1 memprof segsum" -ex "mp-timed $w.gdb.2 memprof segsum" \
-		-ex "gcore $work/core" -ex detach
+		-ex "gcore $work/core" -ex detach >>"$work/gdb.out" 2>&1
 	"$target" --stop "$work/live" >/dev/null 2>&1
 	mgdb -ex "mp-timed $w.core.1 memprof segsum" -ex "mp-timed $w.core.2 memprof segsum" \
-		"$(cat "$work/live/driver.path")" "$work/core"
+		"$(cat "$work/live/driver.path")" "$work/core" >>"$work/gdb.out" 2>&1
 	cmp -s "$w.direct.1" "$w.gdb.1" && cmp -s "$w.direct.1" "$w.core.1" ||
 		echo "warning: the outputs differ between direct, gdb and core reads"
 	row "live, direct (/proc/PID)" "$w.direct"

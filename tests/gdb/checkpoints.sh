@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2015 # `cond && ok ... || bad ...`: ok never fails
 # checkpoints.sh - named snapshots and `memprof compare` across two stops of one process under gdb.
 #
 # The driver's checkpoint2 mode stops at memprof_checkpoint(), does known work (empties the cache, allocates
@@ -17,8 +18,7 @@ set -uo pipefail
 
 variants=${MEMPROF_GDB_VARIANTS:-"debug stripped-oldabi"}
 scenarios=${MEMPROF_GDB_SCENARIOS:-"training fragmented pending_free oom multi_device private_pool expandable history"}
-work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-gdb-cp.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+scratch memprof-gdb-cp
 
 for variant in $variants; do
 	driver_of "$variant" || { bad "$variant: the test bed gives no driver"; continue; }
@@ -44,7 +44,7 @@ for variant in $variants; do
 			-ex kill --args "$driver" "$scenario" checkpoint2 --truth "$dir/truth.json") >"$dir/gdb.out" 2>&1
 		if [ ! -s "$dir/truth.json.2" ] || [ ! -s "$dir/cmp" ]; then
 			bad "$label: no second stop or no compare:"
-			cat "$dir/cmp.err" 2>/dev/null | sed 's/^/    /'
+			sed 's/^/    /' "$dir/cmp.err" 2>/dev/null
 			tail -5 "$dir/gdb.out" | sed 's/^/    /'
 			continue
 		fi

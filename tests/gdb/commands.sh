@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2015 # `cond && ok ... || bad ...`: ok never fails
 # commands.sh - the memprof gdb commands on PyTorch's real caching allocator (the test bed), live and on cores.
 #
 # For each variant (MEMPROF_GDB_VARIANTS, default "debug stripped-oldabi debian-2.6": DWARF, stripped + old C++
@@ -24,14 +25,7 @@ oracle_dir=${MEMPROF_ORACLE_DIR:-$HOME/.cache/memprof/oracle}
 "$top/tests/oracle/fetch-oracle.sh" >/dev/null 2>&1 || true
 memviz=$oracle_dir/trixie/_memory_viz.py
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-gdb.XXXXXX")
-cleanup() {
-	for d in "$work"/*/*; do
-		[ -f "$d/pid" ] && "$target" --stop "$d" >/dev/null 2>&1
-	done
-	rm -rf "$work"
-}
-trap cleanup EXIT
+scratch memprof-gdb
 
 # The commands run at the stop (gdb command file), into files DIR/live.*.
 live_commands() { # DIR
@@ -113,7 +107,7 @@ for variant in $variants; do
 			ok "$label: memprof snapshot save == the allocator's snapshot() ($(grep -m1 '^segments' "$dir/compare.out" | sed 's/^segments: *//'))"
 		else
 			bad "$label: memprof snapshot save differs from the truth:"
-			cat "$dir/live.save.err" 2>/dev/null | sed 's/^/    /'
+			sed 's/^/    /' "$dir/live.save.err" 2>/dev/null
 			head -10 "$dir/compare.out" | sed 's/^/    /'
 		fi
 		if [ "$scenario" != huge ] && [ -f "$memviz" ]; then

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2015 # `cond && ok ... || bad ...`: ok never fails
 # errors.sh - every way a memprof gdb command can fail ends in one clear gdb error line, never a Python traceback:
 # no inferior, a process without libc10_cuda.so, an allocator of no known layout (a stripped layout mutant's core;
 # then `set memprof layout` with its DWARF twin's layout file walks it), an address in no segment, an expression
@@ -9,12 +10,7 @@ set -uo pipefail
 # shellcheck source=tests/gdb/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-gdb-err.XXXXXX")
-cleanup() {
-	[ -f "$work/huge/pid" ] && "$target" --stop "$work/huge" >/dev/null 2>&1
-	rm -rf "$work"
-}
-trap cleanup EXIT
+scratch memprof-gdb-err
 
 # CHECK LABEL FILE [PATTERN]: FILE.err is one line (matching PATTERN) and gdb's output has no traceback.
 check() {
@@ -23,7 +19,7 @@ check() {
 		! grep -q 'Traceback\|Python Exception' "$work/gdb.out"; then
 		ok "$label: $(cat "$f.err")"
 	else
-		bad "$label: $(cat "$f.err" 2>/dev/null | head -c 300) (want one line${pattern:+ with '$pattern'})"
+		bad "$label: $(head -c 300 "$f.err" 2>/dev/null) (want one line${pattern:+ with \"$pattern\"})"
 		grep -m2 -A3 'Traceback\|Python Exception' "$work/gdb.out" | sed 's/^/    /'
 	fi
 }

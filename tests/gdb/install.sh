@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2015 # `cond && ok ... || bad ...`: ok never fails
 # install.sh - `make install DESTDIR=...` puts the gdb command set where gdbext/README.md says, with this build's
 # version and directories substituted, and a gdb whose data directory holds the installed startup file has the
 # `memprof` commands without any `source` (the data directory is a symlink copy of this gdb's own, so gdb's
@@ -7,8 +8,7 @@ set -uo pipefail
 # shellcheck source=tests/gdb/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-gdb-inst.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+scratch memprof-gdb-inst
 dest=$work/dest
 var() { sed -n "s/^$1 = //p" "$builddir/Makefile"; }
 prefix=$(var prefix)

@@ -4,6 +4,7 @@
 # gdb to test, default gdb: cuda-gdb works the same), MEMPROF_LIBRARY and MEMPROF_GDB_SCRIPT (override the
 # library and the script), MEMPROF_GDB_VARIANTS / MEMPROF_GDB_SCENARIOS (what commands.sh runs).
 # shellcheck shell=bash
+# shellcheck disable=SC2034 # variables for the scripts that source this
 gdb_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$gdb_here/../.." && pwd)
 memprof=${MEMPROF:-$top/_build/memprof}
@@ -25,6 +26,17 @@ command -v "$gdb" >/dev/null || { echo "not run: no $gdb"; exit 77; }
 "$gdb" -nx -batch -ex 'python print("py")' 2>/dev/null | grep -qx py || { echo "not run: $gdb has no Python"; exit 77; }
 [ -f "$gdbext" ] || { echo "not run: no $gdbext (make builds it)"; exit 77; }
 [ -e "$MEMPROF_LIBRARY" ] || { echo "not run: no $MEMPROF_LIBRARY"; exit 77; }
+
+# A scratch directory, $work, removed at exit after every live driver that target.sh left in it is stopped.
+scratch_cleanup() {
+	local p
+	find "$work" -name pid | while read -r p; do "$target" --stop "$(dirname "$p")" >/dev/null 2>&1; done
+	rm -rf "$work"
+}
+scratch() { # NAME
+	work=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")
+	trap scratch_cleanup EXIT
+}
 
 # gdb in batch mode with memprof's commands and the test helpers loaded; extra arguments follow.
 mgdb() {
