@@ -5,7 +5,8 @@
 # then `set memprof layout` with its DWARF twin's layout file walks it), an address in no segment, an expression
 # gdb cannot evaluate, a bad setting value, a walk interrupted by Ctrl-C (simulated with _thread.interrupt_main
 # while the huge scenario is read through gdb; the next command works again), a missing library and a library of
-# another version (the extension refuses to load, in one line, and `memprof` then repeats why).
+# another version (the extension refuses to load, in one line, and `memprof` then repeats why). And completion
+# (libmemprof's words and file names, after gdb's own word breaks at '-' and '/').
 set -uo pipefail
 # shellcheck source=tests/gdb/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -76,6 +77,15 @@ if "$target" huge debug live "$work/huge" >/dev/null 2>"$work/huge.err"; then
 else
 	bad "the test bed gave no live huge process: $(tail -1 "$work/huge.err")"
 fi
+
+# Completion.
+mkdir -p "$work/cdir/sub-dir" && touch "$work/cdir/a-file.json"
+mgdb -ex "complete memprof snapshot save now $work/cdir/" -ex 'complete memprof blocks --st' \
+	-ex 'complete memprof compare n' >"$work/complete" 2>&1
+printf '%s\n' "memprof snapshot save now $work/cdir/a-file.json" "memprof snapshot save now $work/cdir/sub-dir/" \
+	"memprof blocks --state" "memprof blocks --stream" "memprof compare now" >"$work/complete.want"
+cmp -s "$work/complete" "$work/complete.want" && ok "completion of files, options and snapshot names" ||
+	{ bad "completion:"; diff "$work/complete.want" "$work/complete" | sed 's/^/    /'; }
 
 # The extension refuses a missing library or one of another version, in one line, and says so again on use.
 refused() { # LABEL PATTERN ENV...
