@@ -6,20 +6,10 @@
 
 #include "mp_blocks.h"
 #include "mp_format.h"
+#include "mp_frame_filter.h"
 #include "mp_hash.h"
 
 static const char non_python[] = "<non-python>";
-
-/* _frame_filter: frames whose name or filename contains one of these are left out. */
-static const char *const omit_names[] = {
-	"unwind::unwind", "CapturedTraceback::gather", "gather_with_cpp", "_start",
-	"__libc_start_main", "PyEval_", "PyObject_", "PyFunction_",
-};
-static const char *const omit_filenames[] = {
-	"core/boxing", "/Register", "/Redispatch", "pythonrun.c", "Modules/main.c",
-	"Objects/call.c", "Objects/methodobject.c", "pycore_ceval.h", "ceval.c",
-	"cpython/abstract.h",
-};
 
 /* A formatted frames fragment, cached per (hash-consed) frames-list handle:
    a million blocks usually share a few thousand tracebacks. */
@@ -119,31 +109,6 @@ static mp_err arena_append(struct flame *f, const char *s, size_t n)
 
 /* ---- frames */
 
-static bool contains(const char *hay, size_t n, const char *needle)
-{
-	size_t m = strlen(needle);
-
-	for (size_t i = 0; i + m <= n; i++)
-		if (memcmp(hay + i, needle, m) == 0)
-			return true;
-	return false;
-}
-
-static bool contains_any(const char *hay, size_t n, const char *const *needles, size_t count)
-{
-	for (size_t i = 0; i < count; i++)
-		if (contains(hay, n, needles[i]))
-			return true;
-	return false;
-}
-
-static bool frame_kept(const mp_frame *fr)
-{
-	return !contains_any(fr->name, fr->name_len, omit_names, sizeof omit_names / sizeof omit_names[0]) &&
-	       !contains_any(fr->filename, fr->filename_len, omit_filenames,
-			     sizeof omit_filenames / sizeof omit_filenames[0]);
-}
-
 /* _frame_fmt: "{basename}:{line}:{name}", basename = text after the last '/'. */
 static mp_err append_frame(struct flame *f, const mp_frame *fr)
 {
@@ -178,7 +143,7 @@ static mp_err format_frames(struct flame *f, mp_val frames, size_t *off, size_t 
 		if (!mp_frames_get(f->snap, frames, i, &fr))
 			return mp_fail(f->diag, MP_E_TYPE, "%s: frame %zu of a traceback is not a frame dict",
 				       f->analysis, i);
-		if (!frame_kept(&fr))
+		if (!mp_frame_kept(&fr))
 			continue;
 		if (!first)
 			err = arena_append(f, ";", 1);

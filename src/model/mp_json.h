@@ -43,4 +43,8 @@ mp_err mp_json_read(mp_heap *heap, const char *text, size_t len, mp_val *root, m
    MP_E_NOMEM or OUT's sticky error. On failure OUT holds partial output. */
 mp_err mp_json_write(const mp_heap *heap, mp_val root, mp_out *out, mp_diag *diag) MP_WUR;
 
+/* Append the N bytes of S to OUT as a JSON string, quoted and escaped (for
+   analyses that write JSON reports of their own). This function can't fail. */
+void mp_json_put_string(mp_out *out, const char *s, size_t n);
+
 #endif

@@ -61,7 +61,7 @@ static mp_err wfail(struct jwriter *w, mp_err err, const char *what, const char 
 		       why);
 }
 
-static void put_string(mp_out *out, const char *s, size_t n)
+void mp_json_put_string(mp_out *out, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
 	size_t run = 0;
@@ -176,7 +176,7 @@ static mp_err put_text(struct jwriter *w, mp_val v)
 	mp_err err;
 
 	if (is_str && mp_json_plain_str(s, n)) {
-		put_string(w->out, s, n);
+		mp_json_put_string(w->out, s, n);
 		return MP_OK;
 	}
 	err = open_tag(w, is_str ? TAG_STR : TAG_BYTES);
@@ -304,7 +304,7 @@ static mp_err wstep(struct jwriter *w)
 	switch (f->kind) {
 	case W_OBJECT:
 		key = mp_heap_atom(w->heap, f->items[f->i], &k);
-		put_string(w->out, key, k);
+		mp_json_put_string(w->out, key, k);
 		mp_out_puts(w->out, ": ");
 		f->i += 2;
 		return put_value(w, f->items[f->i - 1]);

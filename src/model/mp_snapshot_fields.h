@@ -38,4 +38,8 @@ struct mp_record_spec {
 
 extern const struct mp_record_spec mp_record_specs[MP_REC__COUNT];
 
+/* The value of key NAME, unknown to records of kind REC, in a record with
+   SHAPE and EXTRAS (MP_ABSENT if none) (mp_snapshot_extras.c). */
+mp_val mp_record_extra(const mp_heap *heap, enum mp_record rec, mp_val shape, mp_val extras, const char *name);
+
 #endif

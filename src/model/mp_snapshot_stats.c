@@ -2,47 +2,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mp_snapshot_extras.h"
 #include "mp_snapshot_fields.h"
 #include "mp_snapshot_stats.h"
 
-static bool known_top_key(const mp_heap *heap, mp_val key)
-{
-	const struct mp_record_spec *rs = &mp_record_specs[MP_REC_TOP];
-	const char *keys = (const char *)mp_heap_keys(heap);
-
-	for (size_t i = 0; i < rs->nfields; i++) {
-		mp_val k;
-
-		memcpy(&k, keys + rs->fields[i].key, sizeof k);
-		if (k == key)
-			return true;
-	}
-	return false;
-}
-
 mp_val mp_snapshot_top_extra(const mp_snapshot *snap, const char *name)
 {
-	const mp_heap *heap = snap->heap;
-	size_t nkeys, nextra = 0, len;
-
-	if (snap->shape == MP_ABSENT || snap->extras == MP_ABSENT)
-		return MP_ABSENT;
-	nkeys = mp_heap_len(heap, snap->shape);
-	/* EXTRAS holds the values of the unknown keys, in SHAPE order. */
-	for (size_t i = 0; i < nkeys; i++) {
-		mp_val key = mp_heap_items(heap, snap->shape)[i];
-		const char *s;
-
-		if (known_top_key(heap, key))
-			continue;
-		s = mp_heap_atom(heap, key, &len);
-		if (nextra >= mp_heap_len(heap, snap->extras))
-			return MP_ABSENT;
-		if (s != NULL && mp_val_type(key) == MP_T_STR && len == strlen(name) && memcmp(s, name, len) == 0)
-			return mp_heap_items(heap, snap->extras)[nextra];
-		nextra++;
-	}
-	return MP_ABSENT;
+	return mp_record_extra(snap->heap, MP_REC_TOP, snap->shape, snap->extras, name);
 }
 
 mp_err mp_snapshot_device_stats(const mp_snapshot *snap, size_t device, mp_memstats *out, size_t *ndevices,

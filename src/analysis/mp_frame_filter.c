@@ -1,0 +1,58 @@
+/* mp_frame_filter.c - _memory_viz.py's frame filter and the user-frame test built on it. */
+#include "mp_frame_filter.h"
+
+#include <string.h>
+
+/* _frame_filter: frames whose name or filename contains one of these are left out. */
+static const char *const omit_names[] = {
+	"unwind::unwind", "CapturedTraceback::gather", "gather_with_cpp", "_start",
+	"__libc_start_main", "PyEval_", "PyObject_", "PyFunction_",
+};
+static const char *const omit_filenames[] = {
+	"core/boxing", "/Register", "/Redispatch", "pythonrun.c", "Modules/main.c",
+	"Objects/call.c", "Objects/methodobject.c", "pycore_ceval.h", "ceval.c",
+	"cpython/abstract.h",
+};
+
+static bool contains(const char *hay, size_t n, const char *needle)
+{
+	size_t m = strlen(needle);
+
+	for (size_t i = 0; i + m <= n; i++)
+		if (memcmp(hay + i, needle, m) == 0)
+			return true;
+	return false;
+}
+
+static bool contains_any(const char *hay, size_t n, const char *const *needles, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		if (contains(hay, n, needles[i]))
+			return true;
+	return false;
+}
+
+bool mp_frame_kept(const mp_frame *fr)
+{
+	return !contains_any(fr->name, fr->name_len, omit_names, sizeof omit_names / sizeof omit_names[0]) &&
+	       !contains_any(fr->filename, fr->filename_len, omit_filenames,
+			     sizeof omit_filenames / sizeof omit_filenames[0]);
+}
+
+static bool is_python(const mp_frame *fr)
+{
+	size_t n = fr->filename_len;
+
+	return (n >= 3 && memcmp(fr->filename + n - 3, ".py", 3) == 0) || (n > 0 && fr->filename[0] == '<');
+}
+
+static bool in_torch(const mp_frame *fr)
+{
+	return contains(fr->filename, fr->filename_len, "/torch/") ||
+	       (fr->filename_len >= 6 && memcmp(fr->filename, "torch/", 6) == 0);
+}
+
+bool mp_frame_is_user(const mp_frame *fr)
+{
+	return mp_frame_kept(fr) && is_python(fr) && !in_torch(fr);
+}
