@@ -71,7 +71,8 @@ void cli_diag_init(mp_diag *diag)
 }
 
 /* Long options and the group each belongs to. */
-enum { OPT_TO = 256, OPT_PID, OPT_STOP, OPT_SYSROOT, OPT_SOLIB, OPT_LAYOUT, OPT_DEVICE, OPT_ABBREV, OPT_STATS };
+enum { OPT_TO = 256, OPT_PID, OPT_STOP, OPT_SYSROOT, OPT_SOLIB, OPT_LAYOUT, OPT_DEVICE, OPT_ABBREV, OPT_STATS,
+       OPT_SCHEME, OPT_RULES, OPT_UNITS, OPT_FORMAT, OPT_EXPLAIN, OPT_BLOCKS };
 
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -85,6 +86,12 @@ static const struct option longopts[] = {
 	{ "device", required_argument, NULL, OPT_DEVICE },
 	{ "abbreviated", no_argument, NULL, OPT_ABBREV },
 	{ "stats", no_argument, NULL, OPT_STATS },
+	{ "scheme", required_argument, NULL, OPT_SCHEME },
+	{ "rules", required_argument, NULL, OPT_RULES },
+	{ "units", required_argument, NULL, OPT_UNITS },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "explain", required_argument, NULL, OPT_EXPLAIN },
+	{ "blocks", no_argument, NULL, OPT_BLOCKS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -102,10 +109,18 @@ static unsigned option_group(int c)
 	case OPT_LAYOUT:
 		return CLI_O_TARGET;
 	case OPT_DEVICE:
-	case OPT_ABBREV:
 		return CLI_O_DEVICE;
+	case OPT_ABBREV:
+		return CLI_O_ABBREV;
 	case OPT_STATS:
 		return CLI_O_STATS;
+	case OPT_SCHEME:
+	case OPT_RULES:
+	case OPT_UNITS:
+	case OPT_FORMAT:
+	case OPT_EXPLAIN:
+	case OPT_BLOCKS:
+		return CLI_O_CATEGORIES;
 	}
 	return 0;
 }
@@ -161,12 +176,31 @@ static bool set_option(struct cli_opts *opts, int c, const char *arg)
 	case OPT_DEVICE:
 		if (!parse_long(arg, 0, 1023, &opts->device))
 			return false;
+		opts->device_set = true;
 		break;
 	case OPT_ABBREV:
 		opts->abbreviated = true;
 		break;
 	case OPT_STATS:
 		opts->stats = true;
+		break;
+	case OPT_SCHEME:
+		opts->scheme = arg;
+		break;
+	case OPT_RULES:
+		opts->rules = arg;
+		break;
+	case OPT_UNITS:
+		opts->units = arg;
+		break;
+	case OPT_FORMAT:
+		opts->format = arg;
+		break;
+	case OPT_EXPLAIN:
+		opts->explain = arg;
+		break;
+	case OPT_BLOCKS:
+		opts->blocks = true;
 		break;
 	}
 	return true;

@@ -24,8 +24,10 @@ enum cli_option_groups {
 	CLI_O_OUTPUT = 1u << 0,  /* -o FILE */
 	CLI_O_TO = 1u << 1,      /* --to FORMAT */
 	CLI_O_TARGET = 1u << 2,  /* --pid, --stop, --sysroot, --solib-path, --layout */
-	CLI_O_DEVICE = 1u << 3,  /* --device N, --abbreviated */
+	CLI_O_DEVICE = 1u << 3,  /* --device N */
 	CLI_O_STATS = 1u << 4,   /* --stats */
+	CLI_O_ABBREV = 1u << 5,  /* --abbreviated */
+	CLI_O_CATEGORIES = 1u << 6, /* --scheme, --rules, --units, --format, --explain, --blocks */
 };
 
 /* One subcommand: NAME, a one-line SUMMARY for `memprof --help`, its USAGE
@@ -39,7 +41,7 @@ struct cli_command {
 };
 
 extern const struct cli_command cli_cmd_stats, cli_cmd_trace, cli_cmd_segments, cli_cmd_memory,
-	cli_cmd_compare, cli_cmd_convert, cli_cmd_info, cli_cmd_snapshot, cli_cmd_summary;
+	cli_cmd_compare, cli_cmd_convert, cli_cmd_info, cli_cmd_snapshot, cli_cmd_summary, cli_cmd_categories;
 
 /* What the help of every command that reads a TARGET says about it. */
 #define CLI_TARGET_HELP                                                                       \
@@ -64,8 +66,12 @@ struct cli_opts {
 	const char *solib_path; /* --solib-path DIRS */
 	const char *layout;     /* --layout FILE */
 	long device;            /* --device N (default 0) */
+	bool device_set;        /* --device was given */
 	bool abbreviated;       /* --abbreviated */
 	bool stats;             /* --stats: add 'device_stats' to an exported snapshot */
+	/* categories: the values as given, read by the command */
+	const char *scheme, *rules, *units, *format, *explain;
+	bool blocks;
 };
 
 /* Parse ARGV of subcommand CMD. Prints help and returns CLI_OK with *DONE set

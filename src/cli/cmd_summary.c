@@ -58,5 +58,5 @@ const struct cli_command cli_cmd_summary = {
 	CLI_TARGET_HELP
 	"Exit status: 0 done, 2 bad input, usage, or no statistics.\n",
 	run_summary,
-	CLI_O_TARGET | CLI_O_DEVICE,
+	CLI_O_TARGET | CLI_O_DEVICE | CLI_O_ABBREV,
 };

@@ -1,0 +1,196 @@
+/* category_classify.c - a block's category: from the data, else the first rule that matches,
+   else UNKNOWN. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "category_int.h"
+#include "mp_array.h"
+#include "mp_hash.h"
+#include "mp_snapshot_extras.h"
+
+mp_err category_classifier_init(category_classifier *c, const mp_snapshot *snap, const mp_category_ruleset *rules,
+				mp_diag *diag)
+{
+	memset(c, 0, sizeof *c);
+	c->snap = snap;
+	c->diag = diag;
+	c->user = mp_category_ruleset_rules(rules, &c->nuser);
+	c->defaults = mp_category_default_rules(&c->ndefaults);
+	return category_trace_index(c);
+}
+
+void category_classifier_free(category_classifier *c)
+{
+	free(c->allocs);
+	free(c->memo);
+	free(c->hits);
+}
+
+const mp_category_rule *category_rule(const category_classifier *c, size_t i)
+{
+	return i < c->nuser ? &c->user[i] : &c->defaults[i - c->nuser];
+}
+
+static mp_err no_memory(category_classifier *c)
+{
+	return mp_fail(c->diag, MP_E_NOMEM, "categories: out of memory");
+}
+
+/* ---- data */
+
+/* V as a category, when it is a str naming one; counts those that name none. */
+static bool data_category(category_classifier *c, mp_val v, enum mp_category *out)
+{
+	size_t len;
+	const char *s;
+
+	if (v == MP_ABSENT)
+		return false;
+	s = mp_val_type(v) == MP_T_STR ? mp_heap_atom(c->snap->heap, v, &len) : NULL;
+	if (s != NULL && mp_category_parse(s, len, out))
+		return true;
+	c->unreadable++;
+	return false;
+}
+
+static bool from_data(category_classifier *c, const block_ref *r, mp_category_why *why)
+{
+	const mp_block *b = &c->snap->blocks[r->block];
+	size_t t;
+
+	if (b->extras != MP_ABSENT && data_category(c, mp_block_extra_value(c->snap, b, "category"), &why->category)) {
+		why->source = MP_CSRC_BLOCK;
+		return true;
+	}
+	if (c->nallocs == 0 || (t = category_trace_find(c, r->device, r->address)) == SIZE_MAX)
+		return false;
+	if (!data_category(c, mp_trace_extra_value(c->snap, &c->snap->trace[t], "category"), &why->category))
+		return false;
+	why->source = MP_CSRC_TRACE;
+	why->trace = t;
+	return true;
+}
+
+/* ---- rules */
+
+static bool pool_is(const mp_snapshot *snap, const mp_segment *seg, const int64_t pool[2])
+{
+	const mp_val *items;
+	int64_t a, b;
+
+	if (!(seg->present & MP_F_SEG_SEGMENT_POOL_ID) || mp_heap_len(snap->heap, seg->segment_pool_id) != 2)
+		return false;
+	items = mp_heap_items(snap->heap, seg->segment_pool_id);
+	return mp_heap_get_i64(snap->heap, items[0], &a) && mp_heap_get_i64(snap->heap, items[1], &b) &&
+	       a == pool[0] && b == pool[1];
+}
+
+static bool type_is(const mp_snapshot *snap, const mp_segment *seg, const char *type)
+{
+	size_t len;
+	const char *s = mp_heap_atom(snap->heap, seg->segment_type, &len);
+
+	return (seg->present & MP_F_SEG_SEGMENT_TYPE) && s != NULL && strcmp(s, type) == 0;
+}
+
+/* The conditions of RULE that are not about frames. */
+static bool block_meets(const mp_snapshot *snap, const mp_category_rule *rule, const block_ref *r)
+{
+	const mp_segment *seg = &snap->segments[r->seg];
+
+	return (rule->states == 0 || (rule->states & r->state)) &&
+	       (!rule->has_min_size || r->size >= rule->min_size) &&
+	       (!rule->has_max_size || r->size <= rule->max_size) &&
+	       (!rule->has_stream || ((seg->present & MP_F_SEG_STREAM) && seg->stream == rule->stream)) &&
+	       (!rule->has_pool || pool_is(snap, seg, rule->pool)) &&
+	       (rule->segment_type == NULL || type_is(snap, seg, rule->segment_type));
+}
+
+static mp_err memo_grow(category_classifier *c)
+{
+	size_t ncap = c->memo ? 2 * (c->memo_mask + 1) : 256;
+	category_memo *nm = calloc(ncap, sizeof *nm);
+
+	if (nm == NULL)
+		return no_memory(c);
+	for (size_t i = 0; c->memo != NULL && i <= c->memo_mask; i++) {
+		size_t j = mp_hash_finish(c->memo[i].frames) & (ncap - 1);
+
+		if (!c->memo[i].used)
+			continue;
+		while (nm[j].used)
+			j = (j + 1) & (ncap - 1);
+		nm[j] = c->memo[i];
+	}
+	free(c->memo);
+	c->memo = nm;
+	c->memo_mask = ncap - 1;
+	return MP_OK;
+}
+
+/* The rules whose frame conditions FRAMES meet, in order, computed once per FRAMES. */
+static mp_err frame_hits(category_classifier *c, mp_val frames, const category_memo **out)
+{
+	size_t nrules = c->nuser + c->ndefaults, j;
+	category_memo *m;
+	mp_err err;
+
+	if (2 * (c->memo_used + 1) > (c->memo ? c->memo_mask + 1 : 0) && (err = memo_grow(c)) != MP_OK)
+		return err;
+	j = mp_hash_finish(frames) & c->memo_mask;
+	while (c->memo[j].used && c->memo[j].frames != frames)
+		j = (j + 1) & c->memo_mask;
+	m = &c->memo[j];
+	if (!m->used) {
+		m->frames = frames;
+		m->off = (uint32_t)c->nhits;
+		for (size_t i = 0; i < nrules; i++) {
+			int32_t frame;
+
+			if (!category_frames_match(c->snap, category_rule(c, i), frames, &frame))
+				continue;
+			if (mp_array_grow((void **)&c->hits, &c->hits_cap, c->nhits + 1, sizeof *c->hits) != MP_OK)
+				return no_memory(c);
+			c->hits[c->nhits++] = (category_hit){ (uint32_t)i, frame };
+		}
+		m->len = (uint32_t)(c->nhits - m->off);
+		m->used = 1;
+		c->memo_used++;
+	}
+	*out = m;
+	return MP_OK;
+}
+
+mp_err category_classify(category_classifier *c, const block_ref *r, mp_category_why *why)
+{
+	const category_memo *m = NULL;
+	mp_err err;
+
+	memset(why, 0, sizeof *why);
+	why->frame = -1;
+	if (!(r->state & (MP_BS_ACTIVE_ALLOCATED | MP_BS_ACTIVE_PENDING_FREE))) {
+		why->category = MP_CAT_UNKNOWN;
+		why->source = MP_CSRC_INACTIVE;
+		return MP_OK;
+	}
+	if (from_data(c, r, why))
+		return MP_OK;
+	if ((err = frame_hits(c, block_frames(c->snap, &c->snap->blocks[r->block]), &m)) != MP_OK)
+		return err;
+	for (uint32_t i = 0; i < m->len; i++) {
+		const category_hit *h = &c->hits[m->off + i];
+		const mp_category_rule *rule = category_rule(c, h->rule);
+
+		if (!block_meets(c->snap, rule, r))
+			continue;
+		why->category = rule->category;
+		why->source = MP_CSRC_RULE;
+		why->rule = rule;
+		why->user_rule = h->rule < c->nuser;
+		why->frame = h->frame;
+		return MP_OK;
+	}
+	why->category = MP_CAT_UNKNOWN;
+	why->source = MP_CSRC_UNKNOWN;
+	return MP_OK;
+}

@@ -1,0 +1,72 @@
+/* category_int.h - the block classifier shared by the categories report and its --explain
+   (private to src/analysis). */
+#ifndef MEMPROF_CATEGORY_INT_H
+#define MEMPROF_CATEGORY_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "block_int.h"
+#include "mp_category.h"
+
+/* A rule whose frame conditions a traceback meets, and the frame the last one met. */
+typedef struct category_hit {
+	uint32_t rule; /* user rules first, then the defaults */
+	int32_t frame; /* -1: the rule has no frame condition */
+} category_hit;
+
+/* The hits of one traceback, cached per frames handle: a million blocks share a few
+   thousand tracebacks, and globbing their frames is the expensive part. */
+typedef struct category_memo {
+	mp_val frames;
+	uint32_t off, len; /* in hits */
+	uint32_t used;
+} category_memo;
+
+/* The live alloc trace entry at a (device, address) (from category_trace.c). */
+typedef struct category_alloc {
+	int64_t device, addr;
+	size_t seq;   /* position in the device's trace, for the latest-wins sort */
+	size_t trace; /* index in snap->trace; SIZE_MAX: freed since, or no category */
+} category_alloc;
+
+typedef struct category_classifier {
+	const mp_snapshot *snap;
+	const mp_category_rule *user, *defaults;
+	size_t nuser, ndefaults;
+	category_alloc *allocs; /* sorted by (device, addr), one each; NULL when the trace has no category */
+	size_t nallocs;
+	category_memo *memo;
+	size_t memo_mask, memo_used;
+	category_hit *hits;
+	size_t nhits, hits_cap;
+	size_t unreadable; /* 'category' values that name no category */
+	mp_diag *diag;
+} category_classifier;
+
+mp_err category_classifier_init(category_classifier *c, const mp_snapshot *snap, const mp_category_ruleset *rules,
+				mp_diag *diag) MP_WUR;
+void category_classifier_free(category_classifier *c);
+
+/* R's category and where it came from. MP_E_NOMEM only. */
+mp_err category_classify(category_classifier *c, const block_ref *r, mp_category_why *why) MP_WUR;
+
+/* Rule I of C (user rules first). */
+const mp_category_rule *category_rule(const category_classifier *c, size_t i);
+
+/* The allocs of SNAP's trace that carry a 'category' key and are still live, into C
+   (category_trace.c). */
+mp_err category_trace_index(category_classifier *c) MP_WUR;
+
+/* The trace entry (index in snap->trace) of the live alloc at ADDR on DEVICE that carries a
+   'category', or SIZE_MAX. */
+size_t category_trace_find(const category_classifier *c, int64_t device, int64_t addr);
+
+/* --explain: the block of the chosen device that holds O->EXPLAIN_ADDR, its category and
+   where that came from (category_explain.c). MP_E_NOTFOUND when no block holds it. */
+mp_err category_explain(category_classifier *c, const mp_category_opts *o, mp_out *out) MP_WUR;
+
+/* Whether FRAMES meet every frame condition of RULE; *FRAME gets the frame the last one met. */
+bool category_frames_match(const mp_snapshot *snap, const mp_category_rule *rule, mp_val frames, int32_t *frame);
+
+#endif

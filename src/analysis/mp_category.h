@@ -1,0 +1,147 @@
+/* mp_category.h - what a block's memory is (parameters, gradients, activations, optimizer
+   state, ...): categories in the names of PyTorch's memory profiler or of MemTracker, where each
+   block's category comes from (the data, a rule over its frames, or unknown), and the table of
+   bytes per category. The default rules are documented in CATEGORY-RULES.md. */
+#ifndef MEMPROF_CATEGORY_H
+#define MEMPROF_CATEGORY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mp_err.h"
+#include "mp_format.h"
+#include "mp_out.h"
+#include "mp_snapshot.h"
+
+/* What memory is: the union of both schemes. The first seven and UNKNOWN are
+   torch.profiler's Category in the order of its memory timeline; BUFFER is
+   MemTracker's only one the profiler lacks. */
+enum mp_category {
+	MP_CAT_PARAMETER,
+	MP_CAT_OPTIMIZER_STATE,
+	MP_CAT_INPUT,
+	MP_CAT_TEMPORARY,
+	MP_CAT_ACTIVATION,
+	MP_CAT_GRADIENT,
+	MP_CAT_AUTOGRAD_DETAIL,
+	MP_CAT_BUFFER,
+	MP_CAT_UNKNOWN,
+	MP_CAT__COUNT
+};
+
+/* Whose names a report uses. */
+enum mp_category_scheme {
+	MP_SCHEME_PROFILER, /* PARAMETER, OPTIMIZER_STATE, ..., UNKNOWN */
+	MP_SCHEME_TRACKER,  /* Parameter, Buffer, Gradient, Activation, Temp, Optstate, Unknown */
+};
+
+/* The rows a report in SCHEME has, in order (UNKNOWN last), and their number. */
+const enum mp_category *mp_category_rows(enum mp_category_scheme scheme, size_t *n);
+
+/* The row C shows as in SCHEME: itself, or what SCHEME calls it (the
+   tracker shows AUTOGRAD_DETAIL as Temp; categories a scheme has no name for
+   show as UNKNOWN, see CATEGORY-RULES.md). */
+enum mp_category mp_category_in(enum mp_category c, enum mp_category_scheme scheme);
+
+/* The name of C in SCHEME (C one of its rows: "OPTIMIZER_STATE" / "Optstate"). */
+const char *mp_category_name(enum mp_category c, enum mp_category_scheme scheme);
+
+/* Read a category name of either scheme, any case ("gradient", "Optstate",
+   "optimizer_state", "temp"), of LEN bytes. False when it names none. */
+bool mp_category_parse(const char *name, size_t len, enum mp_category *out);
+
+/* Read "profiler" or "tracker". False for anything else. */
+bool mp_category_scheme_parse(const char *text, enum mp_category_scheme *out);
+
+/* ---- rules */
+
+/* A condition on one frame: FILE and FUNCTION are NULL-terminated lists of
+   fnmatch(3) globs ('*' crosses '/'), one of which must match (NULL: any
+   file, any function), both met by the same frame: any frame of the block's
+   traceback, or only its innermost user frame (mp_frame_is_user). */
+typedef struct mp_frame_cond {
+	const char *const *file;
+	const char *const *function;
+	bool innermost_user;
+} mp_frame_cond;
+
+/* One rule: NAME, the CATEGORY it gives, and conditions that must all hold.
+   A rule with no condition matches every active block. */
+typedef struct mp_category_rule {
+	const char *name;
+	enum mp_category category;
+	const mp_frame_cond *frames; /* each must be met (possibly by different frames) */
+	size_t nframes;
+	unsigned states; /* enum mp_block_states bits; 0: any */
+	bool has_min_size, has_max_size, has_stream, has_pool;
+	int64_t min_size, max_size; /* inclusive, of the block's size */
+	int64_t stream;             /* the segment's */
+	int64_t pool[2];            /* the segment's segment_pool_id */
+	const char *segment_type;   /* "large" / "small"; NULL: any */
+} mp_category_rule;
+
+/* The compiled-in rules for PyTorch training code (category_defaults.c). */
+const mp_category_rule *mp_category_default_rules(size_t *n);
+
+/* User rules read from a JSON file: {"rules": [ {...}, ... ]} (CATEGORY-RULES.md). */
+typedef struct mp_category_ruleset mp_category_ruleset;
+
+/* Parse the JSON TEXT (LEN bytes). MP_E_USAGE with a one-line DIAG naming the
+   rule (index and name) and the problem: an unknown key, a bad category, a
+   value of the wrong type, ...; MP_E_CORRUPT when TEXT is not JSON. */
+mp_err mp_category_rules_parse(const char *text, size_t len, mp_category_ruleset **out, mp_diag *diag) MP_WUR;
+
+/* Read and parse the rules file PATH; DIAG's line starts with PATH. */
+mp_err mp_category_rules_load(const char *path, mp_category_ruleset **out, mp_diag *diag) MP_WUR;
+
+/* The rules of SET, in file order. SET may be NULL (no rules). */
+const mp_category_rule *mp_category_ruleset_rules(const mp_category_ruleset *set, size_t *n);
+
+void mp_category_ruleset_free(mp_category_ruleset *set);
+
+/* ---- classifying */
+
+/* Where a block's category came from. */
+enum mp_category_source {
+	MP_CSRC_INACTIVE, /* a free block: not categorised */
+	MP_CSRC_BLOCK,    /* a 'category' key on the block */
+	MP_CSRC_TRACE,    /* a 'category' key on the block's latest alloc trace entry */
+	MP_CSRC_RULE,     /* a user or default rule */
+	MP_CSRC_UNKNOWN,  /* nothing said */
+};
+
+/* A block's category and why. */
+typedef struct mp_category_why {
+	enum mp_category category;
+	enum mp_category_source source;
+	const mp_category_rule *rule; /* RULE: the rule that matched */
+	bool user_rule;               /* RULE: from the user's file */
+	size_t trace;                 /* TRACE: index in snap->trace */
+	int64_t frame;                /* RULE: the frame the last frame condition met (-1: none) */
+} mp_category_why;
+
+/* What a categories report does. */
+typedef struct mp_category_opts {
+	enum mp_category_scheme scheme;
+	const mp_category_ruleset *rules; /* user rules, tried before the defaults; NULL: none */
+	enum mp_units units;              /* plain and rst tables */
+	enum { MP_CFMT_PLAIN, MP_CFMT_RST, MP_CFMT_JSON } format;
+	int64_t device;  /* -1: every device */
+	bool blocks;     /* JSON: also list every active block with its category and source */
+	bool explain;    /* explain the block at EXPLAIN_ADDR instead of the table */
+	uint64_t explain_addr;
+} mp_category_opts;
+
+/* Defaults: profiler scheme, no user rules, auto units, plain, every device. */
+void mp_category_opts_init(mp_category_opts *o);
+
+/* The categories report of SNAP: per device, bytes and block counts per
+   category (active blocks; inactive ones are counted as free), plain, rst
+   or JSON; or, with EXPLAIN, which block holds the address, its category and
+   where it came from. MP_E_NOTFOUND with DIAG when no block holds
+   EXPLAIN_ADDR or the device has no segments. */
+mp_err mp_analysis_categories(const mp_snapshot *snap, const mp_category_opts *opts, mp_out *out,
+			      mp_diag *diag) MP_WUR;
+
+#endif

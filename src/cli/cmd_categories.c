@@ -1,0 +1,111 @@
+/* cmd_categories.c - `memprof categories`: what the memory is (parameters, gradients,
+   activations, optimizer state, ...) per device, and why a block got its category. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "mp_category.h"
+
+/* Read the command's own options into *C; false (after a usage error) on a bad value. */
+static bool read_options(const struct cli_opts *o, mp_category_opts *c)
+{
+	mp_category_opts_init(c);
+	c->device = o->device_set ? o->device : -1;
+	c->blocks = o->blocks;
+	if (o->scheme != NULL && !mp_category_scheme_parse(o->scheme, &c->scheme)) {
+		cli_error("categories: --scheme must be profiler or tracker, not '%s'", o->scheme);
+		return false;
+	}
+	if (o->units != NULL && !mp_units_parse(o->units, &c->units)) {
+		cli_error("categories: --units must be auto, B, KiB, MiB or GiB, not '%s'", o->units);
+		return false;
+	}
+	if (o->format != NULL) {
+		if (strcmp(o->format, "plain") == 0)
+			c->format = MP_CFMT_PLAIN;
+		else if (strcmp(o->format, "rst") == 0)
+			c->format = MP_CFMT_RST;
+		else if (strcmp(o->format, "json") == 0)
+			c->format = MP_CFMT_JSON;
+		else {
+			cli_error("categories: --format must be plain, rst or json, not '%s'", o->format);
+			return false;
+		}
+	}
+	if (o->explain != NULL) {
+		char *end;
+
+		errno = 0;
+		c->explain_addr = strtoull(o->explain, &end, 0);
+		if (errno != 0 || end == o->explain || *end != '\0' || o->explain[0] == '-') {
+			cli_error("categories: --explain takes an address (0x... or decimal), not '%s'", o->explain);
+			return false;
+		}
+		c->explain = true;
+	}
+	return true;
+}
+
+static int run_categories(const struct cli_command *cmd, int argc, char **argv)
+{
+	struct cli_opts o;
+	mp_category_opts c;
+	mp_category_ruleset *rules = NULL;
+	mp_snapshot *snap = NULL;
+	char buf[64];
+	mp_out out;
+	mp_diag diag;
+	mp_err err;
+	bool done;
+	int rc = cli_parse(cmd, argc, argv, 1, 1, &o, &done);
+
+	if (rc != CLI_OK || done)
+		return rc;
+	if (!read_options(&o, &c))
+		return CLI_BAD;
+	cli_diag_init(&diag);
+	if (o.rules != NULL && (err = mp_category_rules_load(o.rules, &rules, &diag)) != MP_OK)
+		return cli_fail("categories", err, &diag);
+	c.rules = rules;
+	if (!cli_load_target(&o, 0, 0, 0, &snap)) {
+		mp_category_ruleset_free(rules);
+		return CLI_BAD;
+	}
+	mp_out_init(&out);
+	err = mp_analysis_categories(snap, &c, &out, &diag);
+	if (err != MP_OK)
+		rc = cli_fail(cli_target_name(&o, 0, buf, sizeof buf), err, &diag);
+	else
+		rc = cli_write_stdout(&out);
+	if (rc == CLI_OK && snap->nsegments == 0)
+		rc = CLI_NOTHING;
+	mp_out_free(&out);
+	mp_snapshot_free(snap);
+	mp_category_ruleset_free(rules);
+	return rc;
+}
+
+const struct cli_command cli_cmd_categories = {
+	"categories", "bytes per category: parameters, gradients, activations, optimizer state, ...",
+	"usage: memprof categories TARGET [--scheme profiler|tracker] [--rules FILE] [--units U]\n"
+	"                          [--format plain|rst|json] [--blocks] [--explain ADDR] [--device N]\n"
+	"\n"
+	"Print, per device, the bytes and blocks of active memory in each category: the\n"
+	"names of PyTorch's memory profiler (PARAMETER, OPTIMIZER_STATE, INPUT, TEMPORARY,\n"
+	"ACTIVATION, GRADIENT, AUTOGRAD_DETAIL, UNKNOWN) or, with --scheme tracker,\n"
+	"MemTracker's (Parameter, Buffer, Gradient, Activation, Temp, Optstate, Unknown).\n"
+	"A block's category comes from a 'category' key in the data (on the block or its\n"
+	"alloc trace entry), else from the first rule its allocation matches (the rules\n"
+	"of --rules FILE, then memprof's defaults: src/analysis/CATEGORY-RULES.md), else\n"
+	"it is UNKNOWN. Inactive blocks are free memory and get no category.\n"
+	"  --units U       B, KiB, MiB, GiB or auto (tables; JSON counts bytes)\n"
+	"  --format F      plain (default), rst (reStructuredText tables) or json\n"
+	"  --blocks        with --format json: list every active block and its source\n"
+	"  --explain ADDR  say which block holds ADDR, its category, and where it came from\n"
+	"  --device N      only device N (default: every device)\n"
+	CLI_TARGET_HELP
+	"Exit status: 0 done, 1 no segments, 2 bad input or usage.\n",
+	run_categories,
+	CLI_O_TARGET | CLI_O_DEVICE | CLI_O_CATEGORIES,
+};

@@ -1,0 +1,158 @@
+/* test_category.c - category names, the rules file parser and its errors, the frame matcher,
+   and rule precedence in the report. */
+#include "unit_main.h"
+
+#include "mp_block_query.h"
+#include "mp_category.h"
+#include "mp_frame_filter.h"
+#include "snapshot_builder.h"
+
+static void test_names(void)
+{
+	enum mp_category c = MP_CAT__COUNT;
+
+	CU_ASSERT_TRUE(mp_category_parse("optimizer_state", 15, &c) && c == MP_CAT_OPTIMIZER_STATE);
+	CU_ASSERT_TRUE(mp_category_parse("Optstate", 8, &c) && c == MP_CAT_OPTIMIZER_STATE);
+	CU_ASSERT_TRUE(mp_category_parse("TEMP", 4, &c) && c == MP_CAT_TEMPORARY);
+	CU_ASSERT_TRUE(mp_category_parse("grad", 4, &c) && c == MP_CAT_GRADIENT);
+	CU_ASSERT_FALSE(mp_category_parse("GRADIENTS", 9, &c));
+	CU_ASSERT_FALSE(mp_category_parse("GRAD", 3, &c)); /* "GRA" */
+	CU_ASSERT_STRING_EQUAL(mp_category_name(MP_CAT_AUTOGRAD_DETAIL, MP_SCHEME_PROFILER), "AUTOGRAD_DETAIL");
+	CU_ASSERT_EQUAL(mp_category_in(MP_CAT_AUTOGRAD_DETAIL, MP_SCHEME_TRACKER), MP_CAT_TEMPORARY);
+	CU_ASSERT_EQUAL(mp_category_in(MP_CAT_BUFFER, MP_SCHEME_PROFILER), MP_CAT_UNKNOWN);
+	CU_ASSERT_EQUAL(mp_category_in(MP_CAT_INPUT, MP_SCHEME_TRACKER), MP_CAT_UNKNOWN);
+}
+
+/* Parsing TEXT fails with a message containing WANT. */
+static void parse_fails(const char *text, const char *want)
+{
+	mp_category_ruleset *set = NULL;
+	mp_diag diag = { 0 };
+
+	CU_ASSERT_NOT_EQUAL(mp_category_rules_parse(text, strlen(text), &set, &diag), MP_OK);
+	CU_ASSERT_PTR_NULL(set);
+	CU_ASSERT_PTR_NOT_NULL(strstr(diag.msg, want));
+	if (strstr(diag.msg, want) == NULL)
+		fprintf(stderr, "\nwanted '%s' in '%s'\n", want, diag.msg);
+}
+
+static void test_parse_errors(void)
+{
+	parse_fails("[", "not valid JSON");
+	parse_fails("[]", "must hold an object");
+	parse_fails("{\"rules\": 1}", "no \"rules\" list");
+	parse_fails("{\"rules\": [1]}", "rules[0]: a rule must be an object");
+	parse_fails("{\"rules\": [{\"name\": \"a\"}]}", "rules[0] ('a'): no 'category'");
+	parse_fails("{\"rules\": [{\"name\": \"a\", \"category\": \"INPUT\", \"stream\": 1.5}]}",
+		    "rules[0] ('a'): 'stream' must be a whole number");
+	parse_fails("{\"rules\": [{\"name\": \"a\", \"category\": \"INPUT\", \"frames\": {\"function\": [\"\"]}}]}",
+		    "'frames.function' must hold non-empty strings");
+	parse_fails("{\"rules\": [{\"name\": \"a\", \"category\": \"INPUT\", \"frames\": [{}, 2]}]}",
+		    "'frames' must be an object or a list of objects");
+}
+
+static void test_parse_rule(void)
+{
+	static const char text[] =
+		"{\"rules\": [{\"name\": \"r\", \"category\": \"Buffer\", \"state\": \"pending\", \"min_size\": 10,"
+		" \"max_size\": 20, \"stream\": 3, \"pool\": [1, 2], \"segment_type\": \"small\","
+		" \"frames\": [{\"file\": [\"*/a.py\", \"*/b.py\"], \"where\": \"innermost_user\"}, {\"function\": \"f\"}]}]}";
+	mp_category_ruleset *set = NULL;
+	mp_diag diag = { 0 };
+	const mp_category_rule *r;
+	size_t n = 0;
+
+	CU_ASSERT_EQUAL_FATAL(mp_category_rules_parse(text, sizeof text - 1, &set, &diag), MP_OK);
+	r = mp_category_ruleset_rules(set, &n);
+	CU_ASSERT_EQUAL_FATAL(n, 1);
+	CU_ASSERT_STRING_EQUAL(r->name, "r");
+	CU_ASSERT_EQUAL(r->category, MP_CAT_BUFFER);
+	CU_ASSERT_EQUAL(r->states, MP_BS_ACTIVE_PENDING_FREE);
+	CU_ASSERT_TRUE(r->has_min_size && r->min_size == 10 && r->has_max_size && r->max_size == 20);
+	CU_ASSERT_TRUE(r->has_stream && r->stream == 3 && r->has_pool && r->pool[0] == 1 && r->pool[1] == 2);
+	CU_ASSERT_STRING_EQUAL(r->segment_type, "small");
+	CU_ASSERT_EQUAL_FATAL(r->nframes, 2);
+	CU_ASSERT_TRUE(r->frames[0].innermost_user);
+	CU_ASSERT_STRING_EQUAL(r->frames[0].file[1], "*/b.py");
+	CU_ASSERT_PTR_NULL(r->frames[0].file[2]);
+	CU_ASSERT_PTR_NULL(r->frames[1].file);
+	CU_ASSERT_STRING_EQUAL(r->frames[1].function[0], "f");
+	mp_category_ruleset_free(set);
+}
+
+static void test_user_frames(void)
+{
+	mp_frame user = { "/home/a/train.py", 16, "main", 4, 1 };
+	mp_frame torch = { "/usr/lib/python3/dist-packages/torch/nn/modules/module.py", 57, "_call_impl", 10, 1 };
+	mp_frame cpp = { "/pytorch/aten/src/ATen/Empty.cpp", 32, "at::empty", 9, 1 };
+	mp_frame stdin_frame = { "<stdin>", 7, "<module>", 8, 1 };
+	mp_frame eval = { "Python/ceval.c", 14, "_PyEval_EvalFrameDefault", 24, 1 };
+
+	CU_ASSERT_TRUE(mp_frame_is_user(&user));
+	CU_ASSERT_TRUE(mp_frame_is_user(&stdin_frame));
+	CU_ASSERT_FALSE(mp_frame_is_user(&torch));
+	CU_ASSERT_FALSE(mp_frame_is_user(&cpp));
+	CU_ASSERT_FALSE(mp_frame_kept(&eval));
+}
+
+/* The report of SNAP in JSON with RULES (a rules file text, or NULL). */
+static char *report(const mp_snapshot *snap, const char *rules)
+{
+	mp_category_ruleset *set = NULL;
+	mp_category_opts o;
+	mp_diag diag = { 0 };
+	mp_out out;
+
+	if (rules != NULL)
+		CU_ASSERT_EQUAL_FATAL(mp_category_rules_parse(rules, strlen(rules), &set, &diag), MP_OK);
+	mp_category_opts_init(&o);
+	o.rules = set;
+	o.format = MP_CFMT_JSON;
+	o.blocks = true;
+	mp_out_init(&out);
+	CU_ASSERT_EQUAL(mp_analysis_categories(snap, &o, &out, &diag), MP_OK);
+	mp_category_ruleset_free(set);
+	return mp_out_take(&out, NULL);
+}
+
+static void test_precedence(void)
+{
+	/* innermost first: the user's frame calls Module.to, whose _apply allocates */
+	static const struct sb_frame to[] = {
+		{ "_apply", "/x/torch/nn/modules/module.py", 900 },
+		{ "load", "/home/a/model.py", 5 },
+	};
+	mp_snapshot *s = sb_new();
+	char *got;
+
+	sb_segment(s, 0, 0x1000, 0x300, 0);
+	sb_block(s, 0x100, 0x100, "active_allocated", sb_frames(s, 2, to))->address = 0x1000;
+	sb_block(s, 0x200, 0x200, "inactive", sb_frames(s, 2, to))->address = 0x1100;
+	got = report(s, NULL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(got, "\"category\": \"PARAMETER\", \"source\": \"rule\", \"rule\": \"module-to\""));
+	CU_ASSERT_PTR_NOT_NULL(strstr(got, "\"inactive\": {\"bytes\": 512, \"blocks\": 1}"));
+	free(got);
+	/* a user rule on the innermost user frame comes first */
+	got = report(s, "{\"rules\": [{\"name\": \"mine\", \"category\": \"INPUT\","
+			" \"frames\": {\"file\": \"*/model.py\", \"function\": \"load\", \"where\": \"innermost_user\"}}]}");
+	CU_ASSERT_PTR_NOT_NULL(strstr(got, "\"category\": \"INPUT\", \"source\": \"rule\", \"rule\": \"mine\", \"user_rule\": true"));
+	free(got);
+	/* a condition that fails lets the defaults decide */
+	got = report(s, "{\"rules\": [{\"name\": \"mine\", \"category\": \"INPUT\", \"max_size\": 255}]}");
+	CU_ASSERT_PTR_NOT_NULL(strstr(got, "\"rule\": \"module-to\""));
+	free(got);
+	mp_snapshot_free(s);
+}
+
+int main(void)
+{
+	static const struct unit_test tests[] = {
+		{ "category names of both schemes", test_names },
+		{ "bad rules files name the rule and the problem", test_parse_errors },
+		{ "a rule with every condition", test_parse_rule },
+		{ "user frames: Python, not torch, not C++", test_user_frames },
+		{ "user rules before defaults, conditions, inactive blocks", test_precedence },
+	};
+
+	return unit_run("category", tests, sizeof tests / sizeof tests[0], NULL, NULL);
+}
