@@ -79,6 +79,14 @@ const struct session_command session_commands[] = {
 		   "Prints the segment, the block, ADDRESS's offset in it, its state and sizes, and its\n"
 		   "allocation frames when they were recorded.\n",
 	  MP_SESSION_EXPRESSION, session_cmd_block, "", "" },
+	{ "categories", "What the memory is: bytes and blocks per category (parameters, gradients, ...).\n"
+			"Usage: memprof categories [SNAPSHOT] [--scheme profiler|tracker] [--rules FILE]\n"
+			"                          [--format plain|rst|json] [--explain ADDRESS] [--device D|all]\n"
+			"A block's category comes from the data (a profiler-made 'category'), else the first\n"
+			"matching rule over its allocation frames (--rules FILE first, then the defaults of\n"
+			"CATEGORY-RULES.md), else UNKNOWN. --explain says which, for the block at ADDRESS.\n"
+			SNAPSHOT_ARG,
+	  0, session_cmd_categories, "--scheme --rules --format --explain --device", "snapshot" },
 	{ "info", "What memprof finds in the target: library, version, layout, backend, devices.\n"
 		  "Usage: memprof info\n",
 	  0, session_cmd_info, "", "" },
@@ -215,7 +223,11 @@ const char *mp_session_complete(mp_session *s, int i, const char *text, const ch
 	else if (strcmp(what, "snapshot") == 0)
 		add_snapshot_names(s, &out, word);
 	else if (strcmp(what, "--format") == 0)
-		add_matching(&out, "pickle json", word);
+		add_matching(&out, c->run == session_cmd_categories ? "plain rst json" : "pickle json", word);
+	else if (strcmp(what, "--scheme") == 0)
+		add_matching(&out, "profiler tracker", word);
+	else if (strcmp(what, "--rules") == 0)
+		mp_out_puts(&out, "<file>\n");
 	else if (strcmp(what, "--state") == 0)
 		add_matching(&out, "allocated pending inactive active active_allocated active_pending_free", word);
 	else if (strcmp(what, "--device") == 0)

@@ -13,7 +13,8 @@
 #   - the saved pickle gives, through PyTorch's _memory_viz.py, the same `stats` (all but huge: too slow there);
 #   - reading through gdb (`set memprof backend gdb`) gives the same segsum and blocks as memprof's own reads;
 #   - the commands wrote nothing: digests of every writable mapping before and after are equal;
-#   - gdb on the core (`gdb DRIVER CORE`) prints the same segsum, stats and blocks, read from the core.
+#   - gdb on the core (`gdb DRIVER CORE`) prints the same segsum, stats and blocks, read from the core, and the
+#     same categories as the CLI's.
 # Prints one line per check and "N passed, M failed".
 set -uo pipefail
 # shellcheck source=tests/gdb/lib.sh
@@ -120,12 +121,15 @@ for variant in $variants; do
 			mp-capture $dir/core.target maintenance memprof target
 			mp-capture $dir/core.stats memprof stats
 			mp-capture $dir/core.blocks memprof blocks
+			mp-capture $dir/core.categories memprof categories
 		GDB
 		mgdb -x "$dir/core.gdb" "$exe" "$dir/core" >"$dir/gdb-core.out" 2>&1
 		grep -q "^core $dir/core\$" "$dir/core.target" || bad "$label: the core's target was '$(cat "$dir/core.target")'"
 		same "$label: core: memprof segsum == memprof stats CORE" "$dir/core.segsum" "$dir/cli.stats"
 		same "$label: core: memprof stats == memprof summary CORE" "$dir/core.stats" "$dir/cli.summary"
 		same "$label: core: memprof blocks == live memprof blocks" "$dir/core.blocks" "$dir/live.blocks"
+		"$memprof" categories "$dir/core" >"$dir/cli.categories" 2>"$dir/cli.categories.err"
+		same "$label: core: memprof categories == memprof categories CORE" "$dir/core.categories" "$dir/cli.categories"
 	done
 done
 finish

@@ -123,6 +123,20 @@ static void test_save_and_compare(void)
 	CU_ASSERT_EQUAL(run("snapshot drop b"), MP_SESSION_OK);
 }
 
+static void test_categories(void)
+{
+	CU_ASSERT_EQUAL(run("categories a"), MP_SESSION_OK);
+	CU_ASSERT(output_has("UNKNOWN"));
+	CU_ASSERT_EQUAL(run("categories a --scheme tracker --format json"), MP_SESSION_OK);
+	CU_ASSERT(output_has("\"Optstate\""));
+	CU_ASSERT_EQUAL(run("categories a --scheme nope"), MP_SESSION_ERROR);
+	CU_ASSERT(error_is("--scheme 'nope'"));
+	CU_ASSERT_EQUAL(run("categories a --format xml"), MP_SESSION_ERROR);
+	CU_ASSERT_EQUAL(run("categories a --explain 0x10"), MP_SESSION_ERROR);
+	CU_ASSERT_EQUAL(run("categories a --rules /nonexistent/rules.json"), MP_SESSION_ERROR);
+	CU_ASSERT(error_is("/nonexistent/rules.json"));
+}
+
 static void test_settings(void)
 {
 	CU_ASSERT_STRING_EQUAL(mp_session_show(s, "units"), "auto");
@@ -203,6 +217,7 @@ int main(void)
 		{ "load, list, drop", test_load_list_drop },
 		{ "analyses of names", test_analyses_of_names },
 		{ "save and compare", test_save_and_compare },
+		{ "categories", test_categories },
 		{ "settings", test_settings },
 		{ "command table and completion", test_table_and_completion },
 	};
