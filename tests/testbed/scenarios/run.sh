@@ -4,6 +4,7 @@
 #
 # MODE: truth       write the ground truth and exit 0
 #       checkpoint  write the truth, then call memprof_checkpoint() (break there in gdb), then exit 0
+#       checkpoint2 the same, then known work, a second truth (PATH.2) and memprof_checkpoint() again
 #       sleep       write the truth, print "ready" on stdout, sleep until killed (for gcore / gdb attach);
 #                   this script execs the driver, so `run.sh ... &` gives the driver's own pid in $!
 #       abort       write the truth, then abort(): a kernel core. This script sets `ulimit -c unlimited`; here
@@ -79,7 +80,7 @@ if [ "${1:-}" = --driver ]; then
 	driver_path
 	exit 0
 fi
-[ $# -ge 2 ] || die "usage: run.sh SCENARIO truth|checkpoint|sleep|abort [--truth PATH] | run.sh --driver"
+[ $# -ge 2 ] || die "usage: run.sh SCENARIO truth|checkpoint|checkpoint2|sleep|abort [--truth PATH] | run.sh --driver"
 scenario=$1 mode=$2
 shift 2
 driver=$(driver_path)
