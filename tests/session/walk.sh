@@ -86,10 +86,12 @@ start_huge() { "$target" huge debug live "$work/huge" >/dev/null 2>"$work/huge.e
 if start_huge || { echo "note: huge did not start: $(tail -3 "$work/huge.err" | tr '\n' ' ')"; start_huge; }; then
 	hpid=$(cat "$work/huge/pid")
 	drive pid "$hpid" "!interrupt-after 0" segsum "!interrupt-after 3" segsum "!go" "blocks --top 1" >"$work/huge.out" 2>&1
+	drc=$?
 	n=$(grep -c '^error memprof: interrupted$' "$work/huge.out")
 	[ "$n" -eq 2 ] && ok "huge: interrupted before and during the walk" || bad "huge: $n of 2 walks interrupted"
 	[[ $(section "$work/huge.out" "blocks --top 1") == *"showing 1 of 120001 blocks"* ]] &&
 		ok "huge: the next command walks all 120,001 blocks" || bad "huge: no full walk after the interrupt"
+	[ "$fail" -eq 0 ] || { echo "    drive exit status $drc"; grep -v '^0x' "$work/huge.out" | tail -8 | sed 's/^/    drive: /'; }
 else
 	bad "huge: the test bed could not start it: $(tail -3 "$work/huge.err" | tr '\n' ' ')"
 fi
