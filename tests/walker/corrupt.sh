@@ -258,11 +258,15 @@ verdict "--sysroot without the library" sysroot --pattern 'not found' && [ $rc -
 run_mp solib "$core" --solib-path "$work/empty"
 verdict "--solib-path without the library (the recorded path is still read)" solib --consistent &&
 	ok "--solib-path without the library (the recorded path is still read): $outcome"
-if objcopy --dump-section .note.gnu.build-id="$work/bid/note" "$libdir/libc10_cuda.so" 2>"$work/objcopy.err" &&
+# objcopy on a copy only: with one file argument it rewrites that file in place (truncating it), and the
+# kernel then drops every process's copy-on-write pages of it, so the live drivers of other tests lose their
+# relocated RELRO and .data pages to the file's bytes (seen as "no readable RTTI name" from their cores).
+if cp "$libdir/libc10_cuda.so" "$work/bid/orig.so" &&
+	objcopy --dump-section .note.gnu.build-id="$work/bid/note" "$work/bid/orig.so" 2>"$work/objcopy.err" &&
 	python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[-1] ^= 0xff; open(sys.argv[2], "wb").write(b)' \
 		"$work/bid/note" "$work/bid/note2" &&
-	objcopy --update-section .note.gnu.build-id="$work/bid/note2" "$libdir/libc10_cuda.so" \
-		"$work/bid/libc10_cuda.so" 2>>"$work/objcopy.err"; then
+	objcopy --update-section .note.gnu.build-id="$work/bid/note2" "$work/bid/orig.so" \
+		"$work/bid/libc10_cuda.so" 2>>"$work/objcopy.err" && rm "$work/bid/orig.so"; then
 	run_mp bid "$core" --solib-path "$work/bid"
 	verdict "--solib-path to a libc10_cuda.so with another build-id" bid --pattern 'build-id' && [ $rc -ne 0 ] &&
 		ok "--solib-path to a libc10_cuda.so with another build-id: $outcome"
