@@ -6,6 +6,7 @@
 
 #include "mp_blocks.h"
 #include "mp_format.h"
+#include "segsum_int.h"
 
 #define PAGE_SIZE ((int64_t)20 << 20)
 
@@ -33,12 +34,15 @@ struct seg_key {
 struct segsum {
 	const mp_snapshot *snap;
 	const mp_keys *k;
+	const segsum_hooks *h;
+	const char *what;
 	mp_out *out;
 	mp_diag *diag;
 	char *occupied; /* one page map, reused by every segment */
 	double *frac;
 	size_t pages_cap;
 	uint64_t work_left; /* page visits still allowed */
+	size_t nkept;       /* segments summed up */
 	mp_i128 total_reserved, total_allocated, free_external, free_internal;
 };
 
@@ -86,19 +90,23 @@ static mp_i128 calc_active(const struct segsum *s, const mp_segment *seg)
 	return sum;
 }
 
-static mp_err sorted_keys(const struct segsum *s, struct seg_key **out)
+/* The segments the hooks keep, in segsum's order, into *OUT and S->nkept. */
+static mp_err sorted_keys(struct segsum *s, struct seg_key **out)
 {
 	size_t n = s->snap->nsegments;
 	struct seg_key *keys = malloc((n ? n : 1) * sizeof *keys);
 
 	if (keys == NULL)
-		return mp_fail(s->diag, MP_E_NOMEM, "stats: out of memory");
+		return mp_fail(s->diag, MP_E_NOMEM, "%s: out of memory", s->what);
+	s->nkept = 0;
 	for (size_t i = 0; i < n; i++) {
-		keys[i].total_size = s->snap->segments[i].total_size;
-		keys[i].active = calc_active(s, &s->snap->segments[i]);
-		keys[i].index = i;
+		if (s->h->keep != NULL && !s->h->keep(s->h->ctx, i))
+			continue;
+		keys[s->nkept].total_size = s->snap->segments[i].total_size;
+		keys[s->nkept].active = calc_active(s, &s->snap->segments[i]);
+		keys[s->nkept++].index = i;
 	}
-	qsort(keys, n, sizeof *keys, cmp_seg_key);
+	qsort(keys, s->nkept, sizeof *keys, cmp_seg_key);
 	*out = keys;
 	return MP_OK;
 }
@@ -116,23 +124,23 @@ static mp_err prepare_pages(struct segsum *s)
 
 		if (n > MP_SEGSUM_MAX_PAGES)
 			return mp_fail(s->diag, MP_E_LIMIT,
-				       "stats: segments[%zu]: total_size %lld means more than %lld pages of 20 MiB",
-				       i, (long long)s->snap->segments[i].total_size,
+				       "%s: segments[%zu]: total_size %lld means more than %lld pages of 20 MiB",
+				       s->what, i, (long long)s->snap->segments[i].total_size,
 				       (long long)MP_SEGSUM_MAX_PAGES);
 		pages_total += (uint64_t)n;
 		if (n > most)
 			most = n;
 	}
 	if (pages_total > MP_SEGSUM_MAX_TOTAL_PAGES)
-		return mp_fail(s->diag, MP_E_LIMIT, "stats: the segments add up to more than %llu pages of 20 MiB",
-			       (unsigned long long)MP_SEGSUM_MAX_TOTAL_PAGES);
+		return mp_fail(s->diag, MP_E_LIMIT, "%s: the segments add up to more than %llu pages of 20 MiB",
+			       s->what, (unsigned long long)MP_SEGSUM_MAX_TOTAL_PAGES);
 	s->work_left = 4 * ((uint64_t)s->snap->nblocks + pages_total) + 1024;
 	s->pages_cap = (size_t)most;
 	s->occupied = malloc(s->pages_cap);
 	s->frac = malloc(s->pages_cap * sizeof *s->frac);
 	if (s->occupied == NULL || s->frac == NULL)
-		return mp_fail(s->diag, MP_E_NOMEM, "stats: out of memory for a page map of %zu pages",
-			       s->pages_cap);
+		return mp_fail(s->diag, MP_E_NOMEM, "%s: out of memory for a page map of %zu pages",
+			       s->what, s->pages_cap);
 	return MP_OK;
 }
 
@@ -169,8 +177,9 @@ static bool mark_page(struct segsum *s, size_t idx, double add, char letter)
 	return true;
 }
 
-/* Mark the pages of the I-th active range [START, START + SIZE) of segment SEGI. */
-static mp_err mark_range(struct segsum *s, size_t segi, int64_t npages, size_t i, mp_i128 start,
+/* Mark the pages of the I-th active range [START, START + SIZE) of segment SEGI, which is
+   block BLOCK's (index in snap->blocks). */
+static mp_err mark_range(struct segsum *s, size_t segi, int64_t npages, size_t i, size_t block, mp_i128 start,
 			 int64_t size)
 {
 	mp_i128 end = start + size;
@@ -184,14 +193,16 @@ static mp_err mark_range(struct segsum *s, size_t segi, int64_t npages, size_t i
 
 		if (s->work_left-- == 0)
 			return mp_fail(s->diag, MP_E_LIMIT,
-				       "stats: segments[%zu]: overlapping block ranges make the page map too costly",
-				       segi);
+				       "%s: segments[%zu]: overlapping block ranges make the page map too costly",
+				       s->what, segi);
 		/* |hi - lo| <= PAGE_SIZE, so both operands are exact doubles, as in Python. */
 		if (!page_index(j, npages, &idx) ||
 		    !mark_page(s, idx, (double)(hi - lo) / (double)PAGE_SIZE, letter))
 			return mp_fail(s->diag, MP_E_CORRUPT,
-				       "stats: segments[%zu]: block range %zu runs outside the segment's pages",
-				       segi, i);
+				       "%s: segments[%zu]: block range %zu runs outside the segment's pages",
+				       s->what, segi, i);
+		if (s->h->touch != NULL)
+			s->h->touch(s->h->ctx, idx, block, (int64_t)(hi - lo));
 	}
 	return MP_OK;
 }
@@ -221,20 +232,22 @@ static mp_err summarize_segment(struct segsum *s, size_t segi)
 	int64_t npages = page_count(seg->total_size);
 	mp_i128 external = 0, internal = 0, allocated = 0, offset = 0;
 	size_t nranges = 0;
+	mp_err err;
 
 	memset(s->occupied, ' ', (size_t)npages);
 	memset(s->frac, 0, (size_t)npages * sizeof *s->frac);
+	if (s->h->begin != NULL && (err = s->h->begin(s->h->ctx, segi, (size_t)npages)) != MP_OK)
+		return err;
 	for (size_t i = 0; i < seg->nblocks; i++) {
 		const mp_block *b = &blocks[i];
-		mp_block_at at = { "stats", segi, i };
+		mp_block_at at = { s->what, segi, i };
 		mp_val frames;
 		int64_t a;
-		mp_err err;
 
 		if (is_active_allocated(s, b)) {
 			err = mp_block_extra(s->snap, b, &frames, &a, &at, s->diag);
 			if (err == MP_OK)
-				err = mark_range(s, segi, npages, nranges++, offset, a);
+				err = mark_range(s, segi, npages, nranges++, seg->first_block + i, offset, a);
 			if (err != MP_OK)
 				return err;
 			allocated += a;
@@ -246,21 +259,24 @@ static mp_err summarize_segment(struct segsum *s, size_t segi)
 	}
 	if (offset != seg->total_size)
 		return mp_fail(s->diag, MP_E_CORRUPT,
-			       "stats: segments[%zu]: its block sizes add up to a total other than total_size %lld",
-			       segi, (long long)seg->total_size);
+			       "%s: segments[%zu]: its block sizes add up to a total other than total_size %lld",
+			       s->what, segi, (long long)seg->total_size);
 	s->total_reserved += seg->total_size;
 	s->total_allocated += allocated;
 	s->free_external += external;
 	s->free_internal += internal;
-	if (seg->total_size >= PAGE_SIZE)
-		write_segment_line(s, seg, npages, external, internal);
+	if (seg->total_size < PAGE_SIZE)
+		return MP_OK;
+	if (s->h->paint != NULL)
+		s->h->paint(s->h->ctx, s->occupied, (size_t)npages);
+	write_segment_line(s, seg, npages, external, internal);
 	return MP_OK;
 }
 
 static void write_totals(struct segsum *s)
 {
 	mp_out_puts(s->out, "segments: ");
-	mp_out_u64(s->out, s->snap->nsegments);
+	mp_out_u64(s->out, s->nkept);
 	mp_out_puts(s->out, "\ntotal_reserved: ");
 	mp_format_bytes(s->out, s->total_reserved);
 	mp_out_puts(s->out, "\ntotal_allocated: ");
@@ -268,12 +284,16 @@ static void write_totals(struct segsum *s)
 	mp_out_puts(s->out, "\ntotal_free: ");
 	mp_format_report_free(s->out, s->free_external, s->free_internal);
 	mp_out_putc(s->out, '\n');
-	mp_out_write(s->out, legend, sizeof legend - 1);
+	if (s->h->legend != NULL)
+		s->h->legend(s->h->ctx, s->out);
+	else
+		mp_out_write(s->out, legend, sizeof legend - 1);
 }
 
-mp_err mp_analysis_segsum(const mp_snapshot *snap, mp_out *out, mp_diag *diag)
+mp_err segsum_run(const mp_snapshot *snap, const segsum_hooks *h, mp_out *out, mp_diag *diag)
 {
-	struct segsum s = { .snap = snap, .k = mp_heap_keys(snap->heap), .out = out, .diag = diag };
+	struct segsum s = { .snap = snap, .k = mp_heap_keys(snap->heap), .h = h, .what = h->what,
+			    .out = out, .diag = diag };
 	struct seg_key *keys = NULL;
 	mp_err err = prepare_pages(&s);
 
@@ -281,7 +301,7 @@ mp_err mp_analysis_segsum(const mp_snapshot *snap, mp_out *out, mp_diag *diag)
 		err = sorted_keys(&s, &keys);
 	if (err == MP_OK)
 		mp_out_write(out, header, sizeof header - 1);
-	for (size_t i = 0; err == MP_OK && i < snap->nsegments; i++)
+	for (size_t i = 0; err == MP_OK && i < s.nkept; i++)
 		err = summarize_segment(&s, keys[i].index);
 	if (err == MP_OK)
 		write_totals(&s);
@@ -289,6 +309,13 @@ mp_err mp_analysis_segsum(const mp_snapshot *snap, mp_out *out, mp_diag *diag)
 	free(s.occupied);
 	free(s.frac);
 	if (err == MP_OK && out->err != MP_OK)
-		err = mp_fail(diag, out->err, "stats: cannot write the output: %s", mp_strerror(out->err));
+		err = mp_fail(diag, out->err, "%s: cannot write the output: %s", s.what, mp_strerror(out->err));
 	return err;
+}
+
+mp_err mp_analysis_segsum(const mp_snapshot *snap, mp_out *out, mp_diag *diag)
+{
+	static const segsum_hooks plain = { .what = "stats" };
+
+	return segsum_run(snap, &plain, out, diag);
 }
