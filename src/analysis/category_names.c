@@ -62,6 +62,18 @@ enum mp_category mp_category_in(enum mp_category c, enum mp_category_scheme sche
 	return c == MP_CAT_BUFFER ? MP_CAT_UNKNOWN : c;
 }
 
+char mp_category_letter(enum mp_category c)
+{
+	/* One letter per internal category, so both schemes draw with the same letters. */
+	static const char letters[MP_CAT__COUNT] = {
+		[MP_CAT_PARAMETER] = 'P', [MP_CAT_OPTIMIZER_STATE] = 'O', [MP_CAT_INPUT] = 'I',
+		[MP_CAT_TEMPORARY] = 'T', [MP_CAT_ACTIVATION] = 'A', [MP_CAT_GRADIENT] = 'G',
+		[MP_CAT_AUTOGRAD_DETAIL] = 'D', [MP_CAT_BUFFER] = 'B', [MP_CAT_UNKNOWN] = 'U',
+	};
+
+	return (unsigned)c < MP_CAT__COUNT ? letters[c] : '?';
+}
+
 const char *mp_category_name(enum mp_category c, enum mp_category_scheme scheme)
 {
 	if ((unsigned)c >= MP_CAT__COUNT)

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "category_int.h"
+#include "category_modes.h"
 #include "mp_json.h"
 
 /* What one device's active blocks add up to. */
@@ -236,13 +236,29 @@ static mp_err report_run(struct report *rp, mp_diag *diag)
 	return MP_OK;
 }
 
+/* The table, or the one mode OPTS asks for instead. */
+static mp_err run_mode(struct report *rp, mp_diag *diag)
+{
+	const mp_category_opts *o = rp->o;
+
+	if ((int)o->explain + (o->sites > 0) + (int)o->segsum > 1)
+		return mp_fail(diag, MP_E_USAGE, "categories: --explain, --sites and --segsum exclude each other");
+	if (o->explain)
+		return category_explain(&rp->cl, o, rp->out);
+	if (o->sites > 0)
+		return category_sites(&rp->cl, o, rp->out);
+	if (o->segsum)
+		return category_segsum(&rp->cl, o, rp->out);
+	return report_run(rp, diag);
+}
+
 mp_err mp_analysis_categories(const mp_snapshot *snap, const mp_category_opts *opts, mp_out *out, mp_diag *diag)
 {
 	struct report rp = { .snap = snap, .o = opts, .out = out };
 	mp_err err = category_classifier_init(&rp.cl, snap, opts->rules, diag);
 
 	if (err == MP_OK)
-		err = opts->explain ? category_explain(&rp.cl, opts, out) : report_run(&rp, diag);
+		err = run_mode(&rp, diag);
 	if (err == MP_OK && rp.cl.unreadable > 0)
 		mp_warn(diag, "%zu block(s) carry a 'category' that names no category: rules decided them",
 			rp.cl.unreadable);

@@ -54,6 +54,9 @@ bool mp_category_parse(const char *name, size_t len, enum mp_category *out);
 /* Read "profiler" or "tracker". False for anything else. */
 bool mp_category_scheme_parse(const char *text, enum mp_category_scheme *out);
 
+/* The letter C's memory shows as in `categories --segsum` (P, O, I, T, A, G, D, B, U). */
+char mp_category_letter(enum mp_category c);
+
 /* ---- rules */
 
 /* A condition on one frame: FILE and FUNCTION are NULL-terminated lists of
@@ -121,26 +124,73 @@ typedef struct mp_category_why {
 	int64_t frame;                /* RULE: the frame the last frame condition met (-1: none) */
 } mp_category_why;
 
+/* ---- the report */
+
+/* The formats of the table and of --sites. */
+enum mp_category_format { MP_CFMT_PLAIN, MP_CFMT_RST, MP_CFMT_JSON };
+
+/* Read "plain", "rst" or "json". False for anything else. */
+bool mp_category_format_parse(const char *text, enum mp_category_format *out);
+
+/* What --sites groups active blocks by: the innermost user frame's function, file and line
+   (a call site), its function and file, its file, or its file's Python module. */
+enum mp_site_key { MP_SITES_BY_SITE, MP_SITES_BY_FUNCTION, MP_SITES_BY_FILE, MP_SITES_BY_MODULE };
+
+/* Read "site", "function", "file" or "module". False for anything else. */
+bool mp_category_by_parse(const char *text, enum mp_site_key *out);
+
+/* The dotted Python module of source file FILE (LEN bytes), as --by module names it
+   (CATEGORY-RULES.md): the path after the last site-packages/ or dist-packages/, else its
+   last component, without ".py", '/' as '.', and a package's "__init__" dropped. */
+void mp_category_module_name(const char *file, size_t len, mp_out *out);
+
 /* What a categories report does. */
 typedef struct mp_category_opts {
 	enum mp_category_scheme scheme;
 	const mp_category_ruleset *rules; /* user rules, tried before the defaults; NULL: none */
 	enum mp_units units;              /* plain and rst tables */
-	enum { MP_CFMT_PLAIN, MP_CFMT_RST, MP_CFMT_JSON } format;
+	enum mp_category_format format;   /* the table and --sites */
 	int64_t device;  /* -1: every device */
 	bool blocks;     /* JSON: also list every active block with its category and source */
-	bool explain;    /* explain the block at EXPLAIN_ADDR instead of the table */
+	/* At most one of these modes replaces the table. */
+	bool explain;    /* explain the block at EXPLAIN_ADDR */
 	uint64_t explain_addr;
+	size_t sites;    /* the top SITES call sites of the active bytes (0: not this mode) */
+	enum mp_site_key by;
+	bool segsum;     /* _memory_viz segsum's page map with each page's category letter */
 } mp_category_opts;
 
 /* Defaults: profiler scheme, no user rules, auto units, plain, every device. */
 void mp_category_opts_init(mp_category_opts *o);
 
+/* --sites without a count. */
+#define MP_CATEGORY_SITES_DEFAULT 10
+
+/* The options of `categories` as a user typed them (NULL, false: not given). Both front ends
+   (the CLI and the debugger session) read their words into this, so the values and the modes
+   are checked in one place. */
+typedef struct mp_category_args {
+	const char *scheme, *format, *explain, *by;
+	bool sites;              /* --sites */
+	const char *sites_count; /* --sites N: N (NULL: MP_CATEGORY_SITES_DEFAULT) */
+	bool segsum;
+} mp_category_args;
+
+/* Whether WORD, after --sites, is its count (all digits) rather than the next argument. */
+bool mp_category_is_count(const char *word);
+
+/* Check A and set the fields of *O it names (the others stay). MP_E_USAGE with a one-line
+   DIAG ("categories: --format must be plain, rst or json, not 'xml'") for a bad value, for
+   more than one of --explain, --sites and --segsum, or an option the chosen mode has no use for. */
+mp_err mp_category_args_read(const mp_category_args *a, mp_category_opts *o, mp_diag *diag) MP_WUR;
+
 /* The categories report of SNAP: per device, bytes and block counts per
    category (active blocks; inactive ones are counted as free), plain, rst
    or JSON; or, with EXPLAIN, which block holds the address, its category and
-   where it came from. MP_E_NOTFOUND with DIAG when no block holds
-   EXPLAIN_ADDR or the device has no segments. */
+   where it came from; or, with SITES, the top call sites of the active bytes
+   per device and their categories; or, with SEGSUM, segsum's page map in
+   category letters. MP_E_NOTFOUND with DIAG when no block holds
+   EXPLAIN_ADDR or the device has no segments; MP_E_USAGE for more than one mode. */
 mp_err mp_analysis_categories(const mp_snapshot *snap, const mp_category_opts *opts, mp_out *out,
 			      mp_diag *diag) MP_WUR;
 

@@ -1,0 +1,486 @@
+/* category_sites.c - `categories --sites [N]`: the active bytes of each device grouped by the
+   innermost user frame of their allocation (a call site, or its function, file or module), the
+   top N groups with their categories, then the rest and the total, which sum to the active bytes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "category_modes.h"
+#include "mp_frame_filter.h"
+#include "mp_json.h"
+
+/* What a group's name is. */
+enum site_kind { SK_FRAME, SK_NO_FRAMES, SK_NO_USER_FRAME };
+
+/* The group name of one traceback. */
+struct site_key {
+	char *text; /* what the table shows; NUL-terminated */
+	enum site_kind kind;
+	mp_frame frame; /* SK_FRAME: the innermost user frame */
+};
+
+/* One active block. */
+struct site_rec {
+	int64_t device;
+	mp_val frames;
+	int64_t size;
+	const struct site_key *key;
+	uint8_t row; /* its category, as the scheme shows it */
+};
+
+/* Bytes and blocks in total and per category row. */
+struct site_sum {
+	mp_i128 bytes, cat_bytes[MP_CAT__COUNT];
+	size_t blocks, cat_blocks[MP_CAT__COUNT];
+};
+
+struct site_group {
+	int64_t device;
+	const struct site_key *key;
+	struct site_sum sum;
+};
+
+struct sites {
+	category_classifier *cl;
+	const mp_category_opts *o;
+	mp_out *out;
+	struct site_rec *recs;
+	size_t nrecs;
+	struct site_key *keys; /* room for one per record, so that pointers to them stay */
+	size_t nkeys;
+	struct site_group *groups;
+	size_t ngroups;
+	int64_t *devices; /* every chosen device with a block, ascending */
+	size_t ndevices;
+};
+
+static mp_err no_memory(struct sites *st)
+{
+	return mp_fail(st->cl->diag, MP_E_NOMEM, "categories: out of memory");
+}
+
+static bool keep_device(const mp_snapshot *snap, const block_ref *r, const void *ctx)
+{
+	const mp_category_opts *o = ctx;
+
+	(void)snap;
+	return o->device < 0 || r->device == o->device;
+}
+
+static void sum_add(struct site_sum *s, const struct site_sum *add)
+{
+	s->bytes += add->bytes;
+	s->blocks += add->blocks;
+	for (size_t i = 0; i < MP_CAT__COUNT; i++) {
+		s->cat_bytes[i] += add->cat_bytes[i];
+		s->cat_blocks[i] += add->cat_blocks[i];
+	}
+}
+
+/* ---- grouping */
+
+/* Write S (LEN bytes) with control characters as '?', so that a name stays on its line. */
+static void put_clean(mp_out *out, const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		mp_out_putc(out, (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i]);
+}
+
+static void put_frame_key(mp_out *out, const mp_frame *f, enum mp_site_key by)
+{
+	switch (by) {
+	case MP_SITES_BY_SITE:
+	case MP_SITES_BY_FUNCTION:
+		put_clean(out, f->name, f->name_len);
+		mp_out_puts(out, " (");
+		put_clean(out, f->filename, f->filename_len);
+		if (by == MP_SITES_BY_SITE)
+			mp_out_printf(out, ":%lld", (long long)f->line);
+		mp_out_putc(out, ')');
+		break;
+	case MP_SITES_BY_FILE:
+		put_clean(out, f->filename, f->filename_len);
+		break;
+	case MP_SITES_BY_MODULE: {
+		mp_out mod;
+
+		mp_out_init(&mod);
+		mp_category_module_name(f->filename, f->filename_len, &mod);
+		put_clean(out, mod.data, mod.len);
+		if (mod.err != MP_OK && out->err == MP_OK)
+			out->err = mod.err;
+		mp_out_free(&mod);
+		break;
+	}
+	}
+}
+
+/* The key of FRAMES: its innermost user frame (the frame filter of _memory_viz, Python, not
+   torch's: mp_frame_is_user) as O->by names it, or why there is none. */
+static mp_err make_key(struct sites *st, mp_val frames, struct site_key *k)
+{
+	size_t n = mp_frames_len(st->cl->snap, frames);
+	mp_out text;
+
+	memset(k, 0, sizeof *k);
+	k->kind = n == 0 ? SK_NO_FRAMES : SK_NO_USER_FRAME;
+	for (size_t i = 0; i < n && k->kind != SK_FRAME; i++)
+		if (mp_frames_get(st->cl->snap, frames, i, &k->frame) && mp_frame_is_user(&k->frame))
+			k->kind = SK_FRAME;
+	mp_out_init(&text);
+	if (k->kind == SK_FRAME)
+		put_frame_key(&text, &k->frame, st->o->by);
+	else
+		mp_out_puts(&text, k->kind == SK_NO_FRAMES ? "(no frames)" : "(no user frame)");
+	k->text = mp_out_take(&text, NULL);
+	mp_out_free(&text);
+	return k->text != NULL ? MP_OK : no_memory(st);
+}
+
+static int cmp_frames(const void *pa, const void *pb)
+{
+	const struct site_rec *a = pa, *b = pb;
+
+	return (a->frames > b->frames) - (a->frames < b->frames);
+}
+
+static int cmp_device(int64_t a, int64_t b)
+{
+	return (a > b) - (a < b);
+}
+
+static int cmp_device_key(const void *pa, const void *pb)
+{
+	const struct site_rec *a = pa, *b = pb;
+	int c = cmp_device(a->device, b->device);
+
+	return c != 0 ? c : strcmp(a->key->text, b->key->text);
+}
+
+/* Device ascending, then bytes descending, then the name: the same input always gives the
+   same rows. */
+static int cmp_rank(const void *pa, const void *pb)
+{
+	const struct site_group *a = pa, *b = pb;
+	int c = cmp_device(a->device, b->device);
+
+	if (c != 0)
+		return c;
+	if (a->sum.bytes != b->sum.bytes)
+		return a->sum.bytes > b->sum.bytes ? -1 : 1;
+	return strcmp(a->key->text, b->key->text);
+}
+
+/* Every chosen block: the devices that have one, and a record for each active one. */
+static mp_err collect(struct sites *st, const block_ref *refs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		mp_category_why why;
+		mp_err err;
+
+		if (st->ndevices == 0 || st->devices[st->ndevices - 1] != refs[i].device)
+			st->devices[st->ndevices++] = refs[i].device;
+		if ((err = category_classify(st->cl, &refs[i], &why)) != MP_OK)
+			return err;
+		if (why.source == MP_CSRC_INACTIVE)
+			continue;
+		st->recs[st->nrecs++] = (struct site_rec){
+			.device = refs[i].device,
+			.frames = block_frames(st->cl->snap, &st->cl->snap->blocks[refs[i].block]),
+			.size = refs[i].size,
+			.row = (uint8_t)mp_category_in(why.category, st->o->scheme),
+		};
+	}
+	return MP_OK;
+}
+
+static int cmp_i64(const void *pa, const void *pb)
+{
+	return cmp_device(*(const int64_t *)pa, *(const int64_t *)pb);
+}
+
+/* Each distinct traceback's key, made once: a million blocks share a few thousand tracebacks. */
+static mp_err key_records(struct sites *st)
+{
+	qsort(st->recs, st->nrecs, sizeof *st->recs, cmp_frames);
+	for (size_t i = 0; i < st->nrecs; i++) {
+		mp_err err;
+
+		if (i > 0 && st->recs[i].frames == st->recs[i - 1].frames) {
+			st->recs[i].key = st->recs[i - 1].key;
+			continue;
+		}
+		if ((err = make_key(st, st->recs[i].frames, &st->keys[st->nkeys])) != MP_OK)
+			return err;
+		st->recs[i].key = &st->keys[st->nkeys++];
+	}
+	return MP_OK;
+}
+
+/* Merge the records of one device and one name into a group. */
+static void group_records(struct sites *st)
+{
+	struct site_group *g = NULL;
+
+	qsort(st->recs, st->nrecs, sizeof *st->recs, cmp_device_key);
+	for (size_t i = 0; i < st->nrecs; i++) {
+		const struct site_rec *r = &st->recs[i];
+
+		if (g == NULL || cmp_device_key(r, &st->recs[i - 1]) != 0) {
+			g = &st->groups[st->ngroups++];
+			memset(g, 0, sizeof *g);
+			g->device = r->device;
+			g->key = r->key;
+		}
+		g->sum.bytes += r->size;
+		g->sum.blocks++;
+		g->sum.cat_bytes[r->row] += r->size;
+		g->sum.cat_blocks[r->row]++;
+	}
+	qsort(st->groups, st->ngroups, sizeof *st->groups, cmp_rank);
+}
+
+/* ---- text */
+
+enum { COL_BYTES = 10, COL_BLOCKS = 8, COL_SHARE = 7, COL_TOP = 21, COL_SITE = 20 };
+
+static const char *const by_words[] = { "site", "function", "file", "module" };
+
+static void put_border(mp_out *out)
+{
+	static const int widths[] = { COL_BYTES, COL_BLOCKS, COL_SHARE, COL_TOP, COL_SITE };
+
+	for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++)
+		for (int j = 0; j < widths[i] + 2 * (i + 1 < sizeof widths / sizeof widths[0]); j++)
+			mp_out_putc(out, j < widths[i] ? '=' : ' ');
+	mp_out_putc(out, '\n');
+}
+
+/* The row of S with the most bytes (then blocks, then the scheme's order), or -1 for none. */
+static int top_row(const struct sites *st, const struct site_sum *s)
+{
+	size_t nrows;
+	const enum mp_category *rows = mp_category_rows(st->o->scheme, &nrows);
+	int best = -1;
+
+	for (size_t i = 0; i < nrows; i++) {
+		enum mp_category c = rows[i];
+
+		if (s->cat_blocks[c] == 0)
+			continue;
+		if (best < 0 || s->cat_bytes[c] > s->cat_bytes[best] ||
+		    (s->cat_bytes[c] == s->cat_bytes[best] && s->cat_blocks[c] > s->cat_blocks[best]))
+			best = (int)c;
+	}
+	return best;
+}
+
+static void put_share(mp_out *out, mp_i128 part, mp_i128 whole)
+{
+	if (whole > 0)
+		mp_out_printf(out, "%.1f%%", 100.0 * mp_format_int_div(part, whole));
+	else
+		mp_out_putc(out, '-');
+}
+
+/* One row: bytes, blocks, share of ACTIVE, top category and its share, then LABEL. */
+static void put_text_row(struct sites *st, block_table *t, const struct site_sum *s, mp_i128 active,
+			 const char *label)
+{
+	int top = top_row(st, s);
+
+	mp_format_size(&t->cell, s->bytes, st->o->units);
+	block_table_end_cell(t, COL_BYTES);
+	mp_out_printf(&t->cell, "%zu", s->blocks);
+	block_table_end_cell(t, COL_BLOCKS);
+	put_share(&t->cell, s->bytes, active);
+	block_table_end_cell(t, COL_SHARE);
+	if (top < 0) {
+		mp_out_putc(&t->cell, '-');
+	} else {
+		mp_out_printf(&t->cell, "%s ", mp_category_name((enum mp_category)top, st->o->scheme));
+		put_share(&t->cell, s->cat_bytes[top], s->bytes);
+	}
+	block_table_end_cell(t, COL_TOP);
+	mp_out_puts(st->out, label);
+	mp_out_putc(st->out, '\n');
+}
+
+/* ---- JSON */
+
+static void put_json_sum(struct sites *st, const struct site_sum *s)
+{
+	size_t nrows;
+	const enum mp_category *rows = mp_category_rows(st->o->scheme, &nrows);
+	bool first = true;
+
+	mp_out_puts(st->out, "\"bytes\": ");
+	mp_format_i128(st->out, s->bytes);
+	mp_out_printf(st->out, ", \"blocks\": %zu, \"categories\": {", s->blocks);
+	for (size_t i = 0; i < nrows; i++) {
+		if (s->cat_blocks[rows[i]] == 0)
+			continue;
+		mp_out_printf(st->out, "%s\"%s\": {\"bytes\": ", first ? "" : ", ",
+			      mp_category_name(rows[i], st->o->scheme));
+		mp_format_i128(st->out, s->cat_bytes[rows[i]]);
+		mp_out_printf(st->out, ", \"blocks\": %zu}", s->cat_blocks[rows[i]]);
+		first = false;
+	}
+	mp_out_putc(st->out, '}');
+}
+
+static void put_json_str(mp_out *out, const char *key, const char *s, size_t len)
+{
+	mp_out_printf(out, ", \"%s\": ", key);
+	mp_json_put_string(out, s, len);
+}
+
+static void put_json_group(struct sites *st, const struct site_group *g)
+{
+	static const char *const kinds[] = { "frame", "no_frames", "no_user_frame" };
+	const struct site_key *k = g->key;
+	const mp_frame *f = &k->frame;
+
+	mp_out_puts(st->out, "\n      {\"name\": ");
+	mp_json_put_string(st->out, k->text, strlen(k->text));
+	mp_out_printf(st->out, ", \"kind\": \"%s\"", kinds[k->kind]);
+	if (k->kind == SK_FRAME && st->o->by == MP_SITES_BY_MODULE) {
+		mp_out mod;
+
+		mp_out_init(&mod);
+		mp_category_module_name(f->filename, f->filename_len, &mod);
+		put_json_str(st->out, "module", mod.data != NULL ? mod.data : "", mod.len);
+		mp_out_free(&mod);
+	} else if (k->kind == SK_FRAME) {
+		if (st->o->by != MP_SITES_BY_FILE)
+			put_json_str(st->out, "function", f->name, f->name_len);
+		put_json_str(st->out, "file", f->filename, f->filename_len);
+		if (st->o->by == MP_SITES_BY_SITE)
+			mp_out_printf(st->out, ", \"line\": %lld", (long long)f->line);
+	}
+	mp_out_puts(st->out, ", ");
+	put_json_sum(st, &g->sum);
+	mp_out_putc(st->out, '}');
+}
+
+/* ---- the report */
+
+/* One device's groups G[0..N): the top ones, the rest and the total. */
+static void put_device(struct sites *st, int64_t device, const struct site_group *g, size_t n, bool last)
+{
+	bool json = st->o->format == MP_CFMT_JSON, rst = st->o->format == MP_CFMT_RST;
+	size_t top = n < st->o->sites ? n : st->o->sites;
+	struct site_sum rest = { 0 }, total = { 0 };
+	const char *by = by_words[st->o->by];
+	block_table t;
+	char label[64];
+
+	for (size_t i = 0; i < n; i++)
+		sum_add(i < top ? &total : &rest, &g[i].sum);
+	sum_add(&total, &rest);
+	if (json) {
+		mp_out_printf(st->out, "    {\"device\": %lld, \"active\": {\"bytes\": ", (long long)device);
+		mp_format_i128(st->out, total.bytes);
+		mp_out_printf(st->out, ", \"blocks\": %zu}, \"groups\": %zu, \"sites\": [", total.blocks, n);
+		for (size_t i = 0; i < top; i++) {
+			mp_out_puts(st->out, i ? "," : "");
+			put_json_group(st, &g[i]);
+		}
+		mp_out_printf(st->out, "%s], \"other\": {\"groups\": %zu, ", top ? "\n    " : "", n - top);
+		put_json_sum(st, &rest);
+		mp_out_puts(st->out, last ? "}}\n" : "}},\n");
+		return;
+	}
+	mp_out_printf(st->out, "device %lld (%s categories): ", (long long)device,
+		      st->o->scheme == MP_SCHEME_TRACKER ? "MemTracker" : "profiler");
+	mp_format_size(st->out, total.bytes, st->o->units);
+	mp_out_printf(st->out, " active in %zu blocks, top %zu of %zu by %s\n", total.blocks, top, n, by);
+	if (rst) {
+		mp_out_putc(st->out, '\n');
+		put_border(st->out);
+	}
+	block_table_init(&t, st->cl->snap, st->o->units, st->out);
+	block_table_head(&t, "bytes", COL_BYTES);
+	block_table_head(&t, "blocks", COL_BLOCKS);
+	block_table_head(&t, "share", COL_SHARE);
+	block_table_head(&t, "top category", COL_TOP);
+	mp_out_printf(st->out, "%s\n", by);
+	if (rst)
+		put_border(st->out);
+	for (size_t i = 0; i < top; i++)
+		put_text_row(st, &t, &g[i].sum, total.bytes, g[i].key->text);
+	snprintf(label, sizeof label, "(%zu other %s%s)", n - top, by, n - top == 1 ? "" : "s");
+	put_text_row(st, &t, &rest, total.bytes, label);
+	put_text_row(st, &t, &total, total.bytes, "(total)");
+	if (rst)
+		put_border(st->out);
+	block_table_free(&t);
+}
+
+static void put_report(struct sites *st)
+{
+	bool json = st->o->format == MP_CFMT_JSON;
+	size_t i = 0;
+
+	if (json)
+		mp_out_printf(st->out, "{\"scheme\": \"%s\", \"by\": \"%s\", \"top\": %zu, \"devices\": [\n",
+			      st->o->scheme == MP_SCHEME_TRACKER ? "tracker" : "profiler", by_words[st->o->by],
+			      st->o->sites);
+	for (size_t d = 0; d < st->ndevices; d++) {
+		size_t first = i;
+
+		while (i < st->ngroups && st->groups[i].device == st->devices[d])
+			i++;
+		if (!json && d > 0)
+			mp_out_putc(st->out, '\n');
+		put_device(st, st->devices[d], &st->groups[first], i - first, d + 1 == st->ndevices);
+	}
+	if (json)
+		mp_out_puts(st->out, "  ]\n}\n");
+}
+
+static mp_err sites_run(struct sites *st, block_ref *refs, size_t n)
+{
+	size_t j = 0;
+	mp_err err;
+
+	st->recs = malloc((n ? n : 1) * sizeof *st->recs);
+	st->keys = malloc((n ? n : 1) * sizeof *st->keys);
+	st->groups = malloc((n ? n : 1) * sizeof *st->groups);
+	st->devices = malloc((n ? n : 1) * sizeof *st->devices);
+	if (st->recs == NULL || st->keys == NULL || st->groups == NULL || st->devices == NULL)
+		return no_memory(st);
+	if ((err = collect(st, refs, n)) != MP_OK || (err = key_records(st)) != MP_OK)
+		return err;
+	/* Blocks come segment by segment: a device may come back after another. */
+	qsort(st->devices, st->ndevices, sizeof *st->devices, cmp_i64);
+	for (size_t i = 0; i < st->ndevices; i++)
+		if (j == 0 || st->devices[i] != st->devices[j - 1])
+			st->devices[j++] = st->devices[i];
+	st->ndevices = j;
+	group_records(st);
+	put_report(st);
+	return MP_OK;
+}
+
+mp_err category_sites(category_classifier *c, const mp_category_opts *o, mp_out *out)
+{
+	struct sites st = { .cl = c, .o = o, .out = out };
+	block_ref *refs = NULL;
+	size_t n = 0;
+	mp_err err = block_refs_collect(c->snap, keep_device, o, &refs, &n, "categories", c->diag);
+
+	if (err != MP_OK)
+		return err;
+	if (n == 0 && o->device >= 0)
+		err = mp_fail(c->diag, MP_E_NOTFOUND, "categories: no blocks on device %lld", (long long)o->device);
+	else
+		err = sites_run(&st, refs, n);
+	for (size_t i = 0; i < st.nkeys; i++)
+		free(st.keys[i].text);
+	free(st.keys);
+	free(st.recs);
+	free(st.groups);
+	free(st.devices);
+	free(refs);
+	return err;
+}
