@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "flame_svg.h"
+#include "mp_category.h"
 #include "mp_file.h"
 #include "mp_snapshot_file.h"
 
@@ -72,7 +73,7 @@ void cli_diag_init(mp_diag *diag)
 
 /* Long options and the group each belongs to. */
 enum { OPT_TO = 256, OPT_PID, OPT_STOP, OPT_SYSROOT, OPT_SOLIB, OPT_LAYOUT, OPT_DEVICE, OPT_ABBREV, OPT_STATS,
-       OPT_SCHEME, OPT_RULES, OPT_UNITS, OPT_FORMAT, OPT_EXPLAIN, OPT_BLOCKS };
+       OPT_SCHEME, OPT_RULES, OPT_UNITS, OPT_FORMAT, OPT_EXPLAIN, OPT_BLOCKS, OPT_SITES, OPT_BY, OPT_SEGSUM };
 
 static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -92,6 +93,9 @@ static const struct option longopts[] = {
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "explain", required_argument, NULL, OPT_EXPLAIN },
 	{ "blocks", no_argument, NULL, OPT_BLOCKS },
+	{ "sites", optional_argument, NULL, OPT_SITES },
+	{ "by", required_argument, NULL, OPT_BY },
+	{ "segsum", no_argument, NULL, OPT_SEGSUM },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -120,6 +124,9 @@ static unsigned option_group(int c)
 	case OPT_FORMAT:
 	case OPT_EXPLAIN:
 	case OPT_BLOCKS:
+	case OPT_SITES:
+	case OPT_BY:
+	case OPT_SEGSUM:
 		return CLI_O_CATEGORIES;
 	}
 	return 0;
@@ -202,6 +209,16 @@ static bool set_option(struct cli_opts *opts, int c, const char *arg)
 	case OPT_BLOCKS:
 		opts->blocks = true;
 		break;
+	case OPT_SITES:
+		opts->sites = true;
+		opts->sites_count = arg;
+		break;
+	case OPT_BY:
+		opts->by = arg;
+		break;
+	case OPT_SEGSUM:
+		opts->segsum = true;
+		break;
 	}
 	return true;
 }
@@ -233,6 +250,10 @@ int cli_parse(const struct cli_command *cmd, int argc, char **argv, int min, int
 		li = -1;
 		if ((option_group(c) & cmd->options) == 0)
 			return usage_error(cmd, "unknown option '%s'", name);
+		/* --sites [N]: getopt takes an optional value only as --sites=N; the next word is
+		   the count too when it is one. */
+		if (c == OPT_SITES && optarg == NULL && optind < argc && mp_category_is_count(argv[optind]))
+			optarg = argv[optind++];
 		if (!set_option(opts, c, optarg))
 			return usage_error(cmd, "bad value '%s'", optarg);
 	}

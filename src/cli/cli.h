@@ -27,7 +27,8 @@ enum cli_option_groups {
 	CLI_O_DEVICE = 1u << 3,  /* --device N */
 	CLI_O_STATS = 1u << 4,   /* --stats */
 	CLI_O_ABBREV = 1u << 5,  /* --abbreviated */
-	CLI_O_CATEGORIES = 1u << 6, /* --scheme, --rules, --units, --format, --explain, --blocks */
+	CLI_O_CATEGORIES = 1u << 6, /* --scheme, --rules, --units, --format, --explain, --blocks,
+				       --sites, --by, --segsum */
 };
 
 /* One subcommand: NAME, a one-line SUMMARY for `memprof --help`, its USAGE
@@ -70,8 +71,9 @@ struct cli_opts {
 	bool abbreviated;       /* --abbreviated */
 	bool stats;             /* --stats: add 'device_stats' to an exported snapshot */
 	/* categories: the values as given, read by the command */
-	const char *scheme, *rules, *units, *format, *explain;
-	bool blocks;
+	const char *scheme, *rules, *units, *format, *explain, *by;
+	bool blocks, sites, segsum;
+	const char *sites_count; /* --sites N */
 };
 
 /* Parse ARGV of subcommand CMD. Prints help and returns CLI_OK with *DONE set

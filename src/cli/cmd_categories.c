@@ -1,48 +1,28 @@
 /* cmd_categories.c - `memprof categories`: what the memory is (parameters, gradients,
    activations, optimizer state, ...) per device, and why a block got its category. */
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "cli.h"
 #include "mp_category.h"
 
-/* Read the command's own options into *C; false (after a usage error) on a bad value. */
+/* Read the command's own options into *C; false (after a usage error) on a bad value. The
+   values shared with the debugger's command are read by mp_category_args_read. */
 static bool read_options(const struct cli_opts *o, mp_category_opts *c)
 {
+	const mp_category_args a = {
+		.scheme = o->scheme, .format = o->format, .explain = o->explain, .by = o->by,
+		.sites = o->sites, .sites_count = o->sites_count, .segsum = o->segsum,
+	};
+	mp_diag diag = { 0 };
+
 	mp_category_opts_init(c);
 	c->device = o->device_set ? o->device : -1;
 	c->blocks = o->blocks;
-	if (o->scheme != NULL && !mp_category_scheme_parse(o->scheme, &c->scheme)) {
-		cli_error("categories: --scheme must be profiler or tracker, not '%s'", o->scheme);
-		return false;
-	}
 	if (o->units != NULL && !mp_units_parse(o->units, &c->units)) {
 		cli_error("categories: --units must be auto, B, KiB, MiB or GiB, not '%s'", o->units);
 		return false;
 	}
-	if (o->format != NULL) {
-		if (strcmp(o->format, "plain") == 0)
-			c->format = MP_CFMT_PLAIN;
-		else if (strcmp(o->format, "rst") == 0)
-			c->format = MP_CFMT_RST;
-		else if (strcmp(o->format, "json") == 0)
-			c->format = MP_CFMT_JSON;
-		else {
-			cli_error("categories: --format must be plain, rst or json, not '%s'", o->format);
-			return false;
-		}
-	}
-	if (o->explain != NULL) {
-		char *end;
-
-		errno = 0;
-		c->explain_addr = strtoull(o->explain, &end, 0);
-		if (errno != 0 || end == o->explain || *end != '\0' || o->explain[0] == '-') {
-			cli_error("categories: --explain takes an address (0x... or decimal), not '%s'", o->explain);
-			return false;
-		}
-		c->explain = true;
+	if (mp_category_args_read(&a, c, &diag) != MP_OK) {
+		cli_error("%s", diag.msg);
+		return false;
 	}
 	return true;
 }
@@ -89,7 +69,8 @@ static int run_categories(const struct cli_command *cmd, int argc, char **argv)
 const struct cli_command cli_cmd_categories = {
 	"categories", "bytes per category: parameters, gradients, activations, optimizer state, ...",
 	"usage: memprof categories TARGET [--scheme profiler|tracker] [--rules FILE] [--units U]\n"
-	"                          [--format plain|rst|json] [--blocks] [--explain ADDR] [--device N]\n"
+	"                          [--format plain|rst|json] [--blocks] [--device N]\n"
+	"                          [--explain ADDR | --sites [N] [--by site|function|file|module] | --segsum]\n"
 	"\n"
 	"Print, per device, the bytes and blocks of active memory in each category: the\n"
 	"names of PyTorch's memory profiler (PARAMETER, OPTIMIZER_STATE, INPUT, TEMPORARY,\n"
@@ -103,6 +84,14 @@ const struct cli_command cli_cmd_categories = {
 	"  --format F      plain (default), rst (reStructuredText tables) or json\n"
 	"  --blocks        with --format json: list every active block and its source\n"
 	"  --explain ADDR  say which block holds ADDR, its category, and where it came from\n"
+	"  --sites [N]     instead of the table, the N (default 10) call sites with the most\n"
+	"                  active bytes: blocks grouped by their innermost user frame (Python,\n"
+	"                  not torch's, after _memory_viz's frame filter), with their top\n"
+	"                  category; then the other sites and the total of the active bytes\n"
+	"  --by K          group --sites by site (function, file, line; the default), function\n"
+	"                  (function and file), file, or module (the file's dotted module name)\n"
+	"  --segsum        _memory_viz segsum's segment map, each 20 MiB page drawn as the letter\n"
+	"                  of the category with the most allocated bytes in it ('.' free)\n"
 	"  --device N      only device N (default: every device)\n"
 	CLI_TARGET_HELP
 	"Exit status: 0 done, 1 no segments, 2 bad input or usage.\n",

@@ -5,29 +5,15 @@
 #include "mp_category.h"
 #include "session_int.h"
 
-/* Read the options into O (RULES loaded when named). */
-static int category_options(mp_session *s, const char *scheme, const char *format, const char *explain,
-			    const char *device, mp_category_opts *o)
+/* Read the options of A and DEVICE into O; the values the CLI shares are read by
+   mp_category_args_read. */
+static int category_options(mp_session *s, const mp_category_args *a, const char *device, mp_category_opts *o)
 {
-	char *end;
+	mp_diag diag = { 0 };
 	long n;
 
-	if (scheme != NULL && !mp_category_scheme_parse(scheme, &o->scheme))
-		return session_error(s, "categories: --scheme '%s' is neither profiler nor tracker", scheme);
-	if (format == NULL || strcmp(format, "plain") == 0)
-		o->format = MP_CFMT_PLAIN;
-	else if (strcmp(format, "rst") == 0)
-		o->format = MP_CFMT_RST;
-	else if (strcmp(format, "json") == 0)
-		o->format = MP_CFMT_JSON;
-	else
-		return session_error(s, "categories: --format '%s' is none of plain, rst, json", format);
-	if (explain != NULL) {
-		o->explain = true;
-		o->explain_addr = strtoull(explain, &end, 0);
-		if (end == explain || *end != '\0')
-			return session_error(s, "categories: --explain '%s' is not an address", explain);
-	}
+	if (mp_category_args_read(a, o, &diag) != MP_OK)
+		return session_error(s, "%s", diag.msg);
 	if (device != NULL && strcmp(device, "all") != 0) {
 		if (!session_parse_long(device, &n) || n < 0)
 			return session_error(s, "categories: --device '%s' is not a device number (or all)", device);
@@ -36,14 +22,35 @@ static int category_options(mp_session *s, const char *scheme, const char *forma
 	return MP_SESSION_OK;
 }
 
+/* The words of ARGV without the count after a --sites (into *COUNT): --sites takes one only
+   when it is a count, which the option table cannot say. WORDS has room for ARGC. */
+static int take_sites_count(int argc, char **argv, char **words, const char **count)
+{
+	int n = 0;
+
+	for (int i = 0; i < argc; i++) {
+		words[n++] = argv[i];
+		if (strcmp(argv[i], "--") == 0) {
+			while (++i < argc)
+				words[n++] = argv[i];
+			break;
+		}
+		if (strcmp(argv[i], "--sites") == 0 && i + 1 < argc && mp_category_is_count(argv[i + 1]))
+			*count = argv[++i];
+	}
+	return n;
+}
+
 int session_cmd_categories(mp_session *s, int argc, char **argv)
 {
-	const char *scheme = NULL, *rules = NULL, *format = NULL, *explain = NULL, *device = NULL;
+	const char *rules = NULL, *device = NULL;
+	mp_category_args a = { 0 };
 	const struct session_opt opts[] = {
-		{ "--scheme", &scheme, NULL }, { "--rules", &rules, NULL },   { "--format", &format, NULL },
-		{ "--explain", &explain, NULL }, { "--device", &device, NULL }, { NULL, NULL, NULL },
+		{ "--scheme", &a.scheme, NULL }, { "--rules", &rules, NULL },     { "--format", &a.format, NULL },
+		{ "--explain", &a.explain, NULL }, { "--device", &device, NULL }, { "--by", &a.by, NULL },
+		{ "--sites", NULL, &a.sites },   { "--segsum", NULL, &a.segsum }, { NULL, NULL, NULL },
 	};
-	char *pos[1] = { NULL };
+	char *pos[1] = { NULL }, **words = malloc((argc > 0 ? (size_t)argc : 1) * sizeof *words);
 	mp_category_ruleset *set = NULL;
 	mp_category_opts o;
 	mp_snapshot *snap = NULL;
@@ -51,14 +58,19 @@ int session_cmd_categories(mp_session *s, int argc, char **argv)
 	mp_diag diag;
 	mp_err err;
 	bool owned = false;
-	int npos, rc = session_args(s, "categories", argc, argv, opts, pos, 0, 1, &npos);
+	int npos, rc;
 
+	if (words == NULL)
+		return session_error(s, "categories: out of memory");
+	rc = session_args(s, "categories", take_sites_count(argc, argv, words, &a.sites_count), words, opts, pos, 0,
+			  1, &npos);
+	free(words);
 	if (rc != MP_SESSION_OK)
 		return rc;
 	mp_category_opts_init(&o);
 	o.units = s->units;
 	o.device = s->device;
-	if ((rc = category_options(s, scheme, format, explain, device, &o)) != MP_SESSION_OK)
+	if ((rc = category_options(s, &a, device, &o)) != MP_SESSION_OK)
 		return rc;
 	session_diag_init(s, &diag);
 	if (rules != NULL && (err = mp_category_rules_load(rules, &set, &diag)) != MP_OK)

@@ -81,12 +81,18 @@ const struct session_command session_commands[] = {
 	  MP_SESSION_EXPRESSION, session_cmd_block, "", "" },
 	{ "categories", "What the memory is: bytes and blocks per category (parameters, gradients, ...).\n"
 			"Usage: memprof categories [SNAPSHOT] [--scheme profiler|tracker] [--rules FILE]\n"
-			"                          [--format plain|rst|json] [--explain ADDRESS] [--device D|all]\n"
+			"                          [--format plain|rst|json] [--device D|all]\n"
+			"                          [--explain ADDRESS | --sites [N] [--by KEY] | --segsum]\n"
 			"A block's category comes from the data (a profiler-made 'category'), else the first\n"
 			"matching rule over its allocation frames (--rules FILE first, then the defaults of\n"
 			"CATEGORY-RULES.md), else UNKNOWN. --explain says which, for the block at ADDRESS.\n"
+			"--sites [N]: the N (default 10) call sites with the most active bytes, by innermost\n"
+			"user frame, with their top category, the other sites and the total; --by KEY groups\n"
+			"them by site (function, file, line), function, file or module instead.\n"
+			"--segsum: the segsum map with each 20 MiB page drawn as its category's letter.\n"
 			SNAPSHOT_ARG,
-	  0, session_cmd_categories, "--scheme --rules --format --explain --device", "snapshot" },
+	  0, session_cmd_categories, "--scheme --rules --format --explain --device --sites --by --segsum",
+	  "snapshot" },
 	{ "info", "What memprof finds in the target: library, version, layout, backend, devices.\n"
 		  "Usage: memprof info\n",
 	  0, session_cmd_info, "", "" },
@@ -153,22 +159,25 @@ static const char *nth_word(const char *list, int i, char *buf, size_t size)
 	return "";
 }
 
-/* Whether option WORD (N bytes) of C takes a value (every option but the flags). */
-static bool takes_value(const struct session_command *c, const char *word, size_t n)
+/* Whether WORD (N bytes) is one of the space-separated WORDS. */
+static bool is_one_of(const char *words, const char *word, size_t n)
 {
-	const char *o = c->options;
+	while (*words != '\0') {
+		size_t m = strcspn(words, " ");
 
-	if (n == strlen("--abbreviated") && strncmp(word, "--abbreviated", n) == 0)
-		return false;
-	while (*o != '\0') {
-		size_t m = strcspn(o, " ");
-
-		if (m == n && strncmp(o, word, n) == 0)
+		if (m == n && strncmp(words, word, n) == 0)
 			return true;
-		o += m;
-		o += strspn(o, " ");
+		words += m;
+		words += strspn(words, " ");
 	}
 	return false;
+}
+
+/* Whether option WORD (N bytes) of C takes a value (every option but the flags; --sites's
+   count is optional, so what follows it is completed as if it had none). */
+static bool takes_value(const struct session_command *c, const char *word, size_t n)
+{
+	return !is_one_of("--abbreviated --sites --segsum", word, n) && is_one_of(c->options, word, n);
 }
 
 /* What the words typed before WORD say comes next: an option's value ("file" for -o, else the
@@ -226,6 +235,8 @@ const char *mp_session_complete(mp_session *s, int i, const char *text, const ch
 		add_matching(&out, c->run == session_cmd_categories ? "plain rst json" : "pickle json", word);
 	else if (strcmp(what, "--scheme") == 0)
 		add_matching(&out, "profiler tracker", word);
+	else if (strcmp(what, "--by") == 0)
+		add_matching(&out, "site function file module", word);
 	else if (strcmp(what, "--rules") == 0)
 		mp_out_puts(&out, "<file>\n");
 	else if (strcmp(what, "--state") == 0)
