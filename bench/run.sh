@@ -12,33 +12,16 @@ PYTHON=${PYTHON:-python3}
 MEMPROF=${MEMPROF:-./memprof}
 blocks=${BENCH_BLOCKS:-1000000}
 runs=${BENCH_RUNS:-3}
-cache=${MEMPROF_CACHE:-$HOME/.cache/memprof}/bench
-big=$cache/big-$blocks-$(md5sum "$here/gen_big.py" | cut -c1-8).pickle  # remade when gen_big.py changes
 
-if [ ! -x /usr/bin/time ]; then
-    echo "run.sh: installing GNU time" >&2
-    if [ "$(id -u)" -eq 0 ]; then apt-get install -y -q time >&2; else sudo apt-get install -y -q time >&2; fi
-fi
-
-"$here/../tests/oracle/fetch-oracle.sh" >/dev/null
-odir=${MEMPROF_CACHE:-$HOME/.cache/memprof}/oracle
-mkdir -p "$cache"
-if [ ! -f "$big" ]; then
-    echo "run.sh: generating $big (once)" >&2
-    "$PYTHON" "$here/gen_big.py" --blocks "$blocks" --frames 6 "$big.tmp.$$"
-    mv "$big.tmp.$$" "$big"
-fi
-size=$(stat -c %s "$big")
-
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-
-# measure OUTFILE CMD... : run once, print "wall_s peak_rss_kib"; stdout of CMD goes to OUTFILE
-measure() {
-    local out=$1; shift
-    /usr/bin/time -f '%e %M' -o "$tmp/time" "$@" >"$out" || { echo "run.sh: '$*' failed" >&2; return 1; }
-    cat "$tmp/time"
-}
+bench_need_time
+"$here/../tests/oracle/fetch-oracle.sh" >/dev/null
+odir=${MEMPROF_CACHE:-$HOME/.cache/memprof}/oracle
+big=$(bench_big_pickle "$blocks")
+size=$(stat -c %s "$big")
 
 row() { # row NAME WALL RSS_KIB
     awk -v n="$1" -v w="$2" -v r="$3" -v s="$size" \
@@ -50,7 +33,7 @@ printf '%-24s %9s %12s %10s\n' "tool" "wall_s" "peak_rss_MiB" "rss/file"
 declare -A wall
 for suite in trixie sid; do
     ver=$(basename "$(readlink -f "$odir/$suite")")
-    read -r w r < <(measure "$tmp/oracle-$suite.txt" "$PYTHON" "$here/../tests/oracle/oracle.py" \
+    read -r w r < <(runs=1 bench_best "$tmp/oracle-$suite.txt" "$PYTHON" "$here/../tests/oracle/oracle.py" \
         "$odir/$suite/_memory_viz.py" stats "$big")
     wall[$suite]=$w
     row "oracle $ver" "$w" "$r"
@@ -58,11 +41,7 @@ done
 
 status=0
 if [ -x "$MEMPROF" ]; then
-    best_w="" best_r=""
-    for _ in $(seq "$runs"); do
-        read -r w r < <(measure "$tmp/memprof.txt" "$MEMPROF" stats "$big")
-        if [ -z "$best_w" ] || awk -v a="$w" -v b="$best_w" 'BEGIN { exit !(a < b) }'; then best_w=$w best_r=$r; fi
-    done
+    read -r best_w best_r < <(bench_best "$tmp/memprof.txt" "$MEMPROF" stats "$big")
     row "memprof (best of $runs)" "$best_w" "$best_r"
     for suite in trixie sid; do
         awk -v o="${wall[$suite]}" -v m="$best_w" -v s="$suite" \

@@ -25,18 +25,8 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-
-# best OUT CMD...: BENCH_RUNS runs, prints "wall_s peak_rss_kib" of the fastest; stdout of CMD goes to OUT
-best() {
-	local out=$1 w r bw='' br=''
-	shift
-	for _ in $(seq "$runs"); do
-		/usr/bin/time -f '%e %M' -o "$tmp/time" "$@" >"$out"
-		read -r w r <"$tmp/time"
-		if [ -z "$bw" ] || awk -v a="$w" -v b="$bw" 'BEGIN { exit !(a < b) }'; then bw=$w br=$r; fi
-	done
-	echo "$bw $br"
-}
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
 
 row() { # NAME WALL RSS_KIB BLOCKS REF_WALL
 	awk -v n="$1" -v w="$2" -v r="$3" -v b="$4" -v ref="$5" 'BEGIN {
@@ -55,16 +45,16 @@ for n in $sizes; do
 	read -r rw rr < <(/usr/bin/time -f '%e %M' python3 "$memviz" stats "$tmp/mp.pickle" 2>&1 >"$tmp/ref.txt" | tail -1)
 	echo "-- huge, $n allocations: $blocks blocks; core $(($(stat -c %s "$tmp/core/core") / 1048576)) MiB"
 	row "_memory_viz.py stats (pickle) [ref]" "$rw" "$rr" "$blocks" ""
-	read -r w r < <(best "$tmp/info.txt" "$MEMPROF" info "$tmp/core/core")
+	read -r w r < <(bench_best "$tmp/info.txt" "$MEMPROF" info "$tmp/core/core")
 	row "memprof info core (walk)" "$w" "$r" "$blocks" "$rw"
-	read -r w r < <(best "$tmp/stats.txt" "$MEMPROF" stats "$tmp/core/core")
+	read -r w r < <(bench_best "$tmp/stats.txt" "$MEMPROF" stats "$tmp/core/core")
 	row "memprof stats core" "$w" "$r" "$blocks" "$rw"
 	cmp -s "$tmp/stats.txt" "$tmp/ref.txt" || { echo "memprof stats (core) differs from the reference" >&2; status=1; }
 	MEMPROF_HUGE_ALLOCATIONS=$n FAKECUDA_CAPACITY=$cap "$target" huge "$variant" live "$tmp/live" >/dev/null
 	pid=$(cat "$tmp/live/pid")
-	read -r w r < <(best "$tmp/info.txt" "$MEMPROF" info --pid "$pid")
+	read -r w r < <(bench_best "$tmp/info.txt" "$MEMPROF" info --pid "$pid")
 	row "memprof info --pid (walk)" "$w" "$r" "$blocks" "$rw"
-	read -r w r < <(best "$tmp/stats.txt" "$MEMPROF" stats --pid "$pid")
+	read -r w r < <(bench_best "$tmp/stats.txt" "$MEMPROF" stats --pid "$pid")
 	row "memprof stats --pid" "$w" "$r" "$blocks" "$rw"
 	cmp -s "$tmp/stats.txt" "$tmp/ref.txt" || { echo "memprof stats (live) differs from the reference" >&2; status=1; }
 	"$target" --stop "$tmp/live" >/dev/null

@@ -1,0 +1,36 @@
+# bench/lib.sh - what the benchmarks share (sourced): the big snapshot and best-of-N timing.
+# Needs: $here (bench/), $tmp (a scratch directory), $runs (BENCH_RUNS).
+
+# bench_big_pickle BLOCKS: the path of the generated BLOCKS-block snapshot, made once (gen_big.py) under
+# ${MEMPROF_CACHE:-~/.cache/memprof}/bench and remade when gen_big.py changes.
+bench_big_pickle() {
+	local cache=${MEMPROF_CACHE:-$HOME/.cache/memprof}/bench big
+	big=$cache/big-$1-$(md5sum "$here/gen_big.py" | cut -c1-8).pickle
+	mkdir -p "$cache"
+	if [ ! -f "$big" ]; then
+		echo "bench: generating $big (once)" >&2
+		"${PYTHON:-python3}" "$here/gen_big.py" --blocks "$1" --frames 6 "$big.tmp.$$" >&2
+		mv "$big.tmp.$$" "$big"
+	fi
+	echo "$big"
+}
+
+# bench_need_time: GNU time, for wall time and peak RSS.
+bench_need_time() {
+	[ -x /usr/bin/time ] && return 0
+	echo "bench: installing GNU time" >&2
+	if [ "$(id -u)" -eq 0 ]; then apt-get install -y -q time >&2; else sudo apt-get install -y -q time >&2; fi
+}
+
+# bench_best OUT CMD...: $runs runs; prints "wall_s peak_rss_kib" of the fastest; CMD's stdout goes to OUT.
+# Fails (1) when a run of CMD fails.
+bench_best() {
+	local out=$1 w r bw='' br=''
+	shift
+	for _ in $(seq "$runs"); do
+		/usr/bin/time -f '%e %M' -o "$tmp/time" "$@" >"$out" || { echo "bench: '$*' failed" >&2; return 1; }
+		read -r w r <"$tmp/time"
+		if [ -z "$bw" ] || awk -v a="$w" -v b="$bw" 'BEGIN { exit !(a < b) }'; then bw=$w br=$r; fi
+	done
+	echo "$bw $br"
+}
