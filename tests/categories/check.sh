@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # check.sh - memprof categories on a generated corpus: every block's category and source and
 # every total (both schemes), user rules before the defaults, --explain, categories carried by
-# the data, output formats, and one-line errors naming the bad rule.
+# the data, output formats, and one-line errors naming the bad rule; --sites against groups made
+# from the frames with PyTorch's own frame filter, --segsum against the real `_memory_viz stats`,
+# and the modes that exclude each other.
 set -u
 : "${MEMPROF:?set MEMPROF to the memprof binary}"
 top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -22,9 +24,39 @@ has() {
 "$py" "$here/gen_corpus.py" "$tmp" || { echo "FAIL: gen_corpus.py"; exit 1; }
 
 # Categories and totals, block by block.
-for name in training profiler user; do
+for name in training profiler user sites; do
 	if "$py" "$here/check_corpus.py" "$MEMPROF" "$tmp" "$name"; then ok; else bad "corpus $name"; fi
 done
+
+# --sites and --segsum, with PyTorch's _memory_viz.py (2.6 and 2.14) as the reference.
+if oracles=$("$top/tests/oracle/fetch-oracle.sh"); then
+	for name in training profiler user sites; do
+		viz=$(echo "$oracles" | head -1)
+		if "$py" "$here/check_sites.py" "$MEMPROF" "$viz" "$tmp" "$name"; then ok; else bad "sites $name"; fi
+		for viz in $oracles; do
+			if "$py" "$here/check_segsum.py" "$MEMPROF" "$viz" "$tmp" "$name"; then ok; else bad "segsum $name ($viz)"; fi
+		done
+	done
+else
+	bad "fetch-oracle.sh failed (network needed on first run): --sites and --segsum unchecked"
+fi
+
+# --sites N as one word or two, a file named like a count after the count, the default of 10.
+for form in "--sites=3" "--sites 3"; do
+	# shellcheck disable=SC2086
+	"$MEMPROF" categories "$tmp/sites.pickle" $form --device 0 >"$tmp/out"
+	has "$form" "top 3 of [0-9]+ by site$" "$tmp/out"
+done
+"$MEMPROF" categories --sites "$tmp/sites.pickle" --device 0 >"$tmp/out"
+has "--sites before the target" "top 10 of [0-9]+ by site$" "$tmp/out"
+"$MEMPROF" categories --sites 2 "$tmp/sites.pickle" --device 0 >"$tmp/out"
+has "--sites N before the target" "top 2 of [0-9]+ by site$" "$tmp/out"
+"$MEMPROF" categories "$tmp/sites.pickle" --sites --device 9 >/dev/null 2>"$tmp/err"
+if [ $? -eq 2 ] && grep -q "no blocks on device 9" "$tmp/err"; then ok; else bad "--sites on a device without blocks"; fi
+"$MEMPROF" categories "$tmp/sites.pickle" --segsum --device 9 >/dev/null 2>"$tmp/err"
+if [ $? -eq 2 ] && grep -q "no segments on device 9" "$tmp/err"; then ok; else bad "--segsum on a device without segments"; fi
+"$MEMPROF" categories "$tmp/sites.pickle" --segsum --device 1 >"$tmp/out"
+has "--segsum --device" "^segments: 2$" "$tmp/out"
 
 # --explain: rule name and frame, data sources, unknown, free blocks, no block.
 addr_of() { # addr_of NAME RULE-OR-SOURCE: an address whose expected rule or source is that
@@ -80,12 +112,31 @@ while IFS=$'\t' read -r file message; do
 	fi
 done <"$tmp/bad.list"
 
-# Bad option values.
-for opt in "--scheme torch" "--format xml" "--units TB" "--explain nowhere"; do
+# Bad option values, and modes that exclude each other: one line, exit 2.
+while IFS='|' read -r opts message; do
 	# shellcheck disable=SC2086
-	"$MEMPROF" categories "$tmp/training.pickle" $opt >/dev/null 2>"$tmp/err"
-	if [ $? -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ]; then ok; else bad "bad option $opt"; fi
-done
+	"$MEMPROF" categories "$tmp/training.pickle" $opts >/dev/null 2>"$tmp/err"
+	rc=$?
+	if [ $rc -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -qF -- "$message" "$tmp/err"; then
+		ok
+	else
+		bad "bad options '$opts' (exit $rc): wanted '$message', got: $(cat "$tmp/err")"
+	fi
+done <<'EOF'
+--scheme torch|--scheme 'torch'
+--format xml|--format 'xml'
+--units TB|--units must be
+--explain nowhere|--explain 'nowhere'
+--sites --segsum|exclude each other
+--explain 0x10 --sites 3|exclude each other
+--segsum --explain 0x10|exclude each other
+--by file|--by groups call sites: it needs --sites
+--sites --by line|--by 'line': choose site, function, file or module
+--sites=0|--sites '0'
+--sites=many|--sites 'many'
+--sites 99999999999999999999|--sites '99999999999999999999'
+--segsum --format json|--segsum prints text only
+EOF
 
 echo "categories: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -6,10 +6,12 @@ Also user rules files and bad rules files with the error each must give."""
 import json
 import os
 import pickle
+import random
 import sys
 
 TORCH = "/usr/lib/python3/dist-packages/torch"
 USER = "/home/alice/proj"
+SITE = "/opt/venv/lib/python3.11/site-packages"
 
 
 def fr(filename, name, line=10):
@@ -55,6 +57,14 @@ STACKS = {
     "plain_user": [fr(USER + "/train.py", "scratch", 12), TRAIN],
     "cpp_only": [fr("/pytorch/aten/src/ATen/native/TensorFactories.cpp", "at::native::empty_cuda", 50)],
     "none": [],
+    # for --sites: a pseudo-file, a package's __init__, frames _memory_viz's filter drops, another line
+    "stdin": [fr("<stdin>", "<module>", 1)],
+    "pkg_init": [fr(TORCH + "/tensor_factory.py", "zeros", 3), fr(SITE + "/mylib/__init__.py", "make_buffer", 5),
+                 fr(USER + "/train.py", "main", 90)],
+    "pkg_mod": [fr(SITE + "/mylib/ops/fused.py", "fused_op", 31), fr(USER + "/model.py", "forward", 44)],
+    "filtered": [fr("Python/ceval.c", "_PyEval_EvalFrameDefault", 0), fr("??", "PyObject_Call", 0),
+                 fr("/usr/lib/python3.11/core/boxing/x.py", "call", 2)],
+    "scratch_other_line": [fr(USER + "/train.py", "scratch", 14), TRAIN],
 }
 # What the default rules make of each (category, rule); None: UNKNOWN.
 DEFAULT = {
@@ -75,6 +85,7 @@ DEFAULT = {
     "linear_forward": ("ACTIVATION", "module-forward"),
     "user_cache": ("ACTIVATION", "module-forward"),
     "plain_user": None, "cpp_only": None, "none": None,
+    "stdin": None, "pkg_init": None, "pkg_mod": None, "filtered": None, "scratch_other_line": None,
 }
 TRACKER = {"PARAMETER": "Parameter", "OPTIMIZER_STATE": "Optstate", "INPUT": "Unknown", "TEMPORARY": "Temp",
            "ACTIVATION": "Activation", "GRADIENT": "Gradient", "AUTOGRAD_DETAIL": "Temp", "BUFFER": "Buffer",
@@ -94,9 +105,10 @@ class Builder:
         self.segments.append(seg)
         return seg
 
-    def block(self, seg, stack, size, expect, state="active_allocated", extra=None):
+    def block(self, seg, stack, size, expect, state="active_allocated", extra=None, requested=None):
         addr = seg["address"] + seg["total_size"]
-        b = {"address": addr, "size": size, "requested_size": size, "state": state, "frames": STACKS[stack]}
+        b = {"address": addr, "size": size, "requested_size": size if requested is None else requested,
+             "state": state, "frames": STACKS[stack]}
         b.update(extra or {})
         seg["blocks"].append(b)
         seg["total_size"] += size
@@ -107,9 +119,10 @@ class Builder:
         self.next_addr = max(self.next_addr, seg["address"] + seg["total_size"] + 32 * MB)
         return addr
 
-    def default(self, seg, stack, size, state="active_allocated"):
+    def default(self, seg, stack, size, state="active_allocated", requested=None):
         d = DEFAULT[stack]
-        return self.block(seg, stack, size, (d[0], "rule", d[1]) if d else ("UNKNOWN", "unknown", None), state)
+        return self.block(seg, stack, size, (d[0], "rule", d[1]) if d else ("UNKNOWN", "unknown", None), state,
+                          requested=requested)
 
     def trace(self, device, action, addr, size, extra=None):
         e = {"action": action, "addr": addr, "size": size, "stream": 0, "time_us": 1000 + len(self.traces.get(device, [])),
@@ -163,6 +176,33 @@ def profiler():
     b.trace(0, "alloc", f, 3 * MB, {"category": "Optstate"})
     # a value that names no category: rules decide (with a warning)
     b.block(s, "dataloader", 1 * MB, ("INPUT", "rule", "data-loader"), extra={"category": "WEIGHTS"})
+    return b
+
+
+def sites():
+    """For --sites and --segsum: three devices, segments of several 20 MiB pages whose blocks mix
+    categories inside pages, pending frees and free blocks across pages, requested sizes below the
+    block's (and zero), ties in bytes, and more call sites than the default top 10."""
+    rng = random.Random(6)
+    names = sorted(STACKS)
+    b = Builder()
+    for device, nseg in ((0, 5), (1, 2), (2, 1)):
+        for _ in range(nseg):
+            s = b.segment(device, stream=rng.choice([0, 0, 3]))
+            for _ in range(rng.randint(3, 14)):
+                state = rng.choice(["active_allocated"] * 6 + ["active_pending_free", "inactive", "inactive"])
+                size = rng.choice([512 * 1024, MB, 3 * MB, 7 * MB, 13 * MB, 24 * MB, 45 * MB])
+                requested = rng.choice([size, size, size - 1024, size // 2, 0])
+                if state == "inactive":
+                    b.block(s, "none", size, None, state="inactive")
+                else:
+                    b.default(s, rng.choice(names), size, state=state, requested=requested)
+    # equal bytes at two sites of one device: the names decide the order, not the block order
+    s = b.segment(3)
+    b.default(s, "pkg_mod", 5 * MB)
+    b.default(s, "stdin", 5 * MB)
+    small = b.segment(2, seg_type="small")
+    b.default(small, "scratch_other_line", 512)
     return b
 
 
@@ -246,6 +286,7 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     write(outdir, "training", training(), [])
     write(outdir, "profiler", profiler(), [])
+    write(outdir, "sites", sites(), [])
     write(outdir, "user", with_user_rules(), ["--rules", os.path.join(outdir, "user.rules.json")], USER_RULES)
     with open(os.path.join(outdir, "bad.list"), "w") as lst:
         for name, content, message in BAD_RULES:

@@ -144,6 +144,161 @@ static void test_precedence(void)
 	mp_snapshot_free(s);
 }
 
+/* MODULE is what --by module calls FILE. */
+static void module_is(const char *file, const char *module)
+{
+	mp_out out;
+	char *got;
+
+	mp_out_init(&out);
+	mp_category_module_name(file, strlen(file), &out);
+	got = mp_out_take(&out, NULL);
+	CU_ASSERT_STRING_EQUAL(got, module);
+	if (strcmp(got, module) != 0)
+		fprintf(stderr, "\n'%s': wanted '%s', got '%s'\n", file, module, got);
+	free(got);
+	mp_out_free(&out);
+}
+
+static void test_module_names(void)
+{
+	module_is("/usr/lib/python3/dist-packages/torch/nn/modules/module.py", "torch.nn.modules.module");
+	module_is("/venv/lib/python3.11/site-packages/accelerate/utils/operations.py", "accelerate.utils.operations");
+	module_is("/venv/lib/python3.11/site-packages/mylib/__init__.py", "mylib");
+	/* the last of the two wins: a venv inside a system package directory */
+	module_is("/usr/lib/python3/dist-packages/x/site-packages/y/z.py", "y.z");
+	module_is("/home/alice/proj/train.py", "train");
+	module_is("/home/alice/proj/pkg/__init__.py", "pkg");
+	module_is("<stdin>", "<stdin>");
+	module_is("model.py", "model");
+	module_is("__init__.py", "__init__");
+	module_is("/venv/site-packages/", "/venv/site-packages/");
+}
+
+/* The --sites report of SNAP in JSON: the top N by BY. */
+static char *sites(const mp_snapshot *snap, size_t n, enum mp_site_key by)
+{
+	mp_category_opts o;
+	mp_diag diag = { 0 };
+	mp_out out;
+
+	mp_category_opts_init(&o);
+	o.format = MP_CFMT_JSON;
+	o.sites = n;
+	o.by = by;
+	mp_out_init(&out);
+	CU_ASSERT_EQUAL(mp_analysis_categories(snap, &o, &out, &diag), MP_OK);
+	return mp_out_take(&out, NULL);
+}
+
+/* Whether A occurs in TEXT, and before B. */
+static bool in_order(const char *text, const char *a, const char *b)
+{
+	const char *pa = strstr(text, a), *pb = strstr(text, b);
+
+	if (pa == NULL || pb == NULL || pa > pb)
+		fprintf(stderr, "\nwanted '%s' before '%s' in %s\n", a, b, text);
+	return pa != NULL && pb != NULL && pa < pb;
+}
+
+static void test_sites(void)
+{
+	/* innermost first: torch's frames above the user's, which calls from two lines */
+	static const struct sb_frame line10[] = {
+		{ "_call_impl", "/x/torch/nn/modules/module.py", 1747 }, { "step", "/home/a/train.py", 10 },
+	};
+	static const struct sb_frame line12[] = { { "step", "/home/a/train.py", 12 } };
+	static const struct sb_frame line10_other_caller[] = {
+		{ "step", "/home/a/train.py", 10 }, { "main", "/home/a/train.py", 99 },
+	};
+	static const struct sb_frame cpp[] = {
+		{ "_PyEval_EvalFrameDefault", "Python/ceval.c", 1 }, { "at::empty", "/p/aten/Empty.cpp", 2 },
+	};
+	mp_snapshot *s = sb_new();
+	char *got;
+
+	sb_segment(s, 0, 0x10000, 0x1e00, 0);
+	sb_block(s, 0x100, 0x100, "active_allocated", sb_frames(s, 2, line10))->address = 0x10000;
+	sb_block(s, 0x200, 0x200, "active_pending_free", sb_frames(s, 2, line10_other_caller))->address = 0x10100;
+	sb_block(s, 0x400, 0x400, "active_allocated", sb_frames(s, 1, line12))->address = 0x10300;
+	sb_block(s, 0x800, 0x800, "inactive", sb_frames(s, 1, line12))->address = 0x10700;
+	sb_block(s, 0x300, 0x300, "active_allocated", sb_frames(s, 2, cpp))->address = 0x10f00;
+	sb_block(s, 0x200, 0x200, "active_allocated", sb_frames(s, 0, NULL))->address = 0x11200;
+	sb_block(s, 0xa00, 0xa00, "inactive", MP_ABSENT)->address = 0x11400;
+	/* by site: line 10 (two tracebacks, 0x300) ties with the C++-only block; the name decides */
+	got = sites(s, 2, MP_SITES_BY_SITE);
+	CU_ASSERT_PTR_NOT_NULL(strstr(got, "\"active\": {\"bytes\": 3072, \"blocks\": 5}, \"groups\": 4"));
+	CU_ASSERT_TRUE(in_order(got, "{\"name\": \"step (/home/a/train.py:12)\", \"kind\": \"frame\", \"function\": "
+				     "\"step\", \"file\": \"/home/a/train.py\", \"line\": 12, \"bytes\": 1024, \"blocks\": 1",
+				"{\"name\": \"(no user frame)\", \"kind\": \"no_user_frame\", \"bytes\": 768, \"blocks\": 1"));
+	CU_ASSERT_PTR_NULL(strstr(got, "train.py:10"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(got, "\"other\": {\"groups\": 2, \"bytes\": 1280, \"blocks\": 3"));
+	free(got);
+	got = sites(s, 10, MP_SITES_BY_SITE);
+	CU_ASSERT_TRUE(in_order(got, "\"name\": \"(no user frame)\"",
+				"\"name\": \"step (/home/a/train.py:10)\", \"kind\": \"frame\", \"function\": \"step\", "
+				"\"file\": \"/home/a/train.py\", \"line\": 10, \"bytes\": 768, \"blocks\": 2"));
+	CU_ASSERT_TRUE(in_order(got, "\"name\": \"step (/home/a/train.py:10)\"",
+				"{\"name\": \"(no frames)\", \"kind\": \"no_frames\", \"bytes\": 512, \"blocks\": 1"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(got, "\"other\": {\"groups\": 0, \"bytes\": 0, \"blocks\": 0, \"categories\": {}}"));
+	free(got);
+	/* by function: both lines are one group */
+	got = sites(s, 1, MP_SITES_BY_FUNCTION);
+	CU_ASSERT_PTR_NOT_NULL(strstr(got, "{\"name\": \"step (/home/a/train.py)\", \"kind\": \"frame\", \"function\": "
+					   "\"step\", \"file\": \"/home/a/train.py\", \"bytes\": 1792, \"blocks\": 3, "
+					   "\"categories\": {\"ACTIVATION\": {\"bytes\": 256, \"blocks\": 1}, "
+					   "\"UNKNOWN\": {\"bytes\": 1536, \"blocks\": 2}}}"));
+	free(got);
+	got = sites(s, 1, MP_SITES_BY_MODULE);
+	CU_ASSERT_PTR_NOT_NULL(strstr(got, "{\"name\": \"train\", \"kind\": \"frame\", \"module\": \"train\", "
+					   "\"bytes\": 1792"));
+	free(got);
+	mp_snapshot_free(s);
+}
+
+/* Reading A fails with a message containing WANT. */
+static void args_fail(const mp_category_args *a, const char *want)
+{
+	mp_category_opts o;
+	mp_diag diag = { 0 };
+
+	mp_category_opts_init(&o);
+	CU_ASSERT_EQUAL(mp_category_args_read(a, &o, &diag), MP_E_USAGE);
+	CU_ASSERT_PTR_NOT_NULL(strstr(diag.msg, want));
+	if (strstr(diag.msg, want) == NULL)
+		fprintf(stderr, "\nwanted '%s' in '%s'\n", want, diag.msg);
+}
+
+static void test_args(void)
+{
+	mp_category_opts o;
+	mp_diag diag = { 0 };
+
+	mp_category_opts_init(&o);
+	CU_ASSERT_EQUAL(mp_category_args_read(&(mp_category_args){ .sites = true, .by = "module", .format = "rst",
+								  .scheme = "tracker" }, &o, &diag), MP_OK);
+	CU_ASSERT_TRUE(o.sites == MP_CATEGORY_SITES_DEFAULT && o.by == MP_SITES_BY_MODULE && o.format == MP_CFMT_RST &&
+		       o.scheme == MP_SCHEME_TRACKER && !o.explain && !o.segsum);
+	mp_category_opts_init(&o);
+	CU_ASSERT_EQUAL(mp_category_args_read(&(mp_category_args){ .sites = true, .sites_count = "25" }, &o, &diag),
+			MP_OK);
+	CU_ASSERT_EQUAL(o.sites, 25);
+	CU_ASSERT_EQUAL(mp_category_args_read(&(mp_category_args){ .segsum = true, .format = "plain" }, &o, &diag),
+			MP_OK);
+	CU_ASSERT_TRUE(o.segsum);
+	CU_ASSERT_TRUE(mp_category_is_count("10"));
+	CU_ASSERT_FALSE(mp_category_is_count("10x"));
+	CU_ASSERT_FALSE(mp_category_is_count(""));
+	args_fail(&(mp_category_args){ .sites = true, .segsum = true }, "exclude each other");
+	args_fail(&(mp_category_args){ .explain = "0x10", .sites_count = "3" }, "exclude each other");
+	args_fail(&(mp_category_args){ .by = "file" }, "needs --sites");
+	args_fail(&(mp_category_args){ .sites = true, .by = "line" }, "--by 'line'");
+	args_fail(&(mp_category_args){ .sites = true, .sites_count = "0" }, "--sites '0'");
+	args_fail(&(mp_category_args){ .segsum = true, .format = "json" }, "text only");
+	args_fail(&(mp_category_args){ .format = "yaml" }, "--format 'yaml'");
+	args_fail(&(mp_category_args){ .explain = "-1" }, "--explain '-1'");
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -152,6 +307,9 @@ int main(void)
 		{ "a rule with every condition", test_parse_rule },
 		{ "user frames: Python, not torch, not C++", test_user_frames },
 		{ "user rules before defaults, conditions, inactive blocks", test_precedence },
+		{ "module names for --by module", test_module_names },
+		{ "--sites: groups by innermost user frame, ties, rest", test_sites },
+		{ "option values and modes, read once for both front ends", test_args },
 	};
 
 	return unit_run("category", tests, sizeof tests / sizeof tests[0], NULL, NULL);

@@ -135,6 +135,17 @@ static void test_categories(void)
 	CU_ASSERT_EQUAL(run("categories a --explain 0x10"), MP_SESSION_ERROR);
 	CU_ASSERT_EQUAL(run("categories a --rules /nonexistent/rules.json"), MP_SESSION_ERROR);
 	CU_ASSERT(error_is("/nonexistent/rules.json"));
+	/* --sites takes the next word as its count only when it is one */
+	CU_ASSERT_EQUAL(run("categories --sites 2 a --by file"), MP_SESSION_OK);
+	CU_ASSERT(output_has("top "));
+	CU_ASSERT_EQUAL(run("categories a --sites"), MP_SESSION_OK);
+	CU_ASSERT(output_has("(total)"));
+	CU_ASSERT_EQUAL(run("categories a --segsum"), MP_SESSION_OK);
+	CU_ASSERT(output_has("Legend:"));
+	CU_ASSERT_EQUAL(run("categories a --sites --segsum"), MP_SESSION_ERROR);
+	CU_ASSERT(error_is("exclude each other"));
+	CU_ASSERT_EQUAL(run("categories a --by module"), MP_SESSION_ERROR);
+	CU_ASSERT(error_is("needs --sites"));
 }
 
 static void test_settings(void)
@@ -184,6 +195,8 @@ static void test_table_and_completion(void)
 	CU_ASSERT_STRING_EQUAL(mp_session_complete(s, blocks, "--state p", "p"), "pending\n");
 	CU_ASSERT_STRING_EQUAL(mp_session_complete(s, blocks, "--top 3 ", ""), "now\na\n");
 	CU_ASSERT_STRING_EQUAL(mp_session_complete(s, cmp, "a n", "n"), "now\n");
+	CU_ASSERT_STRING_EQUAL(mp_session_complete(s, command_index("categories"), "--sites --by m", "m"), "module\n");
+	CU_ASSERT_STRING_EQUAL(mp_session_complete(s, command_index("categories"), "--segsum ", ""), "now\na\n");
 	CU_ASSERT_STRING_EQUAL(mp_session_complete(s, cmp, "a b -o ", ""), "<file>\n");
 	CU_ASSERT_STRING_EQUAL(mp_session_complete(s, cmp, "a b c", "c"), "");
 	CU_ASSERT_STRING_EQUAL(mp_session_complete(s, 999, "", ""), "");
