@@ -95,24 +95,34 @@ static void test_user_frames(void)
 	CU_ASSERT_FALSE(mp_frame_kept(&eval));
 }
 
+/* What the categories analysis of SNAP with O writes, in JSON. */
+static char *json_report(const mp_snapshot *snap, mp_category_opts *o)
+{
+	mp_diag diag = { 0 };
+	mp_out out;
+
+	o->format = MP_CFMT_JSON;
+	mp_out_init(&out);
+	CU_ASSERT_EQUAL(mp_analysis_categories(snap, o, &out, &diag), MP_OK);
+	return mp_out_take(&out, NULL);
+}
+
 /* The report of SNAP in JSON with RULES (a rules file text, or NULL). */
 static char *report(const mp_snapshot *snap, const char *rules)
 {
 	mp_category_ruleset *set = NULL;
 	mp_category_opts o;
 	mp_diag diag = { 0 };
-	mp_out out;
+	char *got;
 
 	if (rules != NULL)
 		CU_ASSERT_EQUAL_FATAL(mp_category_rules_parse(rules, strlen(rules), &set, &diag), MP_OK);
 	mp_category_opts_init(&o);
 	o.rules = set;
-	o.format = MP_CFMT_JSON;
 	o.blocks = true;
-	mp_out_init(&out);
-	CU_ASSERT_EQUAL(mp_analysis_categories(snap, &o, &out, &diag), MP_OK);
+	got = json_report(snap, &o);
 	mp_category_ruleset_free(set);
-	return mp_out_take(&out, NULL);
+	return got;
 }
 
 static void test_precedence(void)
@@ -179,16 +189,11 @@ static void test_module_names(void)
 static char *sites(const mp_snapshot *snap, size_t n, enum mp_site_key by)
 {
 	mp_category_opts o;
-	mp_diag diag = { 0 };
-	mp_out out;
 
 	mp_category_opts_init(&o);
-	o.format = MP_CFMT_JSON;
 	o.sites = n;
 	o.by = by;
-	mp_out_init(&out);
-	CU_ASSERT_EQUAL(mp_analysis_categories(snap, &o, &out, &diag), MP_OK);
-	return mp_out_take(&out, NULL);
+	return json_report(snap, &o);
 }
 
 /* Whether A occurs in TEXT, and before B. */
