@@ -45,8 +45,9 @@ struct sites {
 	mp_out *out;
 	struct site_rec *recs;
 	size_t nrecs;
-	struct site_key *keys; /* room for one per record, so that pointers to them stay */
+	struct site_key *keys; /* one per distinct traceback, never moved */
 	size_t nkeys;
+	mp_out scratch; /* a key's text as it is written */
 	struct site_group *groups;
 	size_t ngroups;
 	int64_t *devices; /* every chosen device with a block, ascending */
@@ -119,21 +120,24 @@ static void put_frame_key(mp_out *out, const mp_frame *f, enum mp_site_key by)
 static mp_err make_key(struct sites *st, mp_val frames, struct site_key *k)
 {
 	size_t n = mp_frames_len(st->cl->snap, frames);
-	mp_out text;
+	mp_out *text = &st->scratch;
 
 	memset(k, 0, sizeof *k);
 	k->kind = n == 0 ? SK_NO_FRAMES : SK_NO_USER_FRAME;
 	for (size_t i = 0; i < n && k->kind != SK_FRAME; i++)
 		if (mp_frames_get(st->cl->snap, frames, i, &k->frame) && mp_frame_is_user(&k->frame))
 			k->kind = SK_FRAME;
-	mp_out_init(&text);
+	text->len = 0;
 	if (k->kind == SK_FRAME)
-		put_frame_key(&text, &k->frame, st->o->by);
+		put_frame_key(text, &k->frame, st->o->by);
 	else
-		mp_out_puts(&text, k->kind == SK_NO_FRAMES ? "(no frames)" : "(no user frame)");
-	k->text = mp_out_take(&text, NULL);
-	mp_out_free(&text);
-	return k->text != NULL ? MP_OK : no_memory(st);
+		mp_out_puts(text, k->kind == SK_NO_FRAMES ? "(no frames)" : "(no user frame)");
+	mp_out_putc(text, '\0');
+	/* Copied to its own size: a traceback each, and there may be hundreds of thousands. */
+	if (text->err != MP_OK || (k->text = malloc(text->len)) == NULL)
+		return no_memory(st);
+	memcpy(k->text, text->data, text->len);
+	return MP_OK;
 }
 
 static int cmp_frames(const void *pa, const void *pb)
@@ -198,10 +202,16 @@ static int cmp_i64(const void *pa, const void *pb)
 	return cmp_device(*(const int64_t *)pa, *(const int64_t *)pb);
 }
 
-/* Each distinct traceback's key, made once: a million blocks share a few thousand tracebacks. */
+/* Each distinct traceback's key, made once: blocks share tracebacks. */
 static mp_err key_records(struct sites *st)
 {
+	size_t distinct = 0;
+
 	qsort(st->recs, st->nrecs, sizeof *st->recs, cmp_frames);
+	for (size_t i = 0; i < st->nrecs; i++)
+		distinct += i == 0 || st->recs[i].frames != st->recs[i - 1].frames;
+	if ((st->keys = malloc((distinct ? distinct : 1) * sizeof *st->keys)) == NULL)
+		return no_memory(st);
 	for (size_t i = 0; i < st->nrecs; i++) {
 		mp_err err;
 
@@ -217,11 +227,16 @@ static mp_err key_records(struct sites *st)
 }
 
 /* Merge the records of one device and one name into a group. */
-static void group_records(struct sites *st)
+static mp_err group_records(struct sites *st)
 {
 	struct site_group *g = NULL;
+	size_t distinct = 0;
 
 	qsort(st->recs, st->nrecs, sizeof *st->recs, cmp_device_key);
+	for (size_t i = 0; i < st->nrecs; i++)
+		distinct += i == 0 || cmp_device_key(&st->recs[i], &st->recs[i - 1]) != 0;
+	if ((st->groups = malloc((distinct ? distinct : 1) * sizeof *st->groups)) == NULL)
+		return no_memory(st);
 	for (size_t i = 0; i < st->nrecs; i++) {
 		const struct site_rec *r = &st->recs[i];
 
@@ -237,6 +252,7 @@ static void group_records(struct sites *st)
 		g->sum.cat_blocks[r->row]++;
 	}
 	qsort(st->groups, st->ngroups, sizeof *st->groups, cmp_rank);
+	return MP_OK;
 }
 
 /* ---- text */
@@ -444,10 +460,8 @@ static mp_err sites_run(struct sites *st, block_ref *refs, size_t n)
 	mp_err err;
 
 	st->recs = malloc((n ? n : 1) * sizeof *st->recs);
-	st->keys = malloc((n ? n : 1) * sizeof *st->keys);
-	st->groups = malloc((n ? n : 1) * sizeof *st->groups);
 	st->devices = malloc((n ? n : 1) * sizeof *st->devices);
-	if (st->recs == NULL || st->keys == NULL || st->groups == NULL || st->devices == NULL)
+	if (st->recs == NULL || st->devices == NULL)
 		return no_memory(st);
 	if ((err = collect(st, refs, n)) != MP_OK || (err = key_records(st)) != MP_OK)
 		return err;
@@ -457,7 +471,8 @@ static mp_err sites_run(struct sites *st, block_ref *refs, size_t n)
 		if (j == 0 || st->devices[i] != st->devices[j - 1])
 			st->devices[j++] = st->devices[i];
 	st->ndevices = j;
-	group_records(st);
+	if ((err = group_records(st)) != MP_OK)
+		return err;
 	put_report(st);
 	return MP_OK;
 }
@@ -471,6 +486,7 @@ mp_err category_sites(category_classifier *c, const mp_category_opts *o, mp_out 
 
 	if (err != MP_OK)
 		return err;
+	mp_out_init(&st.scratch);
 	if (n == 0 && o->device >= 0)
 		err = mp_fail(c->diag, MP_E_NOTFOUND, "categories: no blocks on device %lld", (long long)o->device);
 	else
@@ -478,6 +494,7 @@ mp_err category_sites(category_classifier *c, const mp_category_opts *o, mp_out 
 	for (size_t i = 0; i < st.nkeys; i++)
 		free(st.keys[i].text);
 	free(st.keys);
+	mp_out_free(&st.scratch);
 	free(st.recs);
 	free(st.groups);
 	free(st.devices);
