@@ -16,12 +16,15 @@ mp_err category_classifier_init(category_classifier *c, const mp_snapshot *snap,
 	c->diag = diag;
 	c->user = mp_category_ruleset_rules(rules, &c->nuser);
 	c->defaults = mp_category_default_rules(&c->ndefaults);
+	if (category_frame_index_new(c, &c->frames) != MP_OK)
+		return mp_fail(diag, MP_E_NOMEM, "categories: out of memory");
 	return category_trace_index(c);
 }
 
 void category_classifier_free(category_classifier *c)
 {
 	free(c->allocs);
+	category_frame_index_free(c->frames);
 	free(c->memo);
 	free(c->hits);
 }
@@ -144,10 +147,12 @@ static mp_err frame_hits(category_classifier *c, mp_val frames, const category_m
 	if (!m->used) {
 		m->frames = frames;
 		m->off = (uint32_t)c->nhits;
+		if ((err = category_frames_summarise(c->frames, frames)) != MP_OK)
+			return no_memory(c);
 		for (size_t i = 0; i < nrules; i++) {
 			int32_t frame;
 
-			if (!category_frames_match(c->snap, category_rule(c, i), frames, &frame))
+			if (!category_frames_meet(c->frames, i, &frame))
 				continue;
 			if (mp_array_grow((void **)&c->hits, &c->hits_cap, c->nhits + 1, sizeof *c->hits) != MP_OK)
 				return no_memory(c);

@@ -30,12 +30,15 @@ typedef struct category_alloc {
 	size_t trace; /* index in snap->trace; SIZE_MAX: freed since, or no category */
 } category_alloc;
 
+typedef struct category_frame_index category_frame_index;
+
 typedef struct category_classifier {
 	const mp_snapshot *snap;
 	const mp_category_rule *user, *defaults;
 	size_t nuser, ndefaults;
 	category_alloc *allocs; /* sorted by (device, addr), one each; NULL when the trace has no category */
 	size_t nallocs;
+	category_frame_index *frames; /* what each distinct frame meets (category_match.c) */
 	category_memo *memo;
 	size_t memo_mask, memo_used;
 	category_hit *hits;
@@ -66,7 +69,15 @@ size_t category_trace_find(const category_classifier *c, int64_t device, int64_t
    where that came from (category_explain.c). MP_E_NOTFOUND when no block holds it. */
 mp_err category_explain(category_classifier *c, const mp_category_opts *o, mp_out *out) MP_WUR;
 
-/* Whether FRAMES meet every frame condition of RULE; *FRAME gets the frame the last one met. */
-bool category_frames_match(const mp_snapshot *snap, const mp_category_rule *rule, mp_val frames, int32_t *frame);
+/* The frame conditions of C's rules, met per distinct frame (category_match.c). */
+mp_err category_frame_index_new(const category_classifier *c, category_frame_index **out) MP_WUR;
+void category_frame_index_free(category_frame_index *fi);
+
+/* Take FRAMES as the traceback the next category_frames_meet calls ask about. MP_E_NOMEM only. */
+mp_err category_frames_summarise(category_frame_index *fi, mp_val frames) MP_WUR;
+
+/* Whether the summarised traceback meets every frame condition of rule RULE (of category_rule's
+   numbering); *FRAME gets the frame the last one met (-1: the rule has none). */
+bool category_frames_meet(category_frame_index *fi, size_t rule, int32_t *frame);
 
 #endif

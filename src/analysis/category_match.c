@@ -1,8 +1,81 @@
-/* category_match.c - whether a block's traceback meets a rule's frame conditions. */
+/* category_match.c - whether a traceback meets the rules' frame conditions.
+
+   Each distinct frame is globbed against every frame condition once and remembered as a bit set:
+   equal frame dicts share one heap handle, a million blocks hold a few hundred distinct frames,
+   and fnmatch over every frame of every block was most of the analysis's time. A traceback is then
+   summarised as the OR of its frames' sets plus the set of its innermost user frame, and a rule
+   meets it when each of its conditions' bits is in the right one of the two. */
 #include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "category_int.h"
+#include "mp_array.h"
 #include "mp_frame_filter.h"
+#include "mp_hash.h"
+
+/* A distinct frame dict and the conditions it meets (WORDS words at BITS in the index's pool). */
+struct frame_entry {
+	mp_val frame; /* MP_ABSENT: an empty slot */
+	size_t bits;
+	bool user; /* mp_frame_is_user */
+};
+
+struct category_frame_index {
+	const category_classifier *cl;
+	size_t nrules;
+	size_t *first; /* per rule: its first condition's number (NRULES + 1 entries) */
+	size_t words;  /* uint64_t words in a set of every condition */
+	struct frame_entry *table;
+	size_t mask, used;
+	uint64_t *pool; /* the entries' sets */
+	size_t pool_len, pool_cap;
+	uint64_t *any, *user; /* the summarised traceback's sets */
+	mp_val summarised;
+};
+
+mp_err category_frame_index_new(const category_classifier *cl, category_frame_index **out)
+{
+	category_frame_index *fi = calloc(1, sizeof *fi);
+	size_t n = 0;
+
+	*out = NULL;
+	if (fi == NULL)
+		return MP_E_NOMEM;
+	fi->cl = cl;
+	fi->nrules = cl->nuser + cl->ndefaults;
+	fi->first = malloc((fi->nrules + 1) * sizeof *fi->first);
+	if (fi->first == NULL) {
+		category_frame_index_free(fi);
+		return MP_E_NOMEM;
+	}
+	for (size_t i = 0; i < fi->nrules; i++) {
+		fi->first[i] = n;
+		n += category_rule(cl, i)->nframes;
+	}
+	fi->first[fi->nrules] = n;
+	fi->words = n / 64 + 1;
+	fi->any = calloc(fi->words, sizeof *fi->any);
+	fi->user = calloc(fi->words, sizeof *fi->user);
+	if (fi->any == NULL || fi->user == NULL) {
+		category_frame_index_free(fi);
+		return MP_E_NOMEM;
+	}
+	*out = fi;
+	return MP_OK;
+}
+
+void category_frame_index_free(category_frame_index *fi)
+{
+	if (fi == NULL)
+		return;
+	free(fi->first);
+	free(fi->table);
+	free(fi->pool);
+	free(fi->any);
+	free(fi->user);
+	free(fi);
+}
 
 /* Whether one of GLOBS (NULL: any) matches S. Heap strings end in a NUL. */
 static bool any_glob(const char *const *globs, const char *s)
@@ -15,36 +88,147 @@ static bool any_glob(const char *const *globs, const char *s)
 	return false;
 }
 
-static bool frame_meets(const mp_frame_cond *fc, const mp_frame *f)
+static bool bit_is_set(const uint64_t *set, size_t i)
 {
-	return any_glob(fc->file, f->filename) && any_glob(fc->function, f->name);
+	return (set[i / 64] >> (i % 64)) & 1;
 }
 
-/* The frame of FRAMES that meets FC, or -1. */
-static int32_t find_frame(const mp_snapshot *snap, const mp_frame_cond *fc, mp_val frames)
+/* Glob frame F against every condition into the set at BITS. */
+static void fill_bits(category_frame_index *fi, const mp_frame *f, uint64_t *bits)
 {
-	size_t n = mp_frames_len(snap, frames);
+	for (size_t r = 0; r < fi->nrules; r++) {
+		const mp_category_rule *rule = category_rule(fi->cl, r);
 
-	for (size_t i = 0; i < n && i < INT32_MAX; i++) {
-		mp_frame f;
+		for (size_t k = 0; k < rule->nframes; k++) {
+			const mp_frame_cond *fc = &rule->frames[k];
+			size_t i = fi->first[r] + k;
 
-		if (!mp_frames_get(snap, frames, i, &f))
+			if (any_glob(fc->file, f->filename) && any_glob(fc->function, f->name))
+				bits[i / 64] |= (uint64_t)1 << (i % 64);
+		}
+	}
+}
+
+static mp_err table_grow(category_frame_index *fi)
+{
+	size_t ncap = fi->table != NULL ? 2 * (fi->mask + 1) : 1024;
+	struct frame_entry *nt = calloc(ncap, sizeof *nt);
+
+	if (nt == NULL)
+		return MP_E_NOMEM;
+	for (size_t i = 0; fi->table != NULL && i <= fi->mask; i++) {
+		size_t j;
+
+		if (fi->table[i].frame == MP_ABSENT)
 			continue;
-		if (fc->innermost_user && !mp_frame_is_user(&f))
+		for (j = mp_hash_finish(fi->table[i].frame) & (ncap - 1); nt[j].frame != MP_ABSENT; j = (j + 1) & (ncap - 1))
+			;
+		nt[j] = fi->table[i];
+	}
+	free(fi->table);
+	fi->table = nt;
+	fi->mask = ncap - 1;
+	return MP_OK;
+}
+
+/* The entry of frame I of FRAMES (its dict handle), made on first sight; NULL when frame I is no
+   frame dict (*ERR stays MP_OK) or memory ran out (*ERR = MP_E_NOMEM). */
+static const struct frame_entry *frame_entry(category_frame_index *fi, mp_val frames, size_t i, mp_err *err)
+{
+	const mp_snapshot *snap = fi->cl->snap;
+	mp_val handle = mp_heap_items(snap->heap, frames)[i];
+	struct frame_entry *e;
+	mp_frame f;
+	size_t j;
+
+	*err = MP_OK;
+	if (fi->table != NULL) {
+		for (j = mp_hash_finish(handle) & fi->mask; fi->table[j].frame != MP_ABSENT; j = (j + 1) & fi->mask)
+			if (fi->table[j].frame == handle)
+				return &fi->table[j];
+	}
+	if (!mp_frames_get(snap, frames, i, &f))
+		return NULL; /* rare (not a frame dict): not remembered */
+	if ((fi->table == NULL || 2 * (fi->used + 1) > fi->mask + 1) && (*err = table_grow(fi)) != MP_OK)
+		return NULL;
+	if ((*err = mp_array_grow((void **)&fi->pool, &fi->pool_cap, fi->pool_len + fi->words, sizeof *fi->pool)) !=
+	    MP_OK)
+		return NULL;
+	for (j = mp_hash_finish(handle) & fi->mask; fi->table[j].frame != MP_ABSENT; j = (j + 1) & fi->mask)
+		;
+	e = &fi->table[j];
+	e->frame = handle;
+	e->bits = fi->pool_len;
+	e->user = mp_frame_is_user(&f);
+	memset(fi->pool + e->bits, 0, fi->words * sizeof *fi->pool);
+	fill_bits(fi, &f, fi->pool + e->bits);
+	fi->pool_len += fi->words;
+	fi->used++;
+	return e;
+}
+
+mp_err category_frames_summarise(category_frame_index *fi, mp_val frames)
+{
+	size_t n = mp_frames_len(fi->cl->snap, frames);
+	bool seen_user = false;
+	mp_err err;
+
+	memset(fi->any, 0, fi->words * sizeof *fi->any);
+	memset(fi->user, 0, fi->words * sizeof *fi->user);
+	fi->summarised = frames;
+	for (size_t i = 0; i < n; i++) {
+		const struct frame_entry *e = frame_entry(fi, frames, i, &err);
+
+		if (e == NULL) {
+			if (err != MP_OK)
+				return err;
 			continue;
-		if (frame_meets(fc, &f))
-			return (int32_t)i;
-		if (fc->innermost_user)
-			return -1; /* only the innermost user frame counts */
+		}
+		for (size_t w = 0; w < fi->words; w++)
+			fi->any[w] |= fi->pool[e->bits + w];
+		if (e->user && !seen_user) {
+			memcpy(fi->user, fi->pool + e->bits, fi->words * sizeof *fi->user);
+			seen_user = true;
+		}
+	}
+	return MP_OK;
+}
+
+/* The first frame of the summarised traceback that meets condition I (of an innermost-user one:
+   the innermost user frame), or -1. */
+static int32_t frame_of(category_frame_index *fi, size_t i, bool innermost_user)
+{
+	mp_val frames = fi->summarised;
+	size_t n = mp_frames_len(fi->cl->snap, frames);
+	mp_err err;
+
+	for (size_t k = 0; k < n && k < INT32_MAX; k++) {
+		const struct frame_entry *e = frame_entry(fi, frames, k, &err);
+
+		if (e == NULL || (innermost_user && !e->user))
+			continue;
+		if (bit_is_set(fi->pool + e->bits, i))
+			return (int32_t)k;
+		if (innermost_user)
+			break;
 	}
 	return -1;
 }
 
-bool category_frames_match(const mp_snapshot *snap, const mp_category_rule *rule, mp_val frames, int32_t *frame)
+bool category_frames_meet(category_frame_index *fi, size_t rule, int32_t *frame)
 {
+	const mp_category_rule *r = category_rule(fi->cl, rule);
+	size_t last = 0;
+
 	*frame = -1;
-	for (size_t i = 0; i < rule->nframes; i++)
-		if ((*frame = find_frame(snap, &rule->frames[i], frames)) < 0)
+	for (size_t k = 0; k < r->nframes; k++) {
+		size_t i = fi->first[rule] + k;
+
+		if (!bit_is_set(r->frames[k].innermost_user ? fi->user : fi->any, i))
 			return false;
+		last = k;
+	}
+	if (r->nframes > 0)
+		*frame = frame_of(fi, fi->first[rule] + last, r->frames[last].innermost_user);
 	return true;
 }
