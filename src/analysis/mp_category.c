@@ -252,6 +252,15 @@ static mp_err run_mode(struct report *rp, mp_diag *diag)
 	return report_run(rp, diag);
 }
 
+/* Whether any block of SNAP carries allocation frames: rules over frames need them. */
+static bool any_frames(const mp_snapshot *snap)
+{
+	for (size_t i = 0; i < snap->nblocks; i++)
+		if (mp_frames_len(snap, block_frames(snap, &snap->blocks[i])) > 0)
+			return true;
+	return false;
+}
+
 mp_err mp_analysis_categories(const mp_snapshot *snap, const mp_category_opts *opts, mp_out *out, mp_diag *diag)
 {
 	struct report rp = { .snap = snap, .o = opts, .out = out };
@@ -262,6 +271,12 @@ mp_err mp_analysis_categories(const mp_snapshot *snap, const mp_category_opts *o
 	if (err == MP_OK && rp.cl.unreadable > 0)
 		mp_warn(diag, "%zu block(s) carry a 'category' that names no category: rules decided them",
 			rp.cl.unreadable);
+	/* Said, since every block would be UNKNOWN without a word: a core or a live process (the walker
+	   does not read tracebacks yet) or a snapshot taken without _record_memory_history. */
+	if (err == MP_OK && snap->nblocks > 0 && !any_frames(snap))
+		mp_warn(diag, "no block carries allocation frames, so only 'category' keys and rules without frame "
+			"conditions can decide (cores and live processes: memprof does not read tracebacks from "
+			"them yet; snapshot files: recorded without _record_memory_history)");
 	category_classifier_free(&rp.cl);
 	free(rp.sums);
 	return err == MP_OK ? block_out_status(out, "categories", diag) : err;

@@ -14,7 +14,7 @@
 #   - reading through gdb (`set memprof backend gdb`) gives the same segsum and blocks as memprof's own reads;
 #   - the commands wrote nothing: digests of every writable mapping before and after are equal;
 #   - gdb on the core (`gdb DRIVER CORE`) prints the same segsum, stats and blocks, read from the core, and the
-#     same categories as the CLI's.
+#     same categories (the table, --sites and --segsum) as the CLI's.
 # Prints one line per check and "N passed, M failed".
 set -uo pipefail
 # shellcheck source=tests/gdb/lib.sh
@@ -122,6 +122,8 @@ for variant in $variants; do
 			mp-capture $dir/core.stats memprof stats
 			mp-capture $dir/core.blocks memprof blocks
 			mp-capture $dir/core.categories memprof categories
+			mp-capture $dir/core.sites memprof categories --sites 5 --by function
+			mp-capture $dir/core.catsegsum memprof categories --segsum
 		GDB
 		mgdb -x "$dir/core.gdb" "$exe" "$dir/core" >"$dir/gdb-core.out" 2>&1
 		grep -q "^core $dir/core\$" "$dir/core.target" || bad "$label: the core's target was '$(cat "$dir/core.target")'"
@@ -130,6 +132,10 @@ for variant in $variants; do
 		same "$label: core: memprof blocks == live memprof blocks" "$dir/core.blocks" "$dir/live.blocks"
 		"$memprof" categories "$dir/core" >"$dir/cli.categories" 2>"$dir/cli.categories.err"
 		same "$label: core: memprof categories == memprof categories CORE" "$dir/core.categories" "$dir/cli.categories"
+		"$memprof" categories "$dir/core" --sites 5 --by function >"$dir/cli.sites" 2>"$dir/cli.sites.err"
+		same "$label: core: memprof categories --sites == the CLI's" "$dir/core.sites" "$dir/cli.sites"
+		"$memprof" categories "$dir/core" --segsum >"$dir/cli.catsegsum" 2>"$dir/cli.catsegsum.err"
+		same "$label: core: memprof categories --segsum == the CLI's" "$dir/core.catsegsum" "$dir/cli.catsegsum"
 	done
 done
 finish
