@@ -7,6 +7,7 @@ packages=(
 	libelf-dev libdw-dev libcjson-dev libcunit1-dev
 	python3 ca-certificates time
 	gdb libfmt-dev
+	chromium python3-pil
 )
 missing=()
 for p in "${packages[@]}"; do

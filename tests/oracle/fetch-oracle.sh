@@ -1,12 +1,14 @@
 #!/bin/bash
-# fetch-oracle.sh - download PyTorch's _memory_viz.py and memory.py (Debian trixie 2.6, sid 2.14.x) and make patched copies.
+# fetch-oracle.sh - download PyTorch's _memory_viz.py, memory.py and _memory_profiler.py (Debian trixie 2.6,
+# sid 2.14.x) and make patched copies.
 #
 # Usage: fetch-oracle.sh            prints the two oracle paths (trixie, then sid), one a line
 #
-# Cache: ${MEMPROF_CACHE:-$HOME/.cache/memprof}/oracle/<deb-version>/{_memory_viz.py,memory.py}, with
-# oracle/<suite> a symlink to the version directory and oracle/<suite>/_memory_viz_fixed.py the
-# copy patched by patch_memviz.py (see TRACE-DEVIATIONS.md).  No network when both files of both suites exist.
-# torch/cuda/memory.py (memory_summary, for tests/oracle/summary_*) is extracted beside _memory_viz.py.
+# Cache: ${MEMPROF_CACHE:-$HOME/.cache/memprof}/oracle/<deb-version>/{_memory_viz.py,memory.py,_memory_profiler.py},
+# with oracle/<suite> a symlink to the version directory and oracle/<suite>/_memory_viz_fixed.py the
+# copy patched by patch_memviz.py (see TRACE-DEVIATIONS.md).  No network when all files of both suites exist.
+# torch/cuda/memory.py (memory_summary, for tests/oracle/summary_*) and torch/profiler/_memory_profiler.py
+# (the memory timeline, for tests/timeline/) are extracted beside _memory_viz.py.
 # Uses a private apt directory per suite; the machine's own apt sources are never touched.
 # MEMPROF_DEBIAN_KEYRING overrides the archive keyring (default: the Debian archive keyring).
 set -euo pipefail
@@ -37,7 +39,10 @@ apt_run() {
         "$@"
 }
 
-# fetch_suite SUITE : download python3-torch of SUITE, extract _memory_viz.py and memory.py, point oracle/SUITE at it
+# The files taken from the package, as paths under its torch/ directory.
+files=(cuda/_memory_viz.py cuda/memory.py profiler/_memory_profiler.py)
+
+# fetch_suite SUITE : download python3-torch of SUITE, extract FILES, point oracle/SUITE at it
 fetch_suite() {
     local suite=$1 work deb version dest
     work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-oracle-$suite.XXXXXX")
@@ -66,14 +71,14 @@ fetch_suite() {
     [ -f "$deb" ] || die "no python3-torch .deb downloaded for '$suite'"
     version=$(dpkg-deb -f "$deb" Version)
     mkdir -p "$work/x"
-    dpkg-deb --fsys-tarfile "$deb" |
-        tar -x -C "$work/x" --wildcards '*/torch/cuda/_memory_viz.py' '*/torch/cuda/memory.py'
+    dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$work/x" --wildcards "${files[@]/#/*/torch/}"
     dest="$cache/$version"
     mkdir -p "$dest"
     local src f
-    for f in _memory_viz.py memory.py; do
-        src=$(find "$work/x" -path "*/torch/cuda/$f" | head -n1)
+    for f in "${files[@]}"; do
+        src=$(find "$work/x" -path "*/torch/$f" | head -n1)
         [ -n "$src" ] || die "$f not found in $deb"
+        f=${f##*/}
         cp "$src" "$dest/$f.tmp" && mv "$dest/$f.tmp" "$dest/$f"
     done
     ln -sfn "$version" "$cache/$suite.tmp" && mv -T "$cache/$suite.tmp" "$cache/$suite"
@@ -81,8 +86,14 @@ fetch_suite() {
 }
 
 mkdir -p "$cache"
+# cached SUITE : whether every file of SUITE is in the cache
+cached() {
+    local f
+    for f in "${files[@]}"; do [ -f "$cache/$1/${f##*/}" ] || return 1; done
+}
+
 for s in "${suites[@]}"; do
-    { [ -f "$cache/$s/_memory_viz.py" ] && [ -f "$cache/$s/memory.py" ]; } || fetch_suite "$s"
+    cached "$s" || fetch_suite "$s"
 done
 
 # (Re)make the fixed copies when missing or older than the patcher; atomic so parallel runs are safe.
