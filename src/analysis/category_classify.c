@@ -199,3 +199,55 @@ mp_err category_classify(category_classifier *c, const block_ref *r, mp_category
 	why->source = MP_CSRC_UNKNOWN;
 	return MP_OK;
 }
+
+/* ---- trace entries (the timeline) */
+
+/* The allocator puts blocks of up to 1 MiB (kSmallSize) in its small pools: what a rule's
+   segment_type says about an allocation whose segment the trace does not name. */
+#define SMALL_BLOCK_MAX ((int64_t)1 << 20)
+
+/* The conditions of RULE that are not about frames, for the alloc entry E: the block it made
+   was active_allocated; its stream and size are the entry's. The ring does not record pools, so
+   a pool condition is never met: an unknown is not taken for a match. */
+static bool entry_meets(const mp_category_rule *rule, const mp_trace_entry *e)
+{
+	bool small = e->size <= SMALL_BLOCK_MAX;
+
+	return (rule->states == 0 || (rule->states & MP_BS_ACTIVE_ALLOCATED)) &&
+	       (!rule->has_min_size || e->size >= rule->min_size) &&
+	       (!rule->has_max_size || e->size <= rule->max_size) &&
+	       (!rule->has_stream || ((e->present & MP_F_TR_STREAM) && e->stream == rule->stream)) &&
+	       !rule->has_pool &&
+	       (rule->segment_type == NULL || strcmp(rule->segment_type, small ? "small" : "large") == 0);
+}
+
+/* WHY for the rule hit H. */
+static void hit_why(const category_classifier *c, const category_hit *h, mp_category_why *why)
+{
+	*why = (mp_category_why){ .category = category_rule(c, h->rule)->category, .source = MP_CSRC_RULE,
+				  .rule = category_rule(c, h->rule), .user_rule = h->rule < c->nuser,
+				  .frame = h->frame };
+}
+
+mp_err category_classify_entry(category_classifier *c, const mp_trace_entry *e, bool rules, mp_category_why *why)
+{
+	const category_memo *m = NULL;
+	mp_err err;
+
+	*why = (mp_category_why){ .category = MP_CAT_UNKNOWN, .source = MP_CSRC_UNKNOWN, .frame = -1 };
+	if (e->extras != MP_ABSENT && data_category(c, mp_trace_extra_value(c->snap, e, "category"), &why->category)) {
+		why->source = MP_CSRC_TRACE;
+		why->trace = (size_t)(e - c->snap->trace);
+		return MP_OK;
+	}
+	if (!rules || !(e->present & MP_F_TR_FRAMES))
+		return MP_OK;
+	if ((err = frame_hits(c, e->frames, &m)) != MP_OK)
+		return err;
+	for (uint32_t i = 0; i < m->len; i++)
+		if (entry_meets(category_rule(c, c->hits[m->off + i].rule), e)) {
+			hit_why(c, &c->hits[m->off + i], why);
+			break;
+		}
+	return MP_OK;
+}

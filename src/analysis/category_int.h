@@ -80,4 +80,10 @@ mp_err category_frames_summarise(category_frame_index *fi, mp_val frames) MP_WUR
    numbering); *FRAME gets the frame the last one met (-1: the rule has none). */
 bool category_frames_meet(category_frame_index *fi, size_t rule, int32_t *frame);
 
+/* The category of trace entry E of C's snapshot (the timeline's allocations): its 'category' key,
+   else, when RULES, the first rule its frames, size and stream meet (see TIMELINE.md for state,
+   pool and segment type), else UNKNOWN. MP_E_NOMEM only. */
+mp_err category_classify_entry(category_classifier *c, const mp_trace_entry *e, bool rules,
+			       mp_category_why *why) MP_WUR;
+
 #endif
