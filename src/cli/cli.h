@@ -43,6 +43,7 @@ struct cli_command {
 
 extern const struct cli_command cli_cmd_stats, cli_cmd_trace, cli_cmd_segments, cli_cmd_memory,
 	cli_cmd_compare, cli_cmd_convert, cli_cmd_info, cli_cmd_snapshot, cli_cmd_summary, cli_cmd_categories;
+extern const struct cli_command cli_cmd_timeline;
 
 /* What the help of every command that reads a TARGET says about it. */
 #define CLI_TARGET_HELP                                                                       \

@@ -9,6 +9,7 @@
 static const struct cli_command *const commands[] = {
 	&cli_cmd_stats, &cli_cmd_segments, &cli_cmd_memory, &cli_cmd_compare,
 	&cli_cmd_trace, &cli_cmd_convert, &cli_cmd_snapshot, &cli_cmd_summary, &cli_cmd_categories,
+	&cli_cmd_timeline,
 	&cli_cmd_info,
 };
 

@@ -93,6 +93,17 @@ const struct session_command session_commands[] = {
 			SNAPSHOT_ARG,
 	  0, session_cmd_categories, "--scheme --rules --format --explain --device --sites --by --segsum",
 	  "snapshot" },
+	{ "timeline", "Bytes per category over time, from the allocator's trace ring.\n"
+		      "Usage: memprof timeline [SNAPSHOT] [-o FILE] [--format json|raw|html|svg]\n"
+		      "                        [--device D|all] [--rules FILE] [--scheme profiler|tracker]\n"
+		      "An allocation counts from its alloc entry until its free_completed, in its category\n"
+		      "(as 'memprof categories' decides it); what the ring never saw allocated counts from its\n"
+		      "start. Without -o, a summary per device: span, peak, each category at the peak and at\n"
+		      "the end. -o FILE writes torch.profiler's export_memory_timeline JSON (.json), its raw\n"
+		      "form (.raw.json), or a stacked area plot (.html page, .svg); --format overrides the\n"
+		      "name. The ring records only while torch.cuda.memory._record_memory_history is on.\n"
+		      SNAPSHOT_ARG,
+	  0, session_cmd_timeline, "-o --format --device --rules --scheme", "snapshot" },
 	{ "info", "What memprof finds in the target: library, version, layout, backend, devices.\n"
 		  "Usage: memprof info\n",
 	  0, session_cmd_info, "", "" },
@@ -232,7 +243,8 @@ const char *mp_session_complete(mp_session *s, int i, const char *text, const ch
 	else if (strcmp(what, "snapshot") == 0)
 		add_snapshot_names(s, &out, word);
 	else if (strcmp(what, "--format") == 0)
-		add_matching(&out, c->run == session_cmd_categories ? "plain rst json" : "pickle json", word);
+		add_matching(&out, c->run == session_cmd_categories ? "plain rst json"
+				   : c->run == session_cmd_timeline ? "json raw html svg" : "pickle json", word);
 	else if (strcmp(what, "--scheme") == 0)
 		add_matching(&out, "profiler tracker", word);
 	else if (strcmp(what, "--by") == 0)

@@ -122,5 +122,6 @@ int session_cmd_load(mp_session *s, int argc, char **argv);
 int session_cmd_drop(mp_session *s, int argc, char **argv);
 int session_cmd_compare(mp_session *s, int argc, char **argv);
 int session_cmd_categories(mp_session *s, int argc, char **argv);
+int session_cmd_timeline(mp_session *s, int argc, char **argv);
 
 #endif
