@@ -14,7 +14,8 @@
 #   - reading through gdb (`set memprof backend gdb`) gives the same segsum and blocks as memprof's own reads;
 #   - the commands wrote nothing: digests of every writable mapping before and after are equal;
 #   - gdb on the core (`gdb DRIVER CORE`) prints the same segsum, stats and blocks, read from the core, and the
-#     same categories (the table, --sites and --segsum) as the CLI's.
+#     same categories (the table, --sites and --segsum) and timeline as the CLI's; where the scenario records
+#     history, the timeline of the real ring ends at the active blocks' requested bytes.
 # Prints one line per check and "N passed, M failed".
 set -uo pipefail
 # shellcheck source=tests/gdb/lib.sh
@@ -124,6 +125,7 @@ for variant in $variants; do
 			mp-capture $dir/core.categories memprof categories
 			mp-capture $dir/core.sites memprof categories --sites 5 --by function
 			mp-capture $dir/core.catsegsum memprof categories --segsum
+			mp-capture $dir/core.timeline memprof timeline
 		GDB
 		mgdb -x "$dir/core.gdb" "$exe" "$dir/core" >"$dir/gdb-core.out" 2>&1
 		grep -q "^core $dir/core\$" "$dir/core.target" || bad "$label: the core's target was '$(cat "$dir/core.target")'"
@@ -136,6 +138,17 @@ for variant in $variants; do
 		same "$label: core: memprof categories --sites == the CLI's" "$dir/core.sites" "$dir/cli.sites"
 		"$memprof" categories "$dir/core" --segsum >"$dir/cli.catsegsum" 2>"$dir/cli.catsegsum.err"
 		same "$label: core: memprof categories --segsum == the CLI's" "$dir/core.catsegsum" "$dir/cli.catsegsum"
+		# The timeline of the real trace ring (scenarios that record history): as the CLI's, and its end
+		# equal to the active blocks of the same allocator.
+		if "$memprof" timeline "$dir/core" >"$dir/cli.timeline" 2>"$dir/cli.timeline.err"; then
+			same "$label: core: memprof timeline == the CLI's" "$dir/core.timeline" "$dir/cli.timeline"
+			ends=$(grep -c '^  end:' "$dir/cli.timeline") agree=$(grep -c '^  end:.*(they agree)$' "$dir/cli.timeline")
+			if [ "$ends" -gt 0 ] && [ "$ends" -eq "$agree" ]; then
+				ok "$label: the timeline of the real ring ends at the active blocks ($ends device(s))"
+			else
+				bad "$label: the timeline's end differs from the active blocks: $(grep -m1 '^  end:' "$dir/cli.timeline")"
+			fi
+		fi
 	done
 done
 finish
