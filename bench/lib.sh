@@ -22,13 +22,15 @@ bench_need_time() {
 	if [ "$(id -u)" -eq 0 ]; then apt-get install -y -q time >&2; else sudo apt-get install -y -q time >&2; fi
 }
 
-# bench_best OUT CMD...: $runs runs; prints "wall_s peak_rss_kib" of the fastest; CMD's stdout goes to OUT.
+# bench_best OUT CMD...: $runs runs; prints "wall_s peak_rss_kib" of the fastest; CMD's stdout goes to OUT
+# (its stderr, warnings included, to $tmp/stderr: shown only when it fails).
 # Fails (1) when a run of CMD fails.
 bench_best() {
 	local out=$1 w r bw='' br=''
 	shift
 	for _ in $(seq "$runs"); do
-		/usr/bin/time -f '%e %M' -o "$tmp/time" "$@" >"$out" || { echo "bench: '$*' failed" >&2; return 1; }
+		/usr/bin/time -f '%e %M' -o "$tmp/time" "$@" >"$out" 2>"$tmp/stderr" ||
+			{ echo "bench: '$*' failed: $(tail -2 "$tmp/stderr")" >&2; return 1; }
 		read -r w r <"$tmp/time"
 		if [ -z "$bw" ] || awk -v a="$w" -v b="$bw" 'BEGIN { exit !(a < b) }'; then bw=$w br=$r; fi
 	done
