@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "mp_category.h"
 #include "mp_err.h"
 #include "mp_out.h"
 #include "mp_snapshot.h"
@@ -102,6 +103,12 @@ bool cli_walk_target(const struct cli_opts *o, int i, mp_target **t, mp_walk **w
    the one-line reason and return false. */
 bool cli_load_target(const struct cli_opts *o, int i, unsigned load_flags, unsigned snap_flags,
 		     mp_snapshot **out);
+
+/* For the commands that classify blocks: the --rules file of O (*RULES stays NULL without one), then
+   target 0 as a snapshot. CLI_OK, or the exit status after the one-line reason (nothing left to free);
+   WHAT names the command in a rules error. */
+int cli_load_rules_and_target(const struct cli_opts *o, const char *what, mp_category_ruleset **rules,
+			      mp_snapshot **snap);
 
 /* Print an analysis failure (DIAG's line, else ERR's text) and return CLI_BAD. */
 int cli_fail(const char *what, mp_err err, const mp_diag *diag);

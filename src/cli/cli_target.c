@@ -139,3 +139,22 @@ bool cli_load_target(const struct cli_opts *o, int i, unsigned load_flags, unsig
 	}
 	return true;
 }
+
+int cli_load_rules_and_target(const struct cli_opts *o, const char *what, mp_category_ruleset **rules,
+			      mp_snapshot **snap)
+{
+	mp_diag diag;
+	mp_err err;
+
+	*rules = NULL;
+	*snap = NULL;
+	cli_diag_init(&diag);
+	if (o->rules != NULL && (err = mp_category_rules_load(o->rules, rules, &diag)) != MP_OK)
+		return cli_fail(what, err, &diag);
+	if (!cli_load_target(o, 0, 0, 0, snap)) {
+		mp_category_ruleset_free(*rules);
+		*rules = NULL;
+		return CLI_BAD;
+	}
+	return CLI_OK;
+}

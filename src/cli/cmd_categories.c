@@ -44,14 +44,10 @@ static int run_categories(const struct cli_command *cmd, int argc, char **argv)
 		return rc;
 	if (!read_options(&o, &c))
 		return CLI_BAD;
-	cli_diag_init(&diag);
-	if (o.rules != NULL && (err = mp_category_rules_load(o.rules, &rules, &diag)) != MP_OK)
-		return cli_fail("categories", err, &diag);
+	if ((rc = cli_load_rules_and_target(&o, "categories", &rules, &snap)) != CLI_OK)
+		return rc;
 	c.rules = rules;
-	if (!cli_load_target(&o, 0, 0, 0, &snap)) {
-		mp_category_ruleset_free(rules);
-		return CLI_BAD;
-	}
+	cli_diag_init(&diag);
 	mp_out_init(&out);
 	err = mp_analysis_categories(snap, &c, &out, &diag);
 	if (err != MP_OK)

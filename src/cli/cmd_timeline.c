@@ -63,13 +63,9 @@ static int run_timeline(const struct cli_command *cmd, int argc, char **argv)
 		return rc;
 	if (!read_options(&o, &f, &v))
 		return CLI_BAD;
+	if ((rc = cli_load_rules_and_target(&o, "timeline", &rules, &snap)) != CLI_OK)
+		return rc;
 	cli_diag_init(&diag);
-	if (o.rules != NULL && (err = mp_category_rules_load(o.rules, &rules, &diag)) != MP_OK)
-		return cli_fail("timeline", err, &diag);
-	if (!cli_load_target(&o, 0, 0, 0, &snap)) {
-		mp_category_ruleset_free(rules);
-		return CLI_BAD;
-	}
 	mp_out_init(&out);
 	err = mp_timeline_build(snap, rules, o.device_set ? o.device : -1, &tl, &diag);
 	if (err == MP_OK)
