@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # fetch-source.sh - fetch Debian trixie's pytorch source (c10/ only) and nvml.h into the test-bed cache; prints the dir.
+# fetch-source.sh --orig - the same, but prints the path of the pytorch orig tarball it downloaded (kept in the
+#                          private apt directory's dl/; fetched again when missing), for files outside c10/
+#                          (tests/oracle/fetch-memoryviz.sh takes torch/utils/viz/MemoryViz.js from it).
 #
 # Uses a private apt directory under the cache (the machine's apt sources are never touched).
 # Idempotent: once src-<version>/.complete exists, no network is used.
@@ -15,31 +18,48 @@ keyring=${MEMPROF_DEBIAN_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gpg
 log() { echo "fetch-source: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
+want=src
+case ${1:-} in
+--orig) want=orig ;;
+'') ;;
+*) die "usage: fetch-source.sh [--orig]" ;;
+esac
+
 mkdir -p "$cache"
 pointer="$cache/pytorch-$suite.version"
+apt_dir="$cache/apt-$suite"
 
-# Warm path: the version pointer names a complete source directory.
-if [ -f "$pointer" ]; then
+# done_if_complete: print what was asked and exit when the version pointer names a complete source directory
+# (and, for --orig, the orig tarball of that version is still in dl/).
+done_if_complete() {
+	local ver origs
+	[ -f "$pointer" ] || return 0
 	ver=$(cat "$pointer")
-	if [ -f "$cache/src-$ver/.complete" ]; then
+	[ -f "$cache/src-$ver/.complete" ] || return 0
+	if [ "$want" = src ]; then
 		echo "$cache/src-$ver"
 		exit 0
 	fi
-fi
+	# The orig tarball is named by the upstream version: the Debian revision (-7) stripped.
+	origs=("$apt_dir/dl/pytorch_${ver%-*}.orig.tar."*)
+	if [ -f "${origs[0]}" ]; then
+		echo "${origs[0]}"
+		exit 0
+	fi
+}
+
+# Warm path: no network.
+done_if_complete
 
 # One fetcher at a time (parallel test runs share the private apt directory); the next finds the finished tree.
 exec 9>"$cache/.lock-fetch-source"
 flock 9
-if [ -f "$pointer" ] && [ -f "$cache/src-$(cat "$pointer")/.complete" ]; then
-	echo "$cache/src-$(cat "$pointer")"
-	exit 0
-fi
+done_if_complete
 
 for tool in apt-get dpkg-deb tar xz; do
 	command -v "$tool" >/dev/null || die "$tool not found"
 done
 
-apt_dir="$cache/apt-$suite"
 mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$apt_dir/dl"
 
 write_sources() {
@@ -85,6 +105,11 @@ log "pytorch source version $ver -> $src"
 (cd "$apt_dir/dl" && apt-get "${opts[@]}" -qq source --download-only pytorch >&2)
 orig=$(ls "$apt_dir/dl"/pytorch_*.orig.tar.* 2>/dev/null | head -n1)
 [ -n "$orig" ] || die "no orig tarball downloaded"
+if [ "$want" = orig ] && [ -f "$src/.complete" ]; then
+	printf '%s\n' "$ver" >"$pointer"
+	echo "$orig"
+	exit 0
+fi
 
 # nvml.h (c10/cuda/driver_api.h includes it; the machine's CUDA install lacks it).
 (cd "$apt_dir/dl" && apt-get "${opts[@]}" -qq download libnvidia-ml-dev >&2)
@@ -107,4 +132,4 @@ touch "$src.tmp/.complete"
 rm -rf "$src"
 mv "$src.tmp" "$src"
 printf '%s\n' "$ver" >"$pointer"
-echo "$src"
+if [ "$want" = orig ]; then echo "$orig"; else echo "$src"; fi
