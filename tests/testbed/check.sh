@@ -28,8 +28,7 @@ fi
 # shellcheck source=lib/common.sh
 . "$here/lib/common.sh"
 
-variants=${MEMPROF_TESTBED_VARIANTS:-"debug stripped debug-oldabi stripped-oldabi mutant-2.14-stats
-	mutant-block-regcounter stripped-mutant-2.14-stats stripped-mutant-block-regcounter debian-2.6"}
+variants=${MEMPROF_TESTBED_VARIANTS:-$tb_variants}
 status=0
 t_start=$(date +%s)
 step() { # WHAT COMMAND...: run one step, report its time and result

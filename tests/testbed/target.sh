@@ -2,6 +2,7 @@
 # target.sh SCENARIO VARIANT MODE OUTDIR - PyTorch's real caching allocator in a known state, as a target for
 #                                          memprof: a truth file plus a live process or a core of it.
 # target.sh --stop OUTDIR                - kill the live driver that `target.sh ... live OUTDIR` left, and reap it.
+# target.sh --list variants|scenarios    - the names this script takes, on one line.
 #
 # SCENARIO: training fragmented pending_free oom multi_device private_pool expandable history huge
 #           (scenarios/README.md).
@@ -31,7 +32,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 log() { echo "testbed/target: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 usage() {
-	log "usage: target.sh SCENARIO VARIANT truth|live|gcore|kernel OUTDIR | target.sh --stop OUTDIR"
+	log "usage: target.sh SCENARIO VARIANT truth|live|gcore|kernel OUTDIR | target.sh --stop OUTDIR" \
+		"| target.sh --list variants|scenarios"
 	exit 2
 }
 # shellcheck source=lib/common.sh
@@ -70,10 +72,20 @@ if [ "${1:-}" = --stop ]; then
 	stop "$2"
 	exit 0
 fi
+if [ "${1:-}" = --list ]; then
+	[ $# -eq 2 ] || usage
+	# shellcheck disable=SC2086 # one line of words
+	case $2 in
+	variants) echo $tb_variants ;;
+	scenarios) echo $tb_scenarios ;;
+	*) usage ;;
+	esac
+	exit 0
+fi
 [ $# -eq 4 ] || usage
 scenario=$1 variant=$2 mode=$3
-case $scenario in
-training | fragmented | pending_free | oom | multi_device | private_pool | expandable | history | huge) ;;
+case " $tb_scenarios " in
+*" $scenario "*) ;;
 *) log "unknown scenario '$scenario'"; usage ;;
 esac
 case $mode in truth | live | gcore | kernel) ;; *) usage ;; esac

@@ -11,6 +11,12 @@ mkdir -p "$tb_cache"
 tb_mirror=${MEMPROF_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 tb_keyring=${MEMPROF_DEBIAN_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gpg}
 
+# The c10 builds (c10/build.sh) and the driver's scenarios (scenarios/README.md), for the scripts that go
+# through all of them (`target.sh --list variants|scenarios` prints them for the tests outside tests/testbed).
+tb_variants="debug stripped debug-oldabi stripped-oldabi mutant-2.14-stats mutant-block-regcounter
+	stripped-mutant-2.14-stats stripped-mutant-block-regcounter debian-2.6"
+tb_scenarios="training fragmented pending_free oom multi_device private_pool expandable history huge"
+
 # tb_hash FILE... - 12 hex digits over the files' contents (cache keys).
 tb_hash() {
 	cat "$@" | sha256sum | cut -c1-12
