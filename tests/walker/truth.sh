@@ -9,10 +9,8 @@
 # the layout `memprof info -o` wrote from their DWARF twin.
 #
 # Env: MEMPROF (the binary), MEMPROF_WALK_VARIANTS (default: every variant), MEMPROF_WALK_SCENARIOS (default:
-# every scenario), MEMPROF_WALK_MODES (default "gcore kernel live" for the variants in MEMPROF_WALK_ALL_MODES,
-# default "debug stripped-oldabi debian-2.6", and "gcore" for the others: a core is a core, and these three cover
-# DWARF, stripped + old ABI, and the released binary). Prints one line per check and "N passed, M failed"; exit 0
-# when all passed.
+# every scenario), MEMPROF_WALK_MODES (default "gcore kernel live"). Prints one line per check and
+# "N passed, M failed"; exit 0 when all passed.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -21,9 +19,9 @@ memprof=${MEMPROF:-$top/_build/memprof}
 target=$top/tests/testbed/target.sh
 compare=$here/compare_truth.py
 oracle_dir=${MEMPROF_ORACLE_DIR:-$HOME/.cache/memprof/oracle}
-variants=${MEMPROF_WALK_VARIANTS:-"debug stripped debug-oldabi stripped-oldabi mutant-2.14-stats mutant-block-regcounter stripped-mutant-2.14-stats stripped-mutant-block-regcounter debian-2.6"}
-scenarios=${MEMPROF_WALK_SCENARIOS:-"training fragmented pending_free oom multi_device private_pool expandable history huge"}
-all_modes=${MEMPROF_WALK_ALL_MODES:-"debug stripped-oldabi debian-2.6"}
+variants=${MEMPROF_WALK_VARIANTS:-$("$target" --list variants)}
+scenarios=${MEMPROF_WALK_SCENARIOS:-$("$target" --list scenarios)}
+modes=${MEMPROF_WALK_MODES:-"gcore kernel live"}
 
 pass=0 fail=0
 ok() { echo "ok: $*"; pass=$((pass + 1)); }
@@ -40,19 +38,6 @@ trap cleanup EXIT
 
 "$top/tests/oracle/fetch-oracle.sh" >/dev/null 2>&1 || true
 memviz=$oracle_dir/trixie/_memory_viz.py
-
-# The stripped mutants need a layout file: the one memprof reads from their DWARF twin's core.
-layout_for() { # VARIANT -> path of a layout file, or empty
-	local twin=${1#stripped-} dir=$work/layouts/$1
-	case $1 in stripped-mutant-*) ;; *) return 0 ;; esac
-	mkdir -p "$dir"
-	if [ ! -f "$dir/layout" ] &&
-		"$target" oom "$twin" gcore "$dir" >/dev/null 2>"$dir/target.err" &&
-		"$memprof" info "$dir/core" -o "$dir/layout" >/dev/null 2>"$dir/info.err"; then
-		:
-	fi
-	[ -f "$dir/layout" ] && echo "$dir/layout"
-}
 
 # Walk TARGET (a core, or --pid N) and compare with the truth. Extra args go to memprof.
 check_walk() { # LABEL DIR TRUTH ARGS...
@@ -93,15 +78,12 @@ check_oracle() { # LABEL DIR ARGS...
 }
 
 for variant in $variants; do
-	modes=${MEMPROF_WALK_MODES:-gcore}
-	case " $all_modes " in *" $variant "*) modes=${MEMPROF_WALK_MODES:-"gcore kernel live"} ;; esac
-	layout=$(layout_for "$variant")
+	if ! layout=$("$here/twin_layout.sh" "$variant" "$work/layouts/$variant"); then
+		bad "$variant: no layout from its DWARF twin: $(cat "$work/layouts/$variant"/*.err 2>/dev/null | tail -1)"
+		continue
+	fi
 	largs=()
 	[ -n "$layout" ] && largs=(--layout "$layout")
-	case $variant in stripped-mutant-*)
-		[ -n "$layout" ] || { bad "$variant: no layout from its DWARF twin"; continue; }
-		;;
-	esac
 	for scenario in $scenarios; do
 		for mode in $modes; do
 			dir=$work/$variant/$scenario/$mode
