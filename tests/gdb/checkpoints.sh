@@ -10,14 +10,15 @@
 #     (compare_check.py), and its segment part is the CLI's `memprof compare` of the two saved files;
 #   - `compare a now` at the second stop equals `compare a b`; `snapshot list` names both; a dropped name is an
 #     error of one line.
-# Variants: MEMPROF_GDB_VARIANTS (default "debug stripped-oldabi"; debian-2.6's driver runs under another loader,
-# where gdb has no symbols of it to stop at). Scenarios: MEMPROF_GDB_SCENARIOS (default all but huge).
+# Variants: MEMPROF_GDB_VARIANTS (default all; debian-2.6 is not run: its driver runs under another loader, where
+# gdb has no symbols of it to stop at; commands.sh attaches to it instead). A stripped mutant walks with its DWARF
+# twin's layout (`set memprof layout`). Scenarios: MEMPROF_GDB_SCENARIOS (default all but huge).
 set -uo pipefail
 # shellcheck source=tests/gdb/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-variants=${MEMPROF_GDB_VARIANTS:-"debug stripped-oldabi"}
-scenarios=${MEMPROF_GDB_SCENARIOS:-"training fragmented pending_free oom multi_device private_pool expandable history"}
+variants=${MEMPROF_GDB_VARIANTS:-$all_variants}
+scenarios=${MEMPROF_GDB_SCENARIOS:-${all_scenarios/ huge/}}
 scratch memprof-gdb-cp
 
 for variant in $variants; do
@@ -26,11 +27,13 @@ for variant in $variants; do
 		echo "not run: $variant: its driver runs under $loader (gdb has no symbols of it to stop at)"
 		continue
 	fi
+	variant_layout "$variant" || continue
 	for scenario in $scenarios; do
 		dir=$work/$variant/$scenario
 		label=$variant/$scenario
 		mkdir -p "$dir"
-		(cd "$dir" && mgdb -ex 'break memprof_checkpoint' -ex run \
+		layout_setting >"$dir/setup.gdb"
+		(cd "$dir" && mgdb -x "$dir/setup.gdb" -ex 'break memprof_checkpoint' -ex run \
 			-ex "mp-capture $dir/take.a memprof snapshot take a" \
 			-ex "mp-capture $dir/save.a memprof snapshot save a $dir/a.json --format json" \
 			-ex continue \

@@ -2,8 +2,9 @@
 # shellcheck disable=SC2015 # `cond && ok ... || bad ...`: ok never fails
 # commands.sh - the memprof gdb commands on PyTorch's real caching allocator (the test bed), live and on cores.
 #
-# For each variant (MEMPROF_GDB_VARIANTS, default "debug stripped-oldabi debian-2.6": DWARF, stripped + old C++
-# ABI, Debian's released binary) and scenario (MEMPROF_GDB_SCENARIOS, default all nine), gdb stops the driver at
+# For each variant (MEMPROF_GDB_VARIANTS, default all nine builds: DWARF, stripped, both C++ ABIs, the layout
+# mutants, Debian's released binary; a stripped mutant with `set memprof layout` and the CLI with `--layout`, the
+# layout of its DWARF twin) and scenario (MEMPROF_GDB_SCENARIOS, default all nine), gdb stops the driver at
 # memprof_checkpoint() (debian-2.6, whose driver runs under another loader so gdb has no symbols of it: gdb
 # attaches to the sleeping driver instead) and runs `memprof segsum`, `stats`, `blocks` and `snapshot save` there,
 # then takes a gcore. Checked:
@@ -21,8 +22,8 @@ set -uo pipefail
 # shellcheck source=tests/gdb/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-variants=${MEMPROF_GDB_VARIANTS:-"debug stripped-oldabi debian-2.6"}
-scenarios=${MEMPROF_GDB_SCENARIOS:-"training fragmented pending_free oom multi_device private_pool expandable history huge"}
+variants=${MEMPROF_GDB_VARIANTS:-$all_variants}
+scenarios=${MEMPROF_GDB_SCENARIOS:-$all_scenarios}
 oracle_dir=${MEMPROF_ORACLE_DIR:-$HOME/.cache/memprof/oracle}
 "$top/tests/oracle/fetch-oracle.sh" >/dev/null 2>&1 || true
 memviz=$oracle_dir/trixie/_memory_viz.py
@@ -31,6 +32,7 @@ scratch memprof-gdb
 
 # The commands run at the stop (gdb command file), into files DIR/live.*.
 live_commands() { # DIR
+	layout_setting
 	cat <<-GDB
 		mp-memsum $1/mem.before
 		mp-capture $1/live.segsum memprof segsum
@@ -61,6 +63,7 @@ same() { # LABEL A B
 
 for variant in $variants; do
 	driver_of "$variant" || { bad "$variant: the test bed gives no driver"; continue; }
+	variant_layout "$variant" || continue
 	for scenario in $scenarios; do
 		dir=$work/$variant/$scenario
 		label=$variant/$scenario
@@ -91,11 +94,11 @@ for variant in $variants; do
 			bad "$label: a Python traceback in gdb's output"
 			grep -m3 -A3 'Traceback\|Python Exception' "$dir/gdb.out" | sed 's/^/    /'
 		fi
-		"$memprof" stats "$dir/core" >"$dir/cli.stats" 2>"$dir/cli.stats.err"
+		cli stats "$dir/core" >"$dir/cli.stats" 2>"$dir/cli.stats.err"
 		# `memprof stats` in gdb shows every device (`set memprof device all`); the CLI's summary one at a time.
 		ndev=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["device_stats"]))' "$dir/truth.json")
 		for d in $(seq 0 $((ndev - 1))); do
-			"$memprof" summary "$dir/core" --device "$d" 2>>"$dir/cli.summary.err"
+			cli summary "$dir/core" --device "$d" 2>>"$dir/cli.summary.err"
 		done >"$dir/cli.summary"
 		same "$label: live memprof segsum == memprof stats on its gcore" "$dir/live.segsum" "$dir/cli.stats"
 		same "$label: live memprof stats == memprof summary on its gcore" "$dir/live.stats" "$dir/cli.summary"
@@ -117,7 +120,8 @@ for variant in $variants; do
 			same "$label: _memory_viz.py stats of the saved pickle == memprof segsum" "$dir/memviz.stats" "$dir/live.segsum"
 		fi
 		# The core, as gdb loads it.
-		cat >"$dir/core.gdb" <<-GDB
+		layout_setting >"$dir/core.gdb"
+		cat >>"$dir/core.gdb" <<-GDB
 			mp-capture $dir/core.segsum memprof segsum
 			mp-capture $dir/core.target maintenance memprof target
 			mp-capture $dir/core.stats memprof stats
@@ -132,15 +136,15 @@ for variant in $variants; do
 		same "$label: core: memprof segsum == memprof stats CORE" "$dir/core.segsum" "$dir/cli.stats"
 		same "$label: core: memprof stats == memprof summary CORE" "$dir/core.stats" "$dir/cli.summary"
 		same "$label: core: memprof blocks == live memprof blocks" "$dir/core.blocks" "$dir/live.blocks"
-		"$memprof" categories "$dir/core" >"$dir/cli.categories" 2>"$dir/cli.categories.err"
+		cli categories "$dir/core" >"$dir/cli.categories" 2>"$dir/cli.categories.err"
 		same "$label: core: memprof categories == memprof categories CORE" "$dir/core.categories" "$dir/cli.categories"
-		"$memprof" categories "$dir/core" --sites 5 --by function >"$dir/cli.sites" 2>"$dir/cli.sites.err"
+		cli categories "$dir/core" --sites 5 --by function >"$dir/cli.sites" 2>"$dir/cli.sites.err"
 		same "$label: core: memprof categories --sites == the CLI's" "$dir/core.sites" "$dir/cli.sites"
-		"$memprof" categories "$dir/core" --segsum >"$dir/cli.catsegsum" 2>"$dir/cli.catsegsum.err"
+		cli categories "$dir/core" --segsum >"$dir/cli.catsegsum" 2>"$dir/cli.catsegsum.err"
 		same "$label: core: memprof categories --segsum == the CLI's" "$dir/core.catsegsum" "$dir/cli.catsegsum"
 		# The timeline of the real trace ring (scenarios that record history): as the CLI's, and its end
 		# equal to the active blocks of the same allocator.
-		if "$memprof" timeline "$dir/core" >"$dir/cli.timeline" 2>"$dir/cli.timeline.err"; then
+		if cli timeline "$dir/core" >"$dir/cli.timeline" 2>"$dir/cli.timeline.err"; then
 			same "$label: core: memprof timeline == the CLI's" "$dir/core.timeline" "$dir/cli.timeline"
 			ends=$(grep -c '^  end:' "$dir/cli.timeline") agree=$(grep -c '^  end:.*(they agree)$' "$dir/cli.timeline")
 			if [ "$ends" -gt 0 ] && [ "$ends" -eq "$agree" ]; then

@@ -23,6 +23,8 @@ if [[ $(ldd "$MEMPROF_LIBRARY" 2>/dev/null) == *libasan.so* ]]; then
 fi
 helpers=$gdb_here/helpers.py
 target=$top/tests/testbed/target.sh
+all_variants=$("$target" --list variants)
+all_scenarios=$("$target" --list scenarios)
 compare=$top/tests/walker/compare_truth.py
 
 pass=0 fail=0
@@ -70,4 +72,25 @@ driver_of() { # VARIANT -> sets driver, loader, libpath
 		# shellcheck source=/dev/null
 		libpath=$(DRIVER_LIBRARY_PATH='' && . "$(dirname "$driver")/driver.env" && echo "$DRIVER_LIBRARY_PATH")
 	fi
+}
+
+# The layout a variant needs (a stripped mutant: its DWARF twin's, tests/walker/twin_layout.sh): sets $layout (a
+# file or empty) and $largs (the CLI's --layout arguments); fails, counted, when it could not be made.
+variant_layout() { # VARIANT
+	largs=()
+	if ! layout=$("$top/tests/walker/twin_layout.sh" "$1" "$work/layouts/$1"); then
+		bad "$1: no layout from its DWARF twin: $(cat "$work/layouts/$1"/*.err 2>/dev/null | tail -1)"
+		return 1
+	fi
+	[ -z "$layout" ] || largs=(--layout "$layout")
+}
+
+# gdb's `set memprof layout` line for $layout (nothing when it is empty).
+layout_setting() {
+	[ -z "$layout" ] || echo "set memprof layout $layout"
+}
+
+# The CLI on the variant's layout.
+cli() { # COMMAND TARGET ARGS...
+	"$memprof" "$@" "${largs[@]}"
 }
