@@ -6,7 +6,7 @@ packages=(
 	build-essential autoconf automake libtool pkg-config
 	libelf-dev libdw-dev libcjson-dev libcunit1-dev
 	python3 ca-certificates time
-	gdb libfmt-dev
+	gdb gdbserver libfmt-dev
 	chromium python3-pil
 )
 missing=()
