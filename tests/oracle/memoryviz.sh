@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# memoryviz.sh - memprof's snapshot pickles in PyTorch's own memory_viz web page (MemoryViz.js, what
+# `python -m torch.cuda._memory_viz trace_plot|segment_plot` and pytorch.org/memory_viz show), drawn by headless
+# Chromium and compared, DOM for DOM, with the page drawn from the pickle PyTorch itself writes for the same state.
+#
+# What it runs:
+# - the page: _memory_viz.py 2.6's own trace_plot() and segment_plot() (tests/oracle/fetch-oracle.sh), fed the
+#   pickle file's bytes in place of their pickle.dumps(data), with the CDN URL of MemoryViz.js pointed at a local
+#   server (module scripts do not run from file:// URLs), plus two scripts of ours at the end of the body: one
+#   records JS errors, one picks every view the page offers (Active Memory Timeline, Allocator State History,
+#   Active Cached Segment Timeline, Allocator Settings) on every device it lists, as a person would with its
+#   <select>s, then moves the mouse over every element that answers it and notes the text the view then shows
+#   (sizes, addresses, states, streams, frames: the page draws frames only there) into the DOM
+#   (memoryviz_page.py says how);
+# - MemoryViz.js: PyTorch 2.6.0's, from Debian trixie's pytorch orig tarball (tests/testbed/c10/fetch-source.sh
+#   --orig; extracted into the test-bed cache by fetch-memoryviz.sh, never stored here), unchanged but for its
+#   imports: it imports d3 from cdn.skypack.dev (d3@5, d3-axis@1, d3-scale@1, d3-zoom@1, d3-brush@1); here all
+#   five come from Debian bookworm's node-d3 5.16.0 bundle (d3 v5 with axis, scale, zoom and brush inside: the
+#   scale is d3-scale 2 where skypack would serve d3-scale@1 for scaleLinear). So this is PyTorch's page on a d3
+#   that stands in for skypack's modules, not byte for byte what a browser fetches from the CDN;
+# - Chromium --headless --dump-dom, TZ=UTC, one run per page.
+#
+# Checks (one line each):
+# 1. four test-bed states (tests/testbed/target.sh SCENARIO VARIANT gcore: training and multi_device on debug,
+#    history and private_pool on stripped): `memprof snapshot CORE -o mp.pickle`, and the reference pickle that
+#    torch.cuda.memory._dump_snapshot() would write at the core (pickle.dump of the allocator's own snapshot() in
+#    truth.json, made into _snapshot()'s value at that moment: memoryviz_page.py reference() lists each step;
+#    frames emptied while memprof decodes none from a core). For each of trace_plot's and segment_plot's page and
+#    each pickle: no JS error, every view on every device drawn, and enough drawn for the snapshot (a polygon
+#    per active block in the timeline, a polygon per segment in the cached-segment timeline, a rect per segment
+#    and per active block and a line per listed trace entry in the segment view, every settings key); then the
+#    DOM of memprof's page EQUALS the DOM of the reference's.
+# 2. tests/data/example.pickle (frames and all) through `memprof convert` to JSON and back: the same checks, its
+#    page equal to the original's.
+# 3. controls, which must render DIFFERENTLY: example.pickle with its largest segment 2 MiB larger, against the
+#    original; the training truth with its frames kept, against memprof's pickle (while memprof writes no frames:
+#    shows that the frames left out of the reference are drawn, so emptying them is a real, stated difference).
+#
+# What is not compared: the <script> elements of the DOM (their text is the input, the base64 of the pickle:
+# memprof's bytes and Python's legitimately differ, e.g. memo order) and the data-memprof-* attributes our
+# scripts set. One normalisation: the timeline prints each allocation's time_us as a date to the second, and
+# memprof converts a core's TSC stamps itself (within 1 us of snapshot()'s here), so the date is replaced by
+# "(time)" lest a stamp a hair from a second boundary print one second off (it has not happened: the pages are
+# equal without it too). Nothing else is normalised.
+#
+# Env: MEMPROF (the binary), top_srcdir, PYTHON, MEMPROF_TESTBED_CACHE, MEMPROF_TESTBED_SKIP=1 (no test-bed
+# cores: only 2 and the example's control), MEMPROF_KEEP_FAILED (copy the pages and DOMs of failing checks there). Exit 0 all passed, 1 a check failed, 77 not run (no chromium, or the downloads
+# failed).
+set -u
+: "${MEMPROF:?set MEMPROF to the memprof binary}"
+top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+py=${PYTHON:-python3}
+here=$top/tests/oracle
+page_py=$here/memoryviz_page.py
+tmp=$(mktemp -d)
+server=
+# shellcheck disable=SC2317 # the EXIT trap calls it
+cleanup() {
+	[ -z "$server" ] || { kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; }
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+pass=0 fail=0
+
+ok() { echo "ok: $*"; pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+not_run() { echo "memoryviz: not run: $*"; exit 77; }
+
+browser=$(command -v chromium || command -v chromium-browser || true)
+[ -n "$browser" ] || not_run "no chromium (tests/setup-debian.sh installs it)"
+oracle=$("$here/fetch-oracle.sh" 2>"$tmp/fetch.err" | head -n1)
+[ -f "$oracle" ] || { cat "$tmp/fetch.err"; not_run "fetch-oracle.sh could not download _memory_viz.py"; }
+viz=$("$here/fetch-memoryviz.sh" 2>"$tmp/fetch.err")
+rc=$?
+[ $rc -eq 77 ] && { cat "$tmp/fetch.err"; not_run "fetch-memoryviz.sh could not download MemoryViz.js or d3"; }
+[ $rc -eq 0 ] || { cat "$tmp/fetch.err"; echo "FAIL: fetch-memoryviz.sh (exit $rc)"; exit 1; }
+
+mkdir "$tmp/site"
+"$py" "$page_py" site "$viz/MemoryViz.js" "$viz/d3.js" "$tmp/site" || { echo "FAIL: rewriting MemoryViz.js's imports"; exit 1; }
+"$py" "$page_py" serve "$tmp/site" "$tmp/port" &
+server=$!
+for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.05; done
+[ -s "$tmp/port" ] || { echo "FAIL: the HTTP server did not start"; exit 1; }
+port=$(cat "$tmp/port")
+
+keep() { # FILES...: copies for a failing check
+	[ -n "${MEMPROF_KEEP_FAILED:-}" ] || return 0
+	mkdir -p "$MEMPROF_KEEP_FAILED" && cp "$@" "$MEMPROF_KEEP_FAILED/" 2>/dev/null
+}
+
+# draw LABEL KIND PICKLE: PyTorch's KIND page (trace_plot|segment_plot) around PICKLE, drawn by Chromium, checked;
+# leaves the DOM without scripts in $tmp/site/LABEL.txt
+draw() {
+	local label=$1 kind=$2 pickle=$3 out=$tmp/site/$1 line
+	if ! "$py" "$page_py" page "$oracle" "$kind" "$pickle" /MemoryViz.js "$out.html"; then
+		bad "$label: could not build the page"
+		return 1
+	fi
+	TZ=UTC timeout 90 "$browser" --headless --disable-gpu --no-sandbox --no-first-run --hide-scrollbars \
+		--user-data-dir="$tmp/chrome" --virtual-time-budget=20000 --enable-logging=stderr --v=0 \
+		--dump-dom "http://127.0.0.1:$port/$label.html" >"$out.dom" 2>"$out.err"
+	if ! line=$("$py" "$page_py" dom "$out.dom" "$pickle" "$out.txt"); then
+		bad "$label: $line"
+		keep "$out.html" "$out.dom" "$out.err"
+		return 1
+	fi
+	# What the page's own error hooks cannot see: a module that failed to load, an error before ours ran.
+	if grep -E 'CONSOLE.*"(Uncaught|Failed to load)' "$out.err" >"$out.console"; then
+		bad "$label: console: $(head -c 300 "$out.console")"
+		keep "$out.html" "$out.dom" "$out.err"
+		return 1
+	fi
+	ok "$label: drawn, no JS error: $line"
+}
+
+# same LABEL A B: the DOMs of pages A and B are equal
+same() {
+	if cmp -s "$tmp/site/$2.txt" "$tmp/site/$3.txt"; then
+		ok "$1: memory_viz draws the same page ($(wc -c <"$tmp/site/$2.txt") bytes of DOM)"
+	else
+		bad "$1: the pages differ; first difference:"
+		diff <(sed 's/></>\n</g' "$tmp/site/$2.txt") <(sed 's/></>\n</g' "$tmp/site/$3.txt") | head -6 | cut -c1-300
+		keep "$tmp/site/$2."* "$tmp/site/$3."*
+	fi
+}
+
+# differs LABEL A B: the DOMs of pages A and B differ (a control)
+differs() {
+	if [ -f "$tmp/site/$2.txt" ] && [ -f "$tmp/site/$3.txt" ] && ! cmp -s "$tmp/site/$2.txt" "$tmp/site/$3.txt"; then
+		ok "$1: the page differs, as it must"
+	else
+		bad "$1: the page should differ and does not"
+	fi
+}
+
+# ---- 1. test-bed cores: memprof's pickle against the one PyTorch would write
+states="training:debug history:stripped multi_device:debug private_pool:stripped"
+if [ "${MEMPROF_TESTBED_SKIP:-}" = 1 ]; then
+	echo "skip: the test-bed cores (MEMPROF_TESTBED_SKIP=1)"
+	states=
+fi
+for sv in $states; do
+	s=${sv%%:*} v=${sv#*:} d=$tmp/$s
+	"$top/tests/testbed/target.sh" "$s" "$v" gcore "$d" >"$tmp/$s.env" 2>"$tmp/$s.log"
+	rc=$?
+	if [ $rc -eq 77 ]; then
+		echo "skip: $s/$v: the test bed cannot make a core here (gcore refused)"
+		continue
+	elif [ $rc -ne 0 ] || [ ! -f "$d/core" ]; then
+		bad "$s/$v: target.sh gcore failed (exit $rc): $(tail -n 3 "$tmp/$s.log")"
+		continue
+	fi
+	if ! "$MEMPROF" snapshot "$d/core" -o "$d/mp.pickle" 2>"$d/snapshot.err"; then
+		bad "$s/$v: memprof snapshot: $(head -c 300 "$d/snapshot.err")"
+		continue
+	fi
+	if ! frames=$("$py" "$page_py" reference "$d/truth.json" "$d/mp.pickle" "$d/ref.pickle"); then
+		bad "$s/$v: the reference pickle"
+		continue
+	fi
+	for kind in trace_plot segment_plot; do
+		draw "$s.$kind.memprof" "$kind" "$d/mp.pickle" &&
+			draw "$s.$kind.pytorch" "$kind" "$d/ref.pickle" &&
+			same "$s/$v $kind: memprof's pickle and PyTorch's ($frames)" "$s.$kind.memprof" "$s.$kind.pytorch"
+	done
+	if [ "$s" = training ]; then
+		# ---- 3. control: the frames the reference leaves out are drawn
+		case $frames in
+		*emptied*)
+			"$py" "$page_py" reference "$d/truth.json" - "$d/frames.pickle" >/dev/null &&
+				draw training.frames segment_plot "$d/frames.pickle" &&
+				differs "control: training with the truth's frames (memprof decodes none from a core yet)" \
+					training.frames training.segment_plot.memprof
+			;;
+		esac
+	fi
+done
+
+# ---- 2. the shipped example through memprof convert, pickle -> JSON -> pickle
+ex=$top/tests/data/example.pickle
+if "$MEMPROF" convert "$ex" "$tmp/example.json" && "$MEMPROF" convert "$tmp/example.json" "$tmp/example.pickle"; then
+	for kind in trace_plot segment_plot; do
+		draw "example.$kind.memprof" "$kind" "$tmp/example.pickle" &&
+			draw "example.$kind.original" "$kind" "$ex" &&
+			same "example.pickle $kind: after memprof convert to JSON and back" "example.$kind.memprof" "example.$kind.original"
+	done
+	# ---- 3. control: a wrong pickle draws a different page
+	"$py" "$page_py" corrupt "$ex" "$tmp/bad.pickle" &&
+		draw example.bad trace_plot "$tmp/bad.pickle" &&
+		differs "control: example.pickle with one segment 2 MiB larger" example.bad example.trace_plot.original
+else
+	bad "memprof convert of $ex"
+fi
+
+echo "memoryviz: $pass passed, $fail failed"
+[ $fail -eq 0 ] || exit 1
+[ $pass -gt 0 ] || not_run "no check ran"
+exit 0
