@@ -47,3 +47,19 @@ enum mp_walk_state wk_block_state(const struct wk_block *b)
 		return MP_WS_ACTIVE_PENDING_FREE;
 	return MP_WS_INACTIVE;
 }
+
+void wk_link_of(const struct wk_block *b, struct wk_link *l)
+{
+	*l = (struct wk_link){
+		.ptr = b->ptr,
+		.size = b->size,
+		.requested_size = b->requested_size,
+		.ctx_alloc = b->ctx_alloc,
+		.pool = b->pool,
+		.prev = b->prev,
+		.next = b->next,
+		.device = (int8_t)b->device,
+		.state = (uint8_t)wk_block_state(b),
+		.mapped = b->mapped,
+	};
+}

@@ -111,6 +111,47 @@ mp_err wk_read_block(struct walk *wk, uint64_t addr, struct wk_block *b) MP_WUR;
 /* The state snapshot() gives B. */
 enum mp_walk_state wk_block_state(const struct wk_block *b);
 
+/* What the segment walk needs of a Block that is not its segment's head: struct wk_block less
+   what only the head gives (stream, contexts and expandable segment of the whole segment). */
+struct wk_link {
+	uint64_t ptr, size, requested_size, ctx_alloc, pool, prev, next;
+	int8_t device;
+	uint8_t state;  /* enum mp_walk_state */
+	bool mapped;
+	bool damaged;   /* in a blockset: the Block was unreadable or failed its invariants */
+};
+
+void wk_link_of(const struct wk_block *b, struct wk_link *l);
+
+/* One device's candidate Blocks (its pools' free blocks and its active blocks), each read once:
+   the addresses are collected first, then read in address order (so that a live process is read
+   page after page, not once per block in hash order) and kept decoded for the segment walk,
+   which would otherwise read every Block a second time along `next`. */
+struct wk_blockset {
+	uint64_t *addr;        /* collected; after wk_blockset_read sorted and distinct */
+	struct wk_link *links; /* after wk_blockset_read: the Block at addr[i] */
+	size_t n, cap;
+	size_t finger;         /* the last one found: walks along `next` mostly ask for the one after */
+	bool full;             /* more candidates than the walk's block limit: the rest were dropped */
+};
+
+/* Add the Block at ADDR. MP_E_LIMIT once the set holds the walk's block limit. */
+mp_err wk_blockset_add(struct walk *wk, struct wk_blockset *bs, uint64_t addr) MP_WUR;
+
+/* Called by wk_blockset_read for each distinct Block in address order: B is NULL when it is
+   unreadable or damaged; TIMES is how often it was added. */
+typedef mp_err (*wk_block_fn)(struct walk *wk, uint64_t addr, const struct wk_block *b, size_t times,
+			      void *ctx);
+
+/* Sort and deduplicate the addresses, read each Block and call FN with it. */
+mp_err wk_blockset_read(struct walk *wk, struct wk_blockset *bs, wk_block_fn fn, void *ctx) MP_WUR;
+
+/* The Block at ADDR: from the set when it is there, else read from the target. Same errors as
+   wk_read_block. */
+mp_err wk_blockset_link(struct walk *wk, struct wk_blockset *bs, uint64_t addr, struct wk_link *l) MP_WUR;
+
+void wk_blockset_free(struct wk_blockset *bs);
+
 /* Find the native allocator object and its device allocators, checking RTTI and the vector. */
 mp_err wk_find_allocator(struct walk *wk, const mp_c10 *c10, uint64_t *obj) MP_WUR;
 mp_err wk_device_allocators(struct walk *wk, uint64_t obj, uint64_t **das, size_t *n) MP_WUR;

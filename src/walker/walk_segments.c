@@ -1,6 +1,7 @@
 /* walk_segments.c - one device's segments rebuilt as DeviceCachingAllocator::snapshot() does:
    every head block among the pools' free blocks and the active blocks starts a segment that
-   runs along `next` while blocks are mapped; segments are then sorted by address. */
+   runs along `next` while blocks are mapped; segments are then sorted by address. Each of those
+   Blocks is read once (walk_blockset.c): the walk along `next` takes them from there. */
 #include <stdlib.h>
 
 #include "mp_array.h"
@@ -16,8 +17,10 @@ struct pool_info {
 
 struct seg_walk {
 	uint64_t dca;
-	uint64_t *heads;
+	struct wk_blockset blocks; /* the candidates: the pools' free blocks and the active blocks */
+	struct wk_block *heads;    /* the candidates that start a segment, by address */
 	size_t nheads, heads_cap;
+	size_t dup_heads;          /* heads that are in more than one pool set (counted again) */
 	struct pool_info *pools;
 	size_t npools, pools_cap;
 	/* PrivatePool* -> id, from graph_pools and graph_pools_freeable (2.6 has no id member). */
@@ -83,49 +86,57 @@ static mp_err pool_info(struct walk *wk, struct seg_walk *sw, uint64_t pool, con
 }
 
 /* A candidate starts a segment unless its predecessor is mapped (then it is inside one). */
-static mp_err consider(struct walk *wk, uint64_t block, void *ctx)
+static mp_err consider(struct walk *wk, uint64_t block, const struct wk_block *b, size_t times, void *ctx)
 {
 	struct seg_walk *sw = ctx;
-	struct wk_block b;
-	mp_err err = wk_read_block(wk, block, &b);
+	mp_err err;
 
-	if (err != MP_OK) {
+	if (b == NULL) {
 		wk_damaged(wk, "block 0x%llx of device allocator 0x%llx is unreadable or damaged; skipped",
 			   (unsigned long long)block, (unsigned long long)sw->dca);
 		return MP_OK;
 	}
-	if (b.prev != 0) {
+	if (b->prev != 0) {
 		uint8_t prev_mapped = 1;
 
 		/* Only expandable segments have unmapped blocks: skip the read otherwise. */
-		if (b.expandable != 0 &&
-		    mp_target_read_u8(wk->t, b.prev + (uint64_t)OFF(wk, BLOCK_MAPPED), &prev_mapped, NULL) != MP_OK) {
+		if (b->expandable != 0 &&
+		    mp_target_read_u8(wk->t, b->prev + (uint64_t)OFF(wk, BLOCK_MAPPED), &prev_mapped, NULL) != MP_OK) {
 			wk_damaged(wk, "block 0x%llx has an unreadable prev 0x%llx", (unsigned long long)block,
-				   (unsigned long long)b.prev);
+				   (unsigned long long)b->prev);
 			return MP_OK;
 		}
 		if (prev_mapped)
 			return MP_OK;
 	}
-	if (!b.mapped)
+	if (!b->mapped)
 		return MP_OK;
 	if ((err = mp_array_grow((void **)&sw->heads, &sw->heads_cap, sw->nheads + 1, sizeof *sw->heads)) != MP_OK)
 		return err;
-	sw->heads[sw->nheads++] = block;
+	sw->heads[sw->nheads++] = *b;
+	sw->dup_heads += times - 1;
 	return MP_OK;
 }
 
-static mp_err consider_entry(struct walk *wk, const unsigned char *e, void *ctx)
+/* A candidate, read later with the others. */
+static mp_err collect(struct walk *wk, uint64_t block, void *ctx)
 {
-	return consider(wk, wk_u64(e, 8), ctx);
+	struct seg_walk *sw = ctx;
+
+	return wk_blockset_add(wk, &sw->blocks, block);
+}
+
+static mp_err collect_entry(struct walk *wk, const unsigned char *e, void *ctx)
+{
+	return collect(wk, wk_u64(e, 8), ctx);
 }
 
 /* Candidates from a pool's free set; a damaged tree costs that pool only. */
 static mp_err pool_candidates(struct walk *wk, struct seg_walk *sw, uint64_t pool, const char *what)
 {
-	mp_err err = wk_rbtree_each(wk, pool + (uint64_t)OFF(wk, BP_BLOCKS), consider, sw);
+	mp_err err = wk_rbtree_each(wk, pool + (uint64_t)OFF(wk, BP_BLOCKS), collect, sw);
 
-	if (err == MP_E_NOMEM)
+	if (err == MP_E_NOMEM || (err == MP_E_LIMIT && sw->blocks.full))
 		return err;
 	if (err != MP_OK)
 		wk_damaged(wk, "the free-block tree of %s (pool 0x%llx) is damaged (%s); its blocks may be missing",
@@ -145,14 +156,7 @@ static mp_err private_pool_candidates(struct walk *wk, const unsigned char *e, v
 	return pool_candidates(wk, ctx, pp + (uint64_t)OFF(wk, PP_LARGE_BLOCKS), "a private pool's large blocks");
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-static mp_err add_block(struct walk *wk, const struct wk_block *b, uint64_t address)
+static mp_err add_block(struct walk *wk, const struct wk_link *b, uint64_t address)
 {
 	mp_walk *w = wk->w;
 	mp_err err;
@@ -166,7 +170,7 @@ static mp_err add_block(struct walk *wk, const struct wk_block *b, uint64_t addr
 		.size = b->size,
 		.requested_size = b->requested_size,
 		.context = b->ctx_alloc,
-		.state = wk_block_state(b),
+		.state = (enum mp_walk_state)b->state,
 	};
 	if (wk->opts->interrupted != NULL && w->nblocks % 4096 == 0 && wk->opts->interrupted(wk->opts->progress_ctx))
 		return MP_E_INTERRUPTED;
@@ -177,37 +181,36 @@ static mp_err add_block(struct walk *wk, const struct wk_block *b, uint64_t addr
 	return MP_OK;
 }
 
-/* The segment headed by HEAD: its mapped run along `next`. */
-static mp_err walk_segment(struct walk *wk, struct seg_walk *sw, mp_walk_device *dev, uint64_t head)
+/* The segment headed by FIRST: its mapped run along `next`. */
+static mp_err walk_segment(struct walk *wk, struct seg_walk *sw, mp_walk_device *dev, const struct wk_block *first)
 {
 	mp_walk *w = wk->w;
 	const struct pool_info *pi;
-	struct wk_block b, first;
+	struct wk_link b;
 	mp_walk_segment seg = { .device = dev->index };
-	uint64_t offset = 0;
+	uint64_t offset = 0, at = first->addr;
 	mp_err err;
 
-	if ((err = wk_read_block(wk, head, &first)) != MP_OK)
-		return MP_OK; /* reported when it was considered */
-	if ((err = pool_info(wk, sw, first.pool, &pi)) != MP_OK) {
+	if ((err = pool_info(wk, sw, first->pool, &pi)) != MP_OK) {
 		if (err == MP_E_NOMEM)
 			return err;
 		wk_damaged(wk, "block 0x%llx points to an unreadable pool 0x%llx; its segment is left out",
-			   (unsigned long long)head, (unsigned long long)first.pool);
+			   (unsigned long long)first->addr, (unsigned long long)first->pool);
 		return MP_OK;
 	}
-	seg.device = first.device;
-	seg.address = first.ptr;
-	seg.stream = first.stream;
+	seg.device = first->device;
+	seg.address = first->ptr;
+	seg.stream = first->stream;
 	seg.is_large = !pi->is_small;
-	seg.is_expandable = first.expandable != 0;
+	seg.is_expandable = first->expandable != 0;
 	seg.pool_id[0] = pi->id[0];
 	seg.pool_id[1] = pi->id[1];
-	seg.context = first.ctx_segment;
+	seg.context = first->ctx_segment;
 	seg.first_block = w->nblocks;
-	b = first;
+	wk_link_of(first, &b);
 	for (;;) {
-		enum mp_walk_state st = wk_block_state(&b);
+		enum mp_walk_state st = (enum mp_walk_state)b.state;
+		uint64_t end = b.ptr + b.size, next = b.next;
 
 		if ((err = add_block(wk, &b, seg.address + offset)) != MP_OK) {
 			if (err != MP_E_LIMIT)
@@ -223,11 +226,9 @@ static mp_err walk_segment(struct walk *wk, struct seg_walk *sw, mp_walk_device 
 			seg.active_size += b.size;
 			seg.requested_size += b.requested_size;
 		}
-		if (b.next == 0)
+		if (next == 0)
 			break;
-		uint64_t at = b.addr, end = b.ptr + b.size;
-
-		if ((err = wk_read_block(wk, b.next, &b)) != MP_OK) {
+		if ((err = wk_blockset_link(wk, &sw->blocks, next, &b)) != MP_OK) {
 			wk_damaged(wk, "segment 0x%llx: block after 0x%llx is unreadable or damaged; segment cut short",
 				   (unsigned long long)seg.address, (unsigned long long)at);
 			break;
@@ -235,11 +236,12 @@ static mp_err walk_segment(struct walk *wk, struct seg_walk *sw, mp_walk_device 
 		if (!b.mapped)
 			break;
 		/* Linked both ways, contiguous, same segment: else stop (this also ends cycles). */
-		if (b.prev != at || b.ptr != end || b.pool != first.pool || b.device != first.device) {
+		if (b.prev != at || b.ptr != end || b.pool != first->pool || b.device != first->device) {
 			wk_damaged(wk, "segment 0x%llx: block 0x%llx does not follow 0x%llx (prev, address or pool differ); segment cut short",
-				   (unsigned long long)seg.address, (unsigned long long)b.addr, (unsigned long long)at);
+				   (unsigned long long)seg.address, (unsigned long long)next, (unsigned long long)at);
 			break;
 		}
+		at = next;
 	}
 	seg.nblocks = w->nblocks - seg.first_block;
 	if ((err = mp_array_grow((void **)&w->segments, &wk->seg_cap, w->nsegments + 1, sizeof *w->segments)) != MP_OK)
@@ -266,39 +268,41 @@ mp_err wk_segments(struct walk *wk, mp_walk_device *dev)
 	if (wk_flat_each(wk, dev->address + (uint64_t)OFF(wk, DCA_GRAPH_POOLS), 32, note_private, &sw) != MP_OK ||
 	    wk_flat_each(wk, dev->address + (uint64_t)OFF(wk, DCA_GRAPH_POOLS_FREEABLE), 32, note_private, &sw) != MP_OK)
 		wk_damaged(wk, "device %d: the private pool tables are damaged; pool ids may be missing", dev->index);
-	/* Candidates in snapshot()'s order: small, large, private pools, then active blocks. */
+	/* Candidates from snapshot()'s sets: small, large, private pools, then active blocks. */
 	err = pool_candidates(wk, &sw, dev->address + (uint64_t)OFF(wk, DCA_SMALL_BLOCKS), "the small pool");
 	if (err == MP_OK)
 		err = pool_candidates(wk, &sw, dev->address + (uint64_t)OFF(wk, DCA_LARGE_BLOCKS), "the large pool");
 	if (err == MP_OK) {
 		err = wk_flat_each(wk, dev->address + (uint64_t)OFF(wk, DCA_GRAPH_POOLS), 32, private_pool_candidates, &sw);
-		if (err != MP_OK && err != MP_E_NOMEM) {
+		if (err != MP_OK && err != MP_E_NOMEM && !sw.blocks.full) {
 			wk_damaged(wk, "device %d: graph_pools is damaged (%s)", dev->index, mp_strerror(err));
 			err = MP_OK;
 		}
 	}
 	if (err == MP_OK) {
-		err = wk_flat_each(wk, dev->address + (uint64_t)OFF(wk, DCA_ACTIVE_BLOCKS), 16, consider_entry, &sw);
-		if (err != MP_OK && err != MP_E_NOMEM) {
+		err = wk_flat_each(wk, dev->address + (uint64_t)OFF(wk, DCA_ACTIVE_BLOCKS), 16, collect_entry, &sw);
+		if (err != MP_OK && err != MP_E_NOMEM && !sw.blocks.full) {
 			wk_damaged(wk, "device %d: the active block table is damaged (%s); active blocks may be missing",
 				   dev->index, mp_strerror(err));
 			err = MP_OK;
 		}
 	}
+	if (err == MP_E_LIMIT && sw.blocks.full) {
+		wk_damaged(wk, "more than %zu blocks: the walk stops here", wk->max_blocks);
+		err = MP_OK;
+	}
+	/* Heads come in address order, as snapshot() sorts them. */
+	if (err == MP_OK)
+		err = wk_blockset_read(wk, &sw.blocks, consider, &sw);
 	if (err == MP_OK) {
-		size_t n = 0;
-
 		/* A head reached twice (damage, or a block in two sets) gives one segment. */
-		qsort(sw.heads, sw.nheads, sizeof *sw.heads, cmp_u64);
-		for (size_t i = 0; i < sw.nheads; i++)
-			if (i == 0 || sw.heads[i] != sw.heads[n - 1])
-				sw.heads[n++] = sw.heads[i];
-		if (n != sw.nheads)
-			wk_damaged(wk, "device %d: %zu blocks are in more than one pool set", dev->index, sw.nheads - n);
-		for (size_t i = 0; i < n && err == MP_OK && w->nblocks < wk->max_blocks; i++)
-			err = walk_segment(wk, &sw, dev, sw.heads[i]);
+		if (sw.dup_heads != 0)
+			wk_damaged(wk, "device %d: %zu blocks are in more than one pool set", dev->index, sw.dup_heads);
+		for (size_t i = 0; i < sw.nheads && err == MP_OK && w->nblocks < wk->max_blocks; i++)
+			err = walk_segment(wk, &sw, dev, &sw.heads[i]);
 	}
 	qsort(w->segments + first_seg, w->nsegments - first_seg, sizeof *w->segments, cmp_segment);
+	wk_blockset_free(&sw.blocks);
 	free(sw.heads);
 	free(sw.pools);
 	free(sw.private_ids);
