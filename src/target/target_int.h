@@ -9,8 +9,10 @@
 #include "mp_target.h"
 
 #define TARGET_PAGE 4096u
-#define TARGET_CACHE_PAGES 8192u /* up to 32 MiB of cached memory: a live walk re-reads blocks */
-#define TARGET_CACHE_BUCKETS 8192u
+#define TARGET_CACHE_PAGES 1024u /* up to 4 MiB of cached memory */
+#define TARGET_CACHE_BUCKETS 2048u
+#define TARGET_READAHEAD_MAX 64u  /* pages read at once by a run of sequential misses (256 KiB) */
+#define TARGET_READAHEAD_STREAMS 4u
 
 /* One source of memory: a core, a live process, a callback. */
 struct target_ops {
@@ -37,10 +39,21 @@ struct cache_page {
 	unsigned char data[TARGET_PAGE];
 };
 
+/* A run of misses at increasing addresses (walking a tree or a table in address order): each
+   miss just past the run's END reads twice as many pages at once as the last, up to
+   TARGET_READAHEAD_MAX, which turns one read per page into a few large ones. */
+struct readahead_stream {
+	uint64_t end;    /* the address after the pages the run last read */
+	uint32_t window; /* pages it last read at once */
+};
+
 struct target_cache {
 	struct cache_page *buckets[TARGET_CACHE_BUCKETS];
 	struct cache_page *head, *tail; /* LRU list */
 	size_t npages;
+	struct readahead_stream streams[TARGET_READAHEAD_STREAMS];
+	unsigned next_stream;  /* the slot a new run takes (round robin) */
+	unsigned char *extent; /* TARGET_READAHEAD_MAX pages, for reads of several pages */
 };
 
 struct mp_target {

@@ -1,5 +1,5 @@
-/* test_target.c - the target interface over a read callback: page cache, negative entries,
-   partial pages, strings, limits, mappings. */
+/* test_target.c - the target interface over a read callback: page cache, read-ahead, negative
+   entries, partial pages, strings, limits, mappings. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,9 +55,9 @@ static void test_reads_and_cache(void)
 	CU_ASSERT(mp_target_read(t, BASE + 0xff0, buf, sizeof buf, &d) == MP_OK); /* 3 pages */
 	for (size_t i = 0; i < sizeof buf; i++)
 		CU_ASSERT_EQUAL_FATAL(buf[i], (unsigned char)((BASE + 0xff0 + i) | 1));
-	CU_ASSERT_EQUAL(calls, 3);
+	CU_ASSERT_EQUAL(calls, 2); /* the first page, then the next two at once (read-ahead) */
 	CU_ASSERT(mp_target_read(t, BASE + 0x1000, buf, 100, &d) == MP_OK);
-	CU_ASSERT_EQUAL(calls, 3); /* cached */
+	CU_ASSERT_EQUAL(calls, 2); /* cached */
 	CU_ASSERT(mp_target_read_u64(t, BASE + 8, &u64, &d) == MP_OK);
 	CU_ASSERT_EQUAL(u64, 0x0f0f0d0d0b0b0909ull);
 	CU_ASSERT(mp_target_read_u32(t, BASE + 8, &u32, &d) == MP_OK);
@@ -66,7 +66,7 @@ static void test_reads_and_cache(void)
 	CU_ASSERT_EQUAL(u8, 0x09);
 	mp_target_flush(t);
 	CU_ASSERT(mp_target_read_u8(t, BASE + 8, &u8, &d) == MP_OK);
-	CU_ASSERT_EQUAL(calls, 4); /* read again after the flush */
+	CU_ASSERT_EQUAL(calls, 3); /* read again after the flush */
 	CU_ASSERT(mp_target_read(t, 0, buf, 0, &d) == MP_OK);
 	mp_target_close(t);
 }
@@ -213,6 +213,74 @@ static void test_eviction_reads(void)
 	mp_target_close(t);
 }
 
+/* A run of page-after-page misses reads ever more pages at once; scattered misses one page each. */
+static void test_readahead(void)
+{
+	static unsigned char mem[(TARGET_CACHE_PAGES + 64) * 4096];
+	const size_t pages = sizeof mem / 4096;
+	mp_target *t;
+	mp_diag d = { 0 };
+	uint8_t b;
+
+	for (size_t i = 0; i < sizeof mem; i++)
+		mem[i] = (unsigned char)(i / 4096 * 7);
+	CU_ASSERT_FATAL(mp_target_open_callback("big", big_read, mem, NULL, 0, &t, &d) == MP_OK);
+	calls = 0;
+	for (size_t p = 0; p < 256; p++) { /* 1, 2, 4, ... 64 pages a read, then 64 at a time */
+		CU_ASSERT_FATAL(mp_target_read_u8(t, p * 4096 + 9, &b, &d) == MP_OK);
+		CU_ASSERT_EQUAL_FATAL(b, (uint8_t)(p * 7));
+	}
+	CU_ASSERT_EQUAL(calls, 7 + (256 - 127 + 63) / 64);
+	/* Every other page still counts as a run. */
+	calls = 0;
+	for (size_t p = 400; p < 528; p += 2)
+		CU_ASSERT_FATAL(mp_target_read_u8(t, p * 4096, &b, &d) == MP_OK && b == (uint8_t)(p * 7));
+	CU_ASSERT(calls <= 8);
+	/* Backwards, far apart: no run, one page a miss. */
+	calls = 0;
+	for (size_t p = pages - 1; p >= 600 && p < pages; p -= 37)
+		CU_ASSERT_FATAL(mp_target_read_u8(t, p * 4096, &b, &d) == MP_OK && b == (uint8_t)(p * 7));
+	CU_ASSERT_EQUAL(calls, (pages - 1 - 600) / 37 + 1);
+	mp_target_close(t);
+}
+
+/* A source that refuses a whole range when any of it is unreadable (as a debugger may): pages
+   [0, 8) are readable. */
+static size_t all_or_nothing(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	(void)ctx;
+	calls++;
+	if (addr + len > 8 * 4096)
+		return 0;
+	memset(buf, 0x5a, len);
+	return len;
+}
+
+/* Read-ahead that runs into unreadable memory costs nothing that a page-by-page read can see:
+   the readable pages read, the next one does not. */
+static void test_readahead_edge(void)
+{
+	mp_target *t;
+	mp_diag d = { 0 };
+	uint8_t b;
+
+	CU_ASSERT_FATAL(mp_target_open_callback("edge", all_or_nothing, NULL, NULL, 0, &t, &d) == MP_OK);
+	for (uint64_t p = 0; p < 8; p++) {
+		CU_ASSERT(mp_target_read_u8(t, p * 4096 + 4095, &b, &d) == MP_OK);
+		CU_ASSERT_EQUAL(b, 0x5a);
+	}
+	CU_ASSERT(mp_target_read_u8(t, 8 * 4096, &b, &d) == MP_E_NOTFOUND);
+	CU_ASSERT(mp_target_readable(t, 7 * 4096, 4096));
+	mp_target_close(t);
+	/* The fake memory ends mid-page: after a run up to it, that page is as readable as ever. */
+	t = open_fake();
+	for (uint64_t a = BASE; a < BASE + SIZE; a += 4096)
+		CU_ASSERT(mp_target_read_u8(t, a, &b, &d) == MP_OK);
+	CU_ASSERT(mp_target_readable(t, BASE + SIZE - 16, 16));
+	CU_ASSERT_FALSE(mp_target_readable(t, BASE + SIZE - 16, 17));
+	mp_target_close(t);
+}
+
 static const struct unit_test tests[] = {
 	{ "reads and cache", test_reads_and_cache },
 	{ "unreadable", test_unreadable },
@@ -221,6 +289,8 @@ static const struct unit_test tests[] = {
 	{ "mappings", test_mappings },
 	{ "no read function", test_no_read_fn },
 	{ "eviction", test_eviction_reads },
+	{ "read-ahead", test_readahead },
+	{ "read-ahead at the edge", test_readahead_edge },
 };
 
 int main(void)
