@@ -22,12 +22,7 @@ scenarios=${MEMPROF_GDB_SCENARIOS:-${all_scenarios/ huge/}}
 scratch memprof-gdb-cp
 
 for variant in $variants; do
-	driver_of "$variant" || { bad "$variant: the test bed gives no driver"; continue; }
-	if [ -n "$loader" ]; then
-		echo "not run: $variant: its driver runs under $loader (gdb has no symbols of it to stop at)"
-		continue
-	fi
-	variant_layout "$variant" || continue
+	stoppable_variant "$variant" || continue
 	for scenario in $scenarios; do
 		dir=$work/$variant/$scenario
 		label=$variant/$scenario
@@ -54,15 +49,7 @@ for variant in $variants; do
 		for x in a b; do
 			truth=$dir/truth.json
 			[ $x = b ] && truth=$dir/truth.json.2
-			ring=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("scenario_notes", {}).get("ring_entries", ""))' "$truth")
-			cargs=()
-			[ -n "$ring" ] && cargs=(--ring-max "$ring")
-			if python3 "$compare" "${cargs[@]}" "$truth" "$dir/$x.json" >"$dir/compare.$x" 2>&1; then
-				ok "$label: snapshot $x == the allocator's snapshot() at stop $x"
-			else
-				bad "$label: snapshot $x differs from its truth:"
-				head -8 "$dir/compare.$x" | sed 's/^/    /'
-			fi
+			saved_equals_truth "$label: snapshot $x (stop $x)" "$truth" "$dir/$x.json" "$dir/save.$x.err"
 		done
 		if python3 "$gdb_here/compare_check.py" "$dir/truth.json" "$dir/truth.json.2" "$dir/cmp" >"$dir/check.out" 2>&1; then
 			ok "$label: compare a b: $(cat "$dir/check.out")"

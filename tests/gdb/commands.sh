@@ -105,16 +105,7 @@ for variant in $variants; do
 		same "$label: segsum read through gdb == read by memprof" "$dir/gdb.segsum" "$dir/live.segsum"
 		same "$label: blocks read through gdb == read by memprof" "$dir/gdb.blocks" "$dir/live.blocks"
 		same "$label: the inferior's writable memory unchanged by the commands" "$dir/mem.before" "$dir/mem.after"
-		ring=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("scenario_notes", {}).get("ring_entries", ""))' "$dir/truth.json")
-		cargs=()
-		[ -n "$ring" ] && cargs=(--ring-max "$ring")
-		if [ -s "$dir/live.json" ] && python3 "$compare" "${cargs[@]}" "$dir/truth.json" "$dir/live.json" >"$dir/compare.out" 2>&1; then
-			ok "$label: memprof snapshot save == the allocator's snapshot() ($(grep -m1 '^segments' "$dir/compare.out" | sed 's/^segments: *//'))"
-		else
-			bad "$label: memprof snapshot save differs from the truth:"
-			sed 's/^/    /' "$dir/live.save.err" 2>/dev/null
-			head -10 "$dir/compare.out" | sed 's/^/    /'
-		fi
+		saved_equals_truth "$label: memprof snapshot save" "$dir/truth.json" "$dir/live.json" "$dir/live.save.err"
 		if [ "$scenario" != huge ] && [ -f "$memviz" ]; then
 			python3 "$memviz" stats "$dir/live.pickle" >"$dir/memviz.stats" 2>&1
 			same "$label: _memory_viz.py stats of the saved pickle == memprof segsum" "$dir/memviz.stats" "$dir/live.segsum"

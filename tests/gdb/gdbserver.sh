@@ -21,12 +21,7 @@ scenarios=${MEMPROF_GDB_SCENARIOS:-${all_scenarios/ huge/}}
 scratch memprof-gdbserver
 
 for variant in $variants; do
-	driver_of "$variant" || { bad "$variant: the test bed gives no driver"; continue; }
-	if [ -n "$loader" ]; then
-		echo "not run: $variant: its driver runs under $loader (gdb has no symbols of it to stop at)"
-		continue
-	fi
-	variant_layout "$variant" || continue
+	stoppable_variant "$variant" || continue
 	for scenario in $scenarios; do
 		dir=$work/$variant/$scenario
 		label=$variant/$scenario
@@ -59,15 +54,7 @@ for variant in $variants; do
 			bad "$label: memprof segsum differs from memprof stats of the truth: $(head -c 200 "$dir/segsum.err" 2>/dev/null)"
 			diff "$dir/segsum" "$dir/truth.stats" 2>&1 | head -6 | sed 's/^/    /'
 		fi
-		ring=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("scenario_notes", {}).get("ring_entries", ""))' "$dir/truth.json")
-		cargs=()
-		[ -n "$ring" ] && cargs=(--ring-max "$ring")
-		if [ -s "$dir/snapshot.json" ] && python3 "$compare" "${cargs[@]}" "$dir/truth.json" "$dir/snapshot.json" >"$dir/compare.out" 2>&1; then
-			ok "$label: memprof snapshot save == the allocator's snapshot() ($(grep -m1 '^segments' "$dir/compare.out" | sed 's/^segments: *//'))"
-		else
-			bad "$label: memprof snapshot save differs from the truth: $(head -c 200 "$dir/save.err" 2>/dev/null)"
-			head -10 "$dir/compare.out" 2>/dev/null | sed 's/^/    /'
-		fi
+		saved_equals_truth "$label: memprof snapshot save" "$dir/truth.json" "$dir/snapshot.json" "$dir/save.err"
 		[ -s "$dir/mem.before" ] && cmp -s "$dir/mem.before" "$dir/mem.after" &&
 			ok "$label: the inferior's writable memory unchanged ($(wc -l <"$dir/mem.before") mappings)" ||
 			bad "$label: the inferior's writable memory changed or was not read"

@@ -94,3 +94,25 @@ layout_setting() {
 cli() { # COMMAND TARGET ARGS...
 	"$memprof" "$@" "${largs[@]}"
 }
+
+# A snapshot memprof saved (JSON) against the allocator's own snapshot() at that stop (compare_truth.py).
+saved_equals_truth() { # LABEL TRUTH SAVED [ERRFILE: the save command's error, shown on failure]
+	local out=$3.compare
+	if [ -s "$3" ] && python3 "$compare" --ring-max truth "$2" "$3" >"$out" 2>&1; then
+		ok "$1 == the allocator's snapshot() ($(grep -m1 '^segments' "$out" | sed 's/^segments: *//'))"
+	else
+		bad "$1 differs from the allocator's snapshot(): $(head -c 200 "${4:-/dev/null}" 2>/dev/null)"
+		head -10 "$out" 2>/dev/null | sed 's/^/    /'
+	fi
+}
+
+# Whether gdb can start VARIANT's driver and stop it at memprof_checkpoint(): not debian-2.6, whose driver runs under
+# trixie's loader, where gdb has no symbols of it. Sets what driver_of and variant_layout set; says why not.
+stoppable_variant() { # VARIANT
+	driver_of "$1" || { bad "$1: the test bed gives no driver"; return 1; }
+	if [ -n "$loader" ]; then
+		echo "not run: $1: its driver runs under $loader (gdb has no symbols of it to stop at)"
+		return 1
+	fi
+	variant_layout "$1"
+}

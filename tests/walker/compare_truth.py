@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """compare_truth.py - compare a snapshot memprof rebuilt (from a core or a live process) with the test bed's truth.
 
-usage: compare_truth.py TRUTH.json MEMPROF.json [--ring-extra N] [--ring-max M]
+usage: compare_truth.py TRUTH.json MEMPROF.json [--ring-extra N] [--ring-max M|truth]
                         [--time-tolerance-us T] [--max-diffs K]
 
 Both files are memprof JSON (src/model/SCHEMA.md; tags such as {"__tuple__": [...]} and
@@ -18,7 +18,8 @@ Both files are memprof JSON (src/model/SCHEMA.md; tags such as {"__tuple__": [..
                       total active_size) than the truth on a device whose truth trace is not
                       empty; where the truth trace is empty, 0 or N such entries are accepted
                       (history off, or on with no events). With --ring-max M (the ring's
-                      capacity, e.g. 64 in the `history` scenario) a ring that was full loses
+                      capacity, e.g. 64 in the `history` scenario; `--ring-max truth`: the
+                      truth's scenario_notes.ring_entries, if any) a ring that was full loses
                       its oldest entries to them instead. --ring-extra 0 compares exactly.
   device_stats        key by key, per device, when MEMPROF.json has a top-level device_stats
   allocator_settings  key by key (nested dicts too)
@@ -273,19 +274,24 @@ def count_frames(snap):
     return f"{lists} non-empty lists / {frames} frames"
 
 
+def ring_max_arg(text):
+    """--ring-max: a capacity, or `truth` (the truth's scenario_notes.ring_entries)."""
+    return text if text == "truth" else int(text)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("truth")
     ap.add_argument("memprof")
     ap.add_argument("--ring-extra", type=int, default=1, metavar="N")
-    ap.add_argument("--ring-max", type=int, default=None, metavar="M")
+    ap.add_argument("--ring-max", type=ring_max_arg, default=None, metavar="M|truth")
     ap.add_argument("--time-tolerance-us", type=int, default=1000, metavar="T")
     ap.add_argument("--max-diffs", type=int, default=12, metavar="K")
     try:
         a = ap.parse_args()
     except SystemExit as e:
         return 2 if e.code else 0
-    if a.ring_extra < 0 or a.time_tolerance_us < 0 or (a.ring_max is not None and a.ring_max < 1):
+    if a.ring_extra < 0 or a.time_tolerance_us < 0 or (isinstance(a.ring_max, int) and a.ring_max < 1):
         print("compare_truth: --ring-extra and --time-tolerance-us must be >= 0, --ring-max >= 1",
               file=sys.stderr)
         return 2
@@ -294,6 +300,10 @@ def main():
     except BadInput as e:
         print(f"compare_truth: {e}", file=sys.stderr)
         return 2
+    if a.ring_max == "truth":
+        notes = truth.get("scenario_notes") if isinstance(truth, dict) else None
+        ring = notes.get("ring_entries") if isinstance(notes, dict) else None
+        a.ring_max = ring if isinstance(ring, int) and ring >= 1 else None
     rep = Report(a.max_diffs)
     lines = [
         ("segments", compare_segments(truth, mine, rep)),
