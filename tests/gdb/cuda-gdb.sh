@@ -68,25 +68,13 @@ missing_libs() {
 	done
 }
 
-if [ -f "$pointer" ] && [ -f "$(cat "$pointer")/.complete" ]; then
-	dir=$(cat "$pointer")
-	check "$dir" || die "the cached cuda-gdb in $dir does not run here"
-	echo "$dir/cuda-gdb"
+if tb_cached "$pointer" cuda-gdb; then
+	check "$tb_cached_dir" || die "the cached cuda-gdb in $tb_cached_dir does not run here"
+	echo "$tb_cached_dir/cuda-gdb"
 	exit 0
 fi
 
-exec 9>"$tb_cache/.lock-cuda-gdb"
-flock 9
-if [ -f "$pointer" ] && [ -f "$(cat "$pointer")/.complete" ]; then
-	dir=$(cat "$pointer")
-	check "$dir" || die "the cached cuda-gdb in $dir does not run here"
-	echo "$dir/cuda-gdb"
-	exit 0
-fi
-
-for tool in apt-get dpkg-deb tar readelf flock; do
-	command -v "$tool" >/dev/null || die "$tool not found"
-done
+tb_need apt-get dpkg-deb tar readelf flock
 t0=$(date +%s)
 if [ "$suite" = bookworm ]; then
 	tb_apt bookworm-nonfree bookworm "deb bookworm non-free"

@@ -21,20 +21,12 @@ die() { log "error: $*"; exit 1; }
 
 key=$(tb_hash "$here/fetch-headers.sh")
 pointer=$tb_cache/cuda-debian.$key.dir
-if [ -f "$pointer" ] && [ -f "$(cat "$pointer")/.complete" ]; then
-	cat "$pointer"
-	exit 0
-fi
-exec 9>"$tb_cache/.lock-cuda-debian"
-flock 9
-if [ -f "$pointer" ] && [ -f "$(cat "$pointer")/.complete" ]; then
-	cat "$pointer"
+if tb_cached "$pointer" cuda-debian; then
+	echo "$tb_cached_dir"
 	exit 0
 fi
 
-for tool in apt-get dpkg-deb tar; do
-	command -v "$tool" >/dev/null || die "$tool not found"
-done
+tb_need apt-get dpkg-deb tar
 t0=$(date +%s)
 tb_apt trixie-cuda trixie "deb trixie non-free"
 ver=$(tb_apt_version nvidia-cuda-dev)

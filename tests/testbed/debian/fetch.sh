@@ -25,21 +25,12 @@ runtime_pkgs=(libc6 libstdc++6 libgcc-s1 libnuma1 libcpuinfo0)
 key=$(tb_hash "$here/fetch.sh")
 pointer=$tb_cache/debian-2.6.$key.dir
 
-if [ -f "$pointer" ] && [ -f "$(cat "$pointer")/.complete" ]; then
-	cat "$pointer"
+if tb_cached "$pointer" debian; then
+	echo "$tb_cached_dir"
 	exit 0
 fi
 
-exec 9>"$tb_cache/.lock-debian"
-flock 9
-if [ -f "$pointer" ] && [ -f "$(cat "$pointer")/.complete" ]; then
-	cat "$pointer"
-	exit 0
-fi
-
-for tool in apt-get dpkg-deb tar; do
-	command -v "$tool" >/dev/null || die "$tool not found"
-done
+tb_need apt-get dpkg-deb tar
 t0=$(date +%s)
 tb_apt trixie-bin trixie "deb trixie main contrib"
 ver=$(tb_apt_version libtorch-cuda-2.6)

@@ -13,13 +13,39 @@ tb_keyring=${MEMPROF_DEBIAN_KEYRING:-/usr/share/keyrings/debian-archive-keyring.
 
 # The c10 builds (c10/build.sh) and the driver's scenarios (scenarios/README.md), for the scripts that go
 # through all of them (`target.sh --list variants|scenarios` prints them for the tests outside tests/testbed).
+# shellcheck disable=SC2034 # for the scripts that source this file
 tb_variants="debug stripped debug-oldabi stripped-oldabi mutant-2.14-stats mutant-block-regcounter
 	stripped-mutant-2.14-stats stripped-mutant-block-regcounter debian-2.6"
+# shellcheck disable=SC2034
 tb_scenarios="training fragmented pending_free oom multi_device private_pool expandable history huge"
 
 # tb_hash FILE... - 12 hex digits over the files' contents (cache keys).
 tb_hash() {
 	cat "$@" | sha256sum | cut -c1-12
+}
+
+# tb_cached POINTER LOCK - whether the directory that the file POINTER names is complete (holds .complete); then
+# tb_cached_dir names it. Otherwise the lock file .lock-LOCK is taken for the rest of the script (fd 9: one
+# fetcher at a time) and POINTER looked at once more, since another script may have completed it meanwhile; on
+# status 1 the caller makes the directory, touches its .complete and writes POINTER. (Not for $(...): a subshell
+# would let go of the lock.)
+tb_cached() {
+	local pointer=$1 lock=$2
+	_tb_cached_ready "$pointer" && return 0
+	exec 9>"$tb_cache/.lock-$lock"
+	flock 9
+	_tb_cached_ready "$pointer"
+}
+_tb_cached_ready() { # POINTER
+	[ -f "$1" ] && tb_cached_dir=$(cat "$1") && [ -f "$tb_cached_dir/.complete" ]
+}
+
+# tb_need TOOL... - die naming the first TOOL this machine lacks.
+tb_need() {
+	local tool
+	for tool in "$@"; do
+		command -v "$tool" >/dev/null || die "$tool not found"
+	done
 }
 
 # tb_apt NAME SUITE LINE... - set up the private apt directory $tb_cache/apt-NAME whose sources.list holds
