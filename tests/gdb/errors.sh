@@ -70,10 +70,10 @@ else
 	bad "the test bed gave no $m core or layout: $(tail -1 "$work/mutant.err" "$work/twin.err" 2>/dev/null)"
 fi
 
-# Ctrl-C during a long walk: the huge scenario read through gdb, interrupted after 50 ms.
+# Ctrl-C during a long walk: the huge scenario read through gdb (about 500 reads), interrupted at the 50th read
+# (a timer raced the walk once it took 50 ms).
 if "$target" huge debug live "$work/huge" >/dev/null 2>"$work/huge.err"; then
-	mgdb -p "$(cat "$work/huge/pid")" -ex 'set memprof backend gdb' \
-		-ex 'python import threading, _thread; threading.Timer(0.05, _thread.interrupt_main).start()' \
+	mgdb -p "$(cat "$work/huge/pid")" -ex 'set memprof backend gdb' -ex 'mp-interrupt-at-read 50' \
 		-ex "mp-capture $work/int memprof segsum" -ex "mp-capture $work/after memprof segsum" -ex detach \
 		>"$work/gdb.out" 2>&1
 	check "a walk interrupted by Ctrl-C" "$work/int" "^interrupted$"

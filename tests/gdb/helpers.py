@@ -7,6 +7,8 @@
 #                               one line per mapping, so two sums show whether the commands wrote anything
 #   mp-timed FILE COMMAND...    as mp-capture, plus FILE.time: wall seconds of COMMAND (time.monotonic) and the
 #                               target reads of it (maintenance memprof reads)
+#   mp-interrupt-at-read N      a Ctrl-C (_thread.interrupt_main) during the Nth read memprof makes through gdb
+#                               from now on: an interrupt in the middle of a walk however fast the walk is
 import hashlib
 import os
 import time
@@ -104,6 +106,30 @@ class MemSum(gdb.Command):
             f.writelines(lines)
 
 
+class InterruptAtRead(gdb.Command):
+    """mp-interrupt-at-read N: Ctrl-C during memprof's Nth read through gdb."""
+
+    def __init__(self):
+        super().__init__("mp-interrupt-at-read", gdb.COMMAND_USER)
+
+    def invoke(self, arg, from_tty):
+        # memprof.py hands its session the ctypes callback _read_cb for each command: a wrapper of the same type
+        # in its place sees every read.
+        m = __main__._memprof
+        read, at, count = m._read, int(arg), [0]
+
+        def counting_read(ctx, addr, buf, length):
+            count[0] += 1
+            if count[0] == at:
+                import _thread
+
+                _thread.interrupt_main()
+            return read(ctx, addr, buf, length)
+
+        m._read_cb = type(m._read_cb)(counting_read)
+
+
 Capture()
 Timed()
 MemSum()
+InterruptAtRead()
