@@ -301,7 +301,9 @@ mp_err wk_segments(struct walk *wk, mp_walk_device *dev)
 		for (size_t i = 0; i < sw.nheads && err == MP_OK && w->nblocks < wk->max_blocks; i++)
 			err = walk_segment(wk, &sw, dev, &sw.heads[i]);
 	}
-	qsort(w->segments + first_seg, w->nsegments - first_seg, sizeof *w->segments, cmp_segment);
+	/* (w->segments is still NULL when a walk stops before its first segment: qsort must not see it.) */
+	if (w->nsegments > first_seg)
+		qsort(w->segments + first_seg, w->nsegments - first_seg, sizeof *w->segments, cmp_segment);
 	wk_blockset_free(&sw.blocks);
 	free(sw.heads);
 	free(sw.pools);
