@@ -3,7 +3,7 @@
 # errors.sh - every way a memprof gdb command can fail ends in one clear gdb error line, never a Python traceback:
 # no inferior, a process without libc10_cuda.so, an allocator of no known layout (a stripped layout mutant's core;
 # then `set memprof layout` with its DWARF twin's layout file walks it), an address in no segment, an expression
-# gdb cannot evaluate, a bad setting value, a walk interrupted by Ctrl-C (simulated with _thread.interrupt_main
+# gdb cannot evaluate, a bad setting value, a walk interrupted by Ctrl-C (a KeyboardInterrupt at a read callback
 # while the huge scenario is read through gdb; the next command works again), a missing library and a library of
 # another version (the extension refuses to load, in one line, and `memprof` then repeats why). And completion
 # (libmemprof's words and file names, after gdb's own word breaks at '-' and '/').
@@ -70,8 +70,8 @@ else
 	bad "the test bed gave no $m core or layout: $(tail -1 "$work/mutant.err" "$work/twin.err" 2>/dev/null)"
 fi
 
-# Ctrl-C during a long walk: the huge scenario read through gdb (about 500 reads), interrupted at the 50th read
-# (a timer raced the walk once it took 50 ms).
+# Ctrl-C during a long walk: the huge scenario read through gdb (about 500 reads), a KeyboardInterrupt at the 50th
+# read (a timer raced the walk once it took 50 ms).
 if "$target" huge debug live "$work/huge" >/dev/null 2>"$work/huge.err"; then
 	mgdb -p "$(cat "$work/huge/pid")" -ex 'set memprof backend gdb' -ex 'mp-interrupt-at-read 50' \
 		-ex "mp-capture $work/int memprof segsum" -ex "mp-capture $work/after memprof segsum" -ex detach \
