@@ -17,5 +17,6 @@ if [ "${#missing[@]}" -gt 0 ]; then
 	echo "setup: installing ${missing[*]}" >&2
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
-	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	# Wait for another apt (a parallel test-bed fetch) rather than fail on its lock.
+	apt-get install -o DPkg::Lock::Timeout=600 -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi

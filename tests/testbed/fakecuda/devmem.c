@@ -98,3 +98,12 @@ enum fakecuda_origin fakecuda_malloc_origin(const void *ptr, int *device)
 	*device = d;
 	return FAKECUDA_ORIGIN_MALLOC;
 }
+
+/* The cudaMalloc range that holds ptr, or else the driver reservation. */
+int fakecuda_range(const void *ptr, uintptr_t *start, size_t *size)
+{
+	int d = ready() ? device_of((uintptr_t)ptr) : -1;
+	if (d >= 0)
+		return va_range_of(&arenas[d], (uintptr_t)ptr, start, size) ? FAKECUDA_EINVAL : FAKECUDA_OK;
+	return fakecuda_reserved_range(ptr, start, size);
+}

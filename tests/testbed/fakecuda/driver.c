@@ -75,6 +75,13 @@ enum fakecuda_origin fakecuda_lookup(const void *ptr, int *device)
 	return FAKECUDA_ORIGIN_NONE;
 }
 
+int fakecuda_reserved_range(const void *ptr, uintptr_t *start, size_t *size)
+{
+	if (!in_reserved((CUdeviceptr)ptr, 1))
+		return FAKECUDA_EINVAL;
+	return va_range_of(&reserved, (uintptr_t)ptr, start, size) ? FAKECUDA_EINVAL : FAKECUDA_OK;
+}
+
 CUresult cuInit(unsigned int flags)
 {
 	return flags ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;

@@ -5,6 +5,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* cuda.h maps some names to versioned ones (cuCtxPushCurrent -> cuCtxPushCurrent_v2), so a definition under
+   the plain name defines the versioned symbol; callers that dlsym() the plain name get it through this alias. */
+#define FAKECUDA_PLAIN_ALIAS(plain, versioned) \
+	__typeof__(versioned) fakecuda_alias_##plain __asm__(#plain) __attribute__((alias(#versioned)));
+
 /* Fake devices are numbered 0..FAKECUDA_MAX_DEVICES-1; more than this is a configuration error. */
 #define FAKECUDA_MAX_DEVICES 16
 
@@ -44,11 +49,21 @@ size_t fakecuda_used(int device);
 int fakecuda_malloc(int device, size_t size, void **out);
 int fakecuda_free(void *ptr);
 enum fakecuda_origin fakecuda_malloc_origin(const void *ptr, int *device);
+/* The live range (cudaMalloc allocation or driver reservation) holding ptr: FAKECUDA_OK, or FAKECUDA_EINVAL. */
+int fakecuda_range(const void *ptr, uintptr_t *start, size_t *size);
 
 /* driver.c: which allocator a pointer belongs to (device is -1 for driver reservations). */
 enum fakecuda_origin fakecuda_lookup(const void *ptr, int *device);
+int fakecuda_reserved_range(const void *ptr, uintptr_t *start, size_t *size);
 
-/* attributes.c: device attributes, keyed by CUdevice_attribute (cudaDeviceAttr uses the same numbers). */
+/* attributes.c: device attributes, keyed by CUdevice_attribute (cudaDeviceAttr uses the same numbers), and
+   the device's name and UUID (16 bytes), the same through the runtime, the driver and NVML. */
 int fakecuda_attribute(int device, int attribute, int *value);
+void fakecuda_device_name(int device, char *name, size_t size);
+void fakecuda_uuid(int device, char bytes[16]);
+
+/* driver_context.c: the calling thread's current device (its current context), shared with the runtime. */
+int fakecuda_current_device(void);
+void fakecuda_set_current_device(int device);
 
 #endif

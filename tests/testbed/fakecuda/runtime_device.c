@@ -1,5 +1,6 @@
 /* Device selection, properties and attributes of the fake runtime. */
 #include "runtime_internal.h"
+#include "device_props.h"
 
 #include <cuda.h>
 #include <stdio.h>
@@ -14,12 +15,10 @@ _Static_assert((int)cudaDevAttrMultiProcessorCount == (int)CU_DEVICE_ATTRIBUTE_M
 /* Stream priorities of an H100: 0 (least) to -5 (greatest). */
 enum { LEAST_PRIORITY = 0, GREATEST_PRIORITY = -5 };
 
-/* Per thread, like the real runtime's current context. */
-static _Thread_local int current_device;
-
+/* Per thread, like the real runtime's current context (kept by the driver: driver_context.c). */
 int fc_current_device(void)
 {
-	return current_device;
+	return fakecuda_current_device();
 }
 
 static int valid_device(int device)
@@ -39,7 +38,7 @@ cudaError_t cudaGetDevice(int *device)
 {
 	if (!device)
 		return fc_return(cudaErrorInvalidValue);
-	*device = current_device;
+	*device = fakecuda_current_device();
 	return cudaSuccess;
 }
 
@@ -47,7 +46,7 @@ cudaError_t cudaSetDevice(int device)
 {
 	if (!valid_device(device))
 		return fc_return(cudaErrorInvalidDevice);
-	current_device = device;
+	fakecuda_set_current_device(device);
 	return cudaSuccess;
 }
 
@@ -74,89 +73,57 @@ int fc_clamp_priority(int priority)
 	return priority < GREATEST_PRIORITY ? GREATEST_PRIORITY : priority;
 }
 
-/* The fields at the head of cudaDeviceProp (name .. maxGridSize) sit at the same offsets in the
-   CUDA 11, 12 and 13 layouts; the rest moved in 13. */
-static void fill_head(struct cudaDeviceProp *prop, int device)
-{
-	const struct fakecuda_config *config = fakecuda_config();
-	snprintf(prop->name, sizeof prop->name, "fakecuda device %d", device);
-	memset(&prop->uuid, 0, sizeof prop->uuid);
-	memcpy(prop->uuid.bytes, "fakecuda", 8);
-	prop->uuid.bytes[15] = (char)device;
-	memset(prop->luid, 0, sizeof prop->luid);
-	prop->luidDeviceNodeMask = 0;
-	prop->totalGlobalMem = config->capacity;
-	prop->sharedMemPerBlock = 48 << 10;
-	prop->regsPerBlock = 65536;
-	prop->warpSize = 32;
-	prop->memPitch = (size_t)2147483647;
-	prop->maxThreadsPerBlock = 1024;
-	for (int i = 0; i < 3; i++)
-		prop->maxThreadsDim[i] = i < 2 ? 1024 : 64;
-	prop->maxGridSize[0] = 2147483647;
-	prop->maxGridSize[1] = prop->maxGridSize[2] = 65535;
-}
-
-/* The CUDA 12 ABI's symbols (cudaGetDeviceProperties_v2, and the unversioned one of libcudart.so.12)
-   take a struct laid out differently from these headers' after maxGridSize, and possibly larger or
-   smaller: only the shared head is written, the caller's tail is left alone. */
-static cudaError_t head_only(struct cudaDeviceProp *prop, int device)
+static cudaError_t check_props_args(const void *prop, int device)
 {
 	if (!prop)
 		return fc_return(cudaErrorInvalidValue);
-	if (!valid_device(device))
-		return fc_return(cudaErrorInvalidDevice);
-	fill_head(prop, device);
+	return valid_device(device) ? cudaSuccess : fc_return(cudaErrorInvalidDevice);
+}
+
+#if FAKECUDA_ABI_MAJOR >= 13 || FAKECUDA_HAVE_PROPS12
+static cudaError_t abi_props(struct cudaDeviceProp *prop, int device)
+{
+	cudaError_t error = check_props_args(prop, device);
+	if (error)
+		return error;
+#if FAKECUDA_ABI_MAJOR >= 13
+	fc_fill_props(prop, device);
+#else
+	fc_device_props12(prop, device);
+#endif
 	return cudaSuccess;
 }
-
-#if FAKECUDA_ABI_MAJOR >= 13
-static int attribute(int device, int attr)
+#else
+/* libcudart.so.12 built without CUDA 12 headers: its callers' struct is laid out differently from these
+   headers' after maxGridSize, and possibly larger or smaller, so only the shared head is written and the
+   caller's tail is left alone (enough for c10's allocator; a whole PyTorch needs CUDA12_HOME, see Makefile). */
+static cudaError_t abi_props(struct cudaDeviceProp *prop, int device)
 {
-	int value = 0;
-	fakecuda_attribute(device, attr, &value);
-	return value;
-}
-
-/* The full layout of the headers we build with (CUDA 13). */
-static cudaError_t full(struct cudaDeviceProp *prop, int device)
-{
-	if (!prop)
-		return fc_return(cudaErrorInvalidValue);
-	if (!valid_device(device))
-		return fc_return(cudaErrorInvalidDevice);
-	memset(prop, 0, sizeof *prop);
-	fill_head(prop, device);
-	prop->totalConstMem = 64 << 10;
-	prop->major = attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
-	prop->minor = attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
-	prop->multiProcessorCount = attribute(device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-	prop->pciDomainID = attribute(device, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID);
-	prop->pciBusID = attribute(device, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID);
-	prop->pciDeviceID = attribute(device, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID);
-	prop->unifiedAddressing = attribute(device, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING);
-	prop->l2CacheSize = 50 << 20;
-	prop->maxThreadsPerMultiProcessor = 2048;
-	prop->sharedMemPerMultiprocessor = 228 << 10;
-	prop->regsPerMultiprocessor = 65536;
-	prop->memoryBusWidth = 5120;
+	cudaError_t error = check_props_args(prop, device);
+	if (error)
+		return error;
+	fc_fill_props_head(prop, device);
 	return cudaSuccess;
 }
 #endif
 
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 {
-#if FAKECUDA_ABI_MAJOR >= 13
-	return full(prop, device);
-#else
-	return head_only(prop, device);
-#endif
+	return abi_props(prop, device);
 }
 
 cudaError_t cudaGetDeviceProperties_v2(struct cudaDeviceProp *prop, int device);
 cudaError_t cudaGetDeviceProperties_v2(struct cudaDeviceProp *prop, int device)
 {
-	return head_only(prop, device);
+#if FAKECUDA_ABI_MAJOR >= 13
+	/* CUDA 12 callers' name for the query, with their struct: only the head is shared with ours. */
+	cudaError_t error = check_props_args(prop, device);
+	if (!error)
+		fc_fill_props_head(prop, device);
+	return error;
+#else
+	return abi_props(prop, device);
+#endif
 }
 
 cudaError_t cudaDeviceCanAccessPeer(int *can, int device, int peer)
@@ -174,7 +141,7 @@ static unsigned char peer_enabled[FAKECUDA_MAX_DEVICES][FAKECUDA_MAX_DEVICES];
 
 cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned int flags)
 {
-	int device = current_device;
+	int device = fakecuda_current_device();
 	if (flags)
 		return fc_return(cudaErrorInvalidValue);
 	if (!valid_device(peer) || peer == device)
@@ -182,4 +149,39 @@ cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned int flags)
 	if (__atomic_exchange_n(&peer_enabled[device][peer], 1, __ATOMIC_RELAXED))
 		return fc_return(cudaErrorPeerAccessAlreadyEnabled);
 	return cudaSuccess;
+}
+
+/* "0000:10:00.0" for device 0, the location the PCI attributes give. */
+cudaError_t cudaDeviceGetPCIBusId(char *bus_id, int length, int device)
+{
+	int domain, bus, slot;
+	if (!bus_id || length <= 0)
+		return fc_return(cudaErrorInvalidValue);
+	if (!valid_device(device))
+		return fc_return(cudaErrorInvalidDevice);
+	fakecuda_attribute(device, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, &domain);
+	fakecuda_attribute(device, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, &bus);
+	fakecuda_attribute(device, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, &slot);
+	snprintf(bus_id, (size_t)length, "%04x:%02x:%02x.0", domain, bus, slot);
+	return cudaSuccess;
+}
+
+/* Graph memory is never allocated (capture is not faked): every figure is 0. */
+cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attribute, void *value)
+{
+	(void)attribute;
+	if (!value)
+		return fc_return(cudaErrorInvalidValue);
+	if (!valid_device(device))
+		return fc_return(cudaErrorInvalidDevice);
+	*(unsigned long long *)value = 0;
+	return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attribute, void *value)
+{
+	(void)attribute;
+	if (!value)
+		return fc_return(cudaErrorInvalidValue);
+	return valid_device(device) ? cudaSuccess : fc_return(cudaErrorInvalidDevice);
 }

@@ -61,6 +61,14 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t handle)
 	return cudaSuccess;
 }
 
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t handle, unsigned int flags)
+{
+	/* cudaEventRecordExternal only matters inside a graph capture, which is not faked. */
+	if (flags & ~(unsigned int)cudaEventRecordExternal)
+		return fc_return(cudaErrorInvalidValue);
+	return cudaEventRecord(event, handle);
+}
+
 /* Caller holds the sync lock. */
 static int event_done(const struct CUevent_st *event)
 {

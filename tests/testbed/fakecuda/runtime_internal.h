@@ -30,6 +30,9 @@ struct CUstream_st {
 cudaError_t fc_return(cudaError_t error);
 cudaError_t fc_from_status(int status);
 
+/* runtime_props12.c (only with CUDA12_HOME: FAKECUDA_HAVE_PROPS12): the CUDA 12 struct cudaDeviceProp. */
+void fc_device_props12(void *prop, int device);
+
 /* runtime_device.c */
 int fc_current_device(void);
 /* Clamps a stream priority into the device's range. */

@@ -57,6 +57,28 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaM
 	return copy(dst, src, count, kind);
 }
 
+/* A pitched copy: HEIGHT rows of WIDTH bytes, rows SPITCH / DPITCH bytes apart. */
+cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+			 enum cudaMemcpyKind kind)
+{
+	if (width > dpitch || width > spitch)
+		return fc_return(cudaErrorInvalidPitchValue);
+	for (size_t row = 0; row < height; row++) {
+		cudaError_t error = copy((char *)dst + row * dpitch, (const char *)src + row * spitch, width, kind);
+		if (error)
+			return error;
+	}
+	return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+			      size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+	if (!fc_stream(stream))
+		return fc_return(cudaErrorInvalidResourceHandle);
+	return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind);
+}
+
 cudaError_t cudaMemcpyPeerAsync(void *dst, int dst_device, const void *src, int src_device,
 				size_t count, cudaStream_t stream)
 {

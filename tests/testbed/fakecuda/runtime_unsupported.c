@@ -30,6 +30,33 @@ UNSUPPORTED(cudaMemAdvise, (const void *ptr, size_t count, enum cudaMemoryAdvise
 UNSUPPORTED(cudaIpcGetMemHandle, (cudaIpcMemHandle_t *handle, void *ptr))
 UNSUPPORTED(cudaIpcOpenMemHandle, (void **ptr, cudaIpcMemHandle_t handle, unsigned int flags))
 UNSUPPORTED(cudaIpcCloseMemHandle, (void *ptr))
+UNSUPPORTED(cudaIpcGetEventHandle, (cudaIpcEventHandle_t *handle, cudaEvent_t event))
+UNSUPPORTED(cudaIpcOpenEventHandle, (cudaEvent_t *event, cudaIpcEventHandle_t handle))
+/* CUDA graphs: no capture ever begins (runtime_streams.c), so nothing below is reached by a working job;
+   private pools are tested through torch.cuda.MemPool instead. Their prototypes differ between CUDA 12 and
+   13 headers, and none of the arguments is looked at, so each is defined under its symbol name only. */
+#define UNSUPPORTED_ANY(name)							\
+	cudaError_t fc_unsupported_##name(void) __asm__(#name);			\
+	cudaError_t fc_unsupported_##name(void)					\
+	{									\
+		return fc_return(cudaErrorNotSupported);			\
+	}
+UNSUPPORTED_ANY(cudaStreamEndCapture)
+UNSUPPORTED_ANY(cudaStreamBeginCaptureToGraph)
+UNSUPPORTED_ANY(cudaStreamUpdateCaptureDependencies)
+UNSUPPORTED_ANY(cudaGraphAddNode)
+UNSUPPORTED_ANY(cudaGraphConditionalHandleCreate)
+UNSUPPORTED_ANY(cudaGraphDebugDotPrint)
+UNSUPPORTED_ANY(cudaGraphDestroy)
+UNSUPPORTED_ANY(cudaGraphExecDestroy)
+UNSUPPORTED_ANY(cudaGraphGetNodes)
+UNSUPPORTED_ANY(cudaGraphInstantiate)
+UNSUPPORTED_ANY(cudaGraphInstantiateWithFlags)
+UNSUPPORTED_ANY(cudaGraphLaunch)
+UNSUPPORTED_ANY(cudaGraphNodeGetDependencies)
+UNSUPPORTED_ANY(cudaGraphRetainUserObject)
+UNSUPPORTED_ANY(cudaUserObjectCreate)
+UNSUPPORTED_ANY(cudaUserObjectRelease)
 
 #if FAKECUDA_ABI_MAJOR < 13
 /* CUDA 12's name for the location-taking cudaMemAdvise. */

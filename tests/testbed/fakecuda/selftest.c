@@ -65,7 +65,10 @@ static void test_devices(int devices, size_t capacity)
 	int major = 0;
 	CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) == cudaSuccess
 	      && major == 9);
-	CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrMaxTexture1DWidth, 0) != cudaSuccess);
+	/* An attribute the fake does not model answers 0, one outside the enum fails. */
+	int value = -1;
+	CHECK(cudaDeviceGetAttribute(&value, cudaDevAttrMaxTexture1DWidth, 0) == cudaSuccess && value == 0);
+	CHECK(cudaDeviceGetAttribute(&value, (enum cudaDeviceAttr)100000, 0) != cudaSuccess);
 	cudaGetLastError();
 }
 
@@ -267,6 +270,95 @@ static void test_driver(size_t capacity, size_t expected_granularity)
 	free(h);
 }
 
+/* What a whole PyTorch needs besides the allocator: registration of its kernels and device variables, launches
+   (no-ops), occupancy, pinned host memory, PCI ids, driver entry points and contexts. */
+void **__cudaRegisterFatBinary(void *fat_cubin);
+void __cudaRegisterFatBinaryEnd(void **handle);
+void __cudaRegisterVar(void **handle, char *host_var, char *device_address, const char *device_name, int ext,
+		       size_t size, int constant, int global);
+void __cudaUnregisterFatBinary(void **handle);
+unsigned __cudaPushCallConfiguration(dim3 grid, dim3 block, size_t shared, struct CUstream_st *stream);
+cudaError_t __cudaPopCallConfiguration(dim3 *grid, dim3 *block, size_t *shared, void *stream);
+
+static char device_variable[64];
+
+static void kernel_stub(void)
+{
+}
+
+static void test_pytorch_support(int devices)
+{
+	void **binary = __cudaRegisterFatBinary((void *)"fatbin");
+	CHECK(binary != NULL);
+	__cudaRegisterVar(binary, device_variable, device_variable, "var", 0, sizeof device_variable, 0, 0);
+	__cudaRegisterFatBinaryEnd(binary);
+	void *symbol = NULL;
+	size_t size = 0;
+	CHECK(cudaGetSymbolAddress(&symbol, device_variable) == cudaSuccess && symbol && symbol != device_variable);
+	CHECK(cudaGetSymbolSize(&size, device_variable) == cudaSuccess && size == sizeof device_variable);
+	int in = 42, out = 0;
+	CHECK(cudaMemcpyToSymbol(device_variable, &in, sizeof in, 8, cudaMemcpyHostToDevice) == cudaSuccess);
+	CHECK(cudaMemcpyFromSymbol(&out, device_variable, sizeof out, 8, cudaMemcpyDeviceToHost) == cudaSuccess
+	      && out == 42);
+	CHECK(cudaMemcpyToSymbol(device_variable, &in, sizeof in, 62, cudaMemcpyHostToDevice) != cudaSuccess);
+	CHECK(cudaGetSymbolAddress(&symbol, &in) == cudaErrorInvalidSymbol);
+	cudaGetLastError();
+
+	dim3 grid = { 4, 1, 1 }, block = { 256, 1, 1 }, g, b;
+	size_t shared;
+	cudaStream_t stream = NULL;
+	CHECK(__cudaPushCallConfiguration(grid, block, 128, NULL) == 0);
+	CHECK(__cudaPopCallConfiguration(&g, &b, &shared, &stream) == cudaSuccess && g.x == 4 && b.x == 256
+	      && shared == 128);
+	CHECK(cudaLaunchKernel((const void *)kernel_stub, grid, block, NULL, 0, NULL) == cudaSuccess);
+	dim3 too_big = { 2048, 1, 1 };
+	CHECK(cudaLaunchKernel((const void *)kernel_stub, grid, too_big, NULL, 0, NULL)
+	      == cudaErrorInvalidConfiguration);
+	cudaGetLastError();
+	int blocks = 0;
+	CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, (const void *)kernel_stub, 256, 0)
+	      == cudaSuccess && blocks == 8);
+	struct cudaFuncAttributes fattr;
+	CHECK(cudaFuncGetAttributes(&fattr, (const void *)kernel_stub) == cudaSuccess
+	      && fattr.maxThreadsPerBlock == 1024);
+
+	void *pinned = NULL;
+	CHECK(cudaHostAlloc(&pinned, 1 << 20, cudaHostAllocDefault) == cudaSuccess && pinned
+	      && (uintptr_t)pinned % 4096 == 0);
+	CHECK(cudaFreeHost(pinned) == cudaSuccess);
+
+	char bus[32];
+	CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, devices - 1) == cudaSuccess);
+	char expected[32];
+	snprintf(expected, sizeof expected, "0000:%02x:00.0", 0x10 + devices - 1);
+	CHECK(!strcmp(bus, expected));
+
+	void *entry = NULL;
+	enum cudaDriverEntryPointQueryResult status;
+	CHECK(cudaGetDriverEntryPointByVersion("cuMemCreate", &entry, 12000, 0, &status) == cudaSuccess
+	      && status == cudaDriverEntryPointSuccess && entry == dlsym(RTLD_DEFAULT, "cuMemCreate"));
+	CHECK(cudaGetDriverEntryPointByVersion("cuNoSuchFunction", &entry, 12000, 0, &status) == cudaSuccess
+	      && status == cudaDriverEntryPointSymbolNotFound && !entry);
+
+	/* The driver's current context follows the runtime's device. */
+	CUcontext context = NULL, primary = NULL;
+	CUdevice current = -1;
+	CHECK(cudaSetDevice(devices - 1) == cudaSuccess);
+	CHECK(cuCtxGetCurrent(&context) == CUDA_SUCCESS && context);
+	CHECK(cuDevicePrimaryCtxRetain(&primary, devices - 1) == CUDA_SUCCESS && primary == context);
+	CHECK(cuCtxGetDevice(&current) == CUDA_SUCCESS && current == devices - 1);
+	CHECK(cudaSetDevice(0) == cudaSuccess);
+
+	void *p = NULL;
+	CUdeviceptr base = 0;
+	size_t length = 0;
+	CHECK(cudaMalloc(&p, 3 << 20) == cudaSuccess);
+	CHECK(cuMemGetAddressRange(&base, &length, (CUdeviceptr)p + 12345) == CUDA_SUCCESS
+	      && base == (CUdeviceptr)p && length == (size_t)3 << 20);
+	CHECK(cudaFree(p) == cudaSuccess);
+	__cudaUnregisterFatBinary(binary);
+}
+
 /* FAKECUDA_DELAY_US must make every allocation take at least that long. */
 static void test_delay(unsigned delay_us)
 {
@@ -299,6 +391,7 @@ int main(int argc, char **argv)
 	test_streams();
 	test_unsupported();
 	test_driver(capacity, granularity);
+	test_pytorch_support(devices);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }

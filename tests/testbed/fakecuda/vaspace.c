@@ -114,6 +114,25 @@ size_t va_size_of(const struct va_arena *arena, uintptr_t addr)
 	return size;
 }
 
+int va_range_of(const struct va_arena *arena, uintptr_t addr, uintptr_t *start, size_t *size)
+{
+	int found = -1;
+	if (!va_arena_contains(arena, addr))
+		return -1;
+	/* A scan of every live range: only rare queries (cuMemGetAddressRange) come here. */
+	pthread_mutex_lock((pthread_mutex_t *)&arena->lock);
+	for (size_t i = 0; i < VA_BUCKETS && found; i++)
+		for (const struct va_record *r = arena->live[i]; r; r = r->next)
+			if (addr >= r->start && addr - r->start < r->size) {
+				*start = r->start;
+				*size = r->size;
+				found = 0;
+				break;
+			}
+	pthread_mutex_unlock((pthread_mutex_t *)&arena->lock);
+	return found;
+}
+
 /* Puts a range back on the sorted free list, merging with its neighbours. */
 static int give_back(struct va_arena *arena, uintptr_t start, size_t size)
 {

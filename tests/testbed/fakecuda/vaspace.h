@@ -25,6 +25,8 @@ uintptr_t va_alloc(struct va_arena *arena, size_t size, size_t align);
 /* Returns the size handed out at addr, or 0 when addr is not the start of a live range. */
 size_t va_size_of(const struct va_arena *arena, uintptr_t addr);
 int va_release(struct va_arena *arena, uintptr_t addr);
+/* The live range that contains addr: 0 and its start and size, or -1. */
+int va_range_of(const struct va_arena *arena, uintptr_t addr, uintptr_t *start, size_t *size);
 
 /* Page-level helpers that keep device ranges out of core dumps. */
 int va_back(uintptr_t addr, size_t size, int prot);

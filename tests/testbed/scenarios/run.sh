@@ -31,26 +31,12 @@ die() { log "error: $*"; exit 2; }
 . "$testbed/lib/common.sh"
 cache=$tb_cache
 
-# The fake CUDA runtime + driver, keyed by a hash of its sources.
 fakecuda_dir() {
 	if [ -n "${MEMPROF_FAKECUDA_DIR:-}" ]; then
 		echo "$MEMPROF_FAKECUDA_DIR"
 		return
 	fi
-	local key dir cuda_home
-	cuda_home=$(tb_cuda_home) || die "no CUDA headers"
-	key=$(cd "$testbed/fakecuda" && cat Makefile ./*.c ./*.h ./*.map ./*.in 2>/dev/null | sha256sum | cut -c1-12)
-	dir=$cache/fakecuda-$(tb_cuda_tag "$cuda_home")-$key
-	if [ ! -f "$dir/.complete" ]; then
-		(
-			flock 8
-			if [ ! -f "$dir/.complete" ]; then
-				make -s -C "$testbed/fakecuda" OUT="$dir" CUDA_HOME="$cuda_home" >&2 || exit 1
-				touch "$dir/.complete"
-			fi
-		) 8>"$cache/.lock-fakecuda" || die "tests/testbed/fakecuda did not build"
-	fi
-	echo "$dir"
+	tb_fakecuda || die "tests/testbed/fakecuda did not build"
 }
 
 driver_path() {
