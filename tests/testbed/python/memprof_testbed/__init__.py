@@ -1,0 +1,123 @@
+"""memprof_testbed: what a job script run by tests/testbed/job.sh calls to mark the moment memprof looks at.
+
+    import memprof_testbed
+    memprof_testbed.register("model", model)        # optional: names for the manifest
+    with memprof_testbed.mem_tracker(model, opt):   # optional: PyTorch's own MemTracker runs alongside
+        ... train ...
+        memprof_testbed.checkpoint()
+
+checkpoint() writes the truth files into the runner's OUTDIR (snapshot.pickle, memory_stats.json, manifest.json,
+threads.txt, mem_tracker.json/.txt when a tracker runs), then, by the runner's MODE:
+    truth   returns;
+    live    writes OUTDIR/pid and OUTDIR/READY and waits, until OUTDIR/RESUME exists (then returns) or the
+            process is killed;
+    gcore   writes OUTDIR/READY and waits to be dumped and killed;
+    kernel  aborts (SIGABRT), leaving a kernel core in the process's working directory (OUTDIR).
+Outside the runner (no MEMPROF_TESTBED_OUT), checkpoint() does nothing, so a job script also runs on its own.
+Only one checkpoint per run: the truth describes one moment.
+"""
+import faulthandler
+import json
+import os
+import pickle
+import sys
+import time
+
+from . import manifest as _manifest
+
+_registered = []        # (name, object) in registration order
+_trackers = []          # MemTracker instances started through mem_tracker()
+_done = False
+
+
+def register(name, obj):
+    """Name obj (a module, an optimizer, a tensor, or a dict/list/tuple of them) in the manifest."""
+    _registered.append((str(name), obj))
+    return obj
+
+
+def mem_tracker(*objects):
+    """A started-on-enter PyTorch MemTracker (torch.distributed._tools.mem_tracker) that tracks objects
+    (modules, optimizers); checkpoint() writes its breakdown next to the truth."""
+    from torch.distributed._tools.mem_tracker import MemTracker
+    tracker = MemTracker()
+    if objects:
+        tracker.track_external(*objects)
+    _trackers.append(tracker)
+    return tracker
+
+
+def checkpoint_on_uncaught_exception():
+    """Take the checkpoint when an exception escapes the script (a crash, as a post-mortem sees it): the
+    excepthook checkpoints with the exception in hand, then Python reports it and exits with status 1 as usual
+    (in kernel mode the checkpoint aborts first). The runner accepts that status after such a checkpoint."""
+    previous = sys.excepthook
+
+    def hook(kind, value, traceback):
+        out = _out()
+        if out and not _done:
+            _write(out, "UNCAUGHT", lambda f: f.write(f"{kind.__module__}.{kind.__qualname__}\n"))
+            checkpoint()
+        previous(kind, value, traceback)
+
+    sys.excepthook = hook
+
+
+def _out():
+    return os.environ.get("MEMPROF_TESTBED_OUT")
+
+
+def _write(out, name, write, binary=False):
+    """Writes OUTDIR/name through a temporary file, so a reader never sees half a truth file."""
+    path = os.path.join(out, name)
+    with open(path + ".tmp", "wb" if binary else "w") as f:
+        write(f)
+    os.replace(path + ".tmp", path)
+
+
+def _write_truth(out):
+    import torch
+    snapshot = torch.cuda.memory._snapshot()
+    # After the snapshot, so that its own work (symbolizing frames) is not in it; none of these allocate
+    # device memory.
+    stats = {str(d): torch.cuda.memory_stats(d) for d in range(torch.cuda.device_count())}
+    _write(out, "snapshot.pickle", lambda f: pickle.dump(snapshot, f), binary=True)
+    _write(out, "memory_stats.json", lambda f: json.dump(stats, f, indent=1, sort_keys=True))
+    entries = _manifest.collect(_registered)
+    _write(out, "manifest.json", lambda f: json.dump(entries, f, indent=1))
+    # faulthandler writes to a file descriptor: give it the temporary file itself.
+    _write(out, "threads.txt", lambda f: (f.flush(), faulthandler.dump_traceback(f, all_threads=True)))
+    for i, tracker in enumerate(_trackers):
+        suffix = "" if i == 0 else f".{i + 1}"
+        _write(out, f"mem_tracker{suffix}.json", lambda f: json.dump(_manifest.tracker_table(tracker), f, indent=1))
+
+
+def _wait_for(path):
+    while not os.path.exists(path):
+        time.sleep(0.05)
+
+
+def checkpoint():
+    """Marks the moment to look at (see the module's doc)."""
+    global _done
+    out = _out()
+    if not out:
+        return
+    if _done:
+        raise RuntimeError("memprof_testbed.checkpoint() called twice: the runner takes one moment per run")
+    _done = True
+    mode = os.environ.get("MEMPROF_TESTBED_MODE", "truth")
+    _write_truth(out)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if mode == "truth":
+        _write(out, "READY", lambda f: f.write(f"{os.getpid()}\n"))
+        return
+    if mode == "kernel":
+        _write(out, "READY", lambda f: f.write(f"{os.getpid()}\n"))
+        os.abort()
+    _write(out, "pid", lambda f: f.write(f"{os.getpid()}\n"))
+    _write(out, "READY", lambda f: f.write(f"{os.getpid()}\n"))
+    # live: a debugger attaches, then the runner (or a test) lets the job go on with RESUME, or kills it.
+    # gcore: the runner dumps and kills the process while it waits here.
+    _wait_for(os.path.join(out, "RESUME"))
