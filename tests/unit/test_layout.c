@@ -101,9 +101,54 @@ static void test_builtins(void)
 	CU_ASSERT_EQUAL(mp_layout_builtin(0)->off[MP_L_BLOCK_PTR], 72);
 	CU_ASSERT_EQUAL(mp_layout_builtin(0)->off[MP_L_DCA_DEVICE_ID], MP_LAYOUT_ABSENT);
 	CU_ASSERT_EQUAL(mp_layout_builtin(3)->key.cuda_major, 13);
-	CU_ASSERT_EQUAL(mp_layout_builtin(3)->off[MP_L_DCA_ALLOC_BUFFER], 2712);
-	CU_ASSERT_EQUAL(mp_layout_builtin(2)->off[MP_L_DCA_ALLOC_BUFFER], 2736);
+	CU_ASSERT_EQUAL(mp_layout_builtin(3)->off[MP_L_DCA_ALLOC_BUFFER], 2816);
+	CU_ASSERT_EQUAL(mp_layout_builtin(2)->off[MP_L_DCA_ALLOC_BUFFER], 2840);
 	CU_ASSERT_EQUAL(mp_layout_builtin(2)->off[MP_L_TE_SIZEOF], 136);
+}
+
+/* The four 2.14 tables are one measurement (the torch 2.14.1 wheel: CUDA 13, new ABI; see
+   tests/testbed/c10/layouts-2.14.sh) and two derivations: CUDA 12 moves the DeviceCachingAllocator members
+   behind the 1032-byte (not 1008) cudaDeviceProp by 24, the old ABI only TraceEntry's strings. */
+static void test_214_tables_agree(void)
+{
+	const mp_layout *t[4];
+	static const char *const names[] = { "torch-2.14-cuda13", "torch-2.14-cuda12",
+					     "torch-2.14-cuda13-oldabi", "torch-2.14-cuda12-oldabi" };
+	const int32_t prop_end = 1664 + 1008; /* device_prop in the CUDA 13 DeviceCachingAllocator */
+
+	for (int i = 0; i < 4; i++) {
+		t[i] = NULL;
+		for (size_t j = 0; j < mp_layout_builtin_count(); j++)
+			if (strcmp(mp_layout_builtin(j)->name, names[i]) == 0)
+				t[i] = mp_layout_builtin(j);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(t[i]);
+	}
+	for (int f = 0; f < MP_L__COUNT; f++) {
+		int32_t o13 = t[0]->off[f], d12 = 0, dold = 0;
+
+		if (strcmp(mp_layout_struct_name((enum mp_layout_field)f), "DeviceCachingAllocator") == 0 &&
+		    o13 >= prop_end)
+			d12 = 24;
+		if (f == MP_L_TE_SIZEOF)
+			dold = -48;
+		else if (f == MP_L_TE_USER_METADATA)
+			dold = -24;
+		if (o13 == MP_LAYOUT_ABSENT)
+			d12 = dold = 0;
+		CU_ASSERT_EQUAL(t[1]->off[f], o13 + d12);
+		CU_ASSERT_EQUAL(t[2]->off[f], o13 + dold);
+		CU_ASSERT_EQUAL(t[3]->off[f], o13 + d12 + dold);
+		if (t[1]->off[f] != o13 + d12 || t[2]->off[f] != o13 + dold || t[3]->off[f] != o13 + d12 + dold)
+			fprintf(stderr, "\n%s.%s: %d %d %d %d\n", mp_layout_struct_name((enum mp_layout_field)f),
+				mp_layout_member_name((enum mp_layout_field)f), (int)o13, (int)t[1]->off[f],
+				(int)t[2]->off[f], (int)t[3]->off[f]);
+	}
+	/* What the inferred tables had wrong: 2.14.1's BlockPool holds a third set (blocks_by_addr). */
+	CU_ASSERT_EQUAL(t[0]->off[MP_L_BP_SIZEOF], 168);
+	CU_ASSERT_EQUAL(t[0]->off[MP_L_BP_UNMAPPED], 96);
+	CU_ASSERT_EQUAL(t[0]->off[MP_L_DCA_SMALL_BLOCKS], t[0]->off[MP_L_DCA_LARGE_BLOCKS] + 168);
+	CU_ASSERT_EQUAL(t[0]->off[MP_L_PP_SMALL_BLOCKS], t[0]->off[MP_L_PP_LARGE_BLOCKS] + 168);
+	CU_ASSERT_EQUAL(t[0]->off[MP_L_DCA_SIZEOF], 3072);
 }
 
 static void test_round_trip(void)
@@ -277,6 +322,7 @@ int main(void)
 	static const struct unit_test tests[] = {
 		{ "field table", test_field_table },
 		{ "built-in tables", test_builtins },
+		{ "2.14 tables agree", test_214_tables_agree },
 		{ "format/parse round trip", test_round_trip },
 		{ "accepted syntax", test_good_syntax },
 		{ "refusals", test_errors },

@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# layouts-2.14.sh - measure PyTorch 2.14.1's allocator layouts again and diff them against the four built-in tables
+# src/symbols/layouts/torch-2.14-cuda{13,12}{,-oldabi}.layout; prints the differences, exit 1 if there are any.
+#
+# No 2.14.1 source can be had here (Debian sid lists pytorch 2.14.1+dfsg-1 but does not serve its files), so:
+# - the structs private to CUDACachingAllocator.cpp (Block, BlockPool, PrivatePool, ExpandableSegment,
+#   DeviceCachingAllocator, NativeCachingAllocator) are read from the code of the real release: libc10_cuda.so of
+#   PyPI's torch 2.14.1 wheel (a CUDA 13.0, new-ABI build with .symtab), by wheel-layout.py;
+# - the structs of the headers (DeviceStats, TraceEntry, RingBuffer, CUDAAllocatorConfig) and cudaDeviceProp are
+#   read (layouts.sh, gdb) from the DWARF of a small object compiled against that wheel's own torch/include, four
+#   times: CUDA 13 headers (tb_cuda_home) and CUDA 12.4 headers (../cuda/fetch-headers.sh), each with the new ABI
+#   and with -D_GLIBCXX_USE_CXX11_ABI=0;
+# - the CUDA 12 tables move every DeviceCachingAllocator member behind device_prop by the cudaDeviceProp size
+#   difference; the old-ABI tables keep the private offsets (no string or list precedes them).
+# Fields a rule does not read (Block.requested_size) are listed as unchecked (test_layout_dwarf checks them on the
+# mutant-block-regcounter build).
+#
+# The wheel (555 MB, taken by `pip download` from the registry pip is configured with) is fetched once; only
+# libc10_cuda.so, the c10 and torch/headeronly headers and version.py are kept in
+# $MEMPROF_TESTBED_CACHE/torch-wheel-2.14.1-<hash>/. Needs python3 with pip, objdump, gdb, g++ (C++20).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+log() { echo "layouts-2.14: $*" >&2; }
+die() { log "error: $*"; exit 1; }
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$here/../lib/common.sh"
+[ $# -eq 0 ] || die "usage: layouts-2.14.sh"
+tables=$(cd "$here/../../../src/symbols/layouts" && pwd)
+
+# fetch_wheel - prints the directory with lib/libc10_cuda.so, include/ and VERSION of torch 2.14.1.
+fetch_wheel() {
+	local key out tmp
+	key=$(printf 'torch==2.14.1 cp311 manylinux_2_28_x86_64 v1\n' | sha256sum | cut -c1-12)
+	if tb_cached "$tb_cache/torch-wheel-2.14.1.$key.dir" torch-wheel-2.14.1; then
+		echo "$tb_cached_dir"
+		return 0
+	fi
+	tb_need python3
+	out=$tb_cache/torch-wheel-2.14.1-$key
+	tmp=$out.tmp.$$
+	rm -rf "$tmp"
+	mkdir -p "$tmp/dl"
+	log "pip download torch==2.14.1 (cp311, manylinux_2_28_x86_64) -> $out"
+	python3 -m pip download --no-deps --only-binary=:all: --python-version 3.11 --implementation cp --abi cp311 \
+		--platform manylinux_2_28_x86_64 --dest "$tmp/dl" torch==2.14.1 >&2 || die "pip download torch==2.14.1 failed"
+	python3 - "$tmp" <<'EOF' || die "could not unpack the wheel"
+import glob, os, re, sys, zipfile
+tmp = sys.argv[1]
+whl, = glob.glob(os.path.join(tmp, "dl", "torch-2.14.1*.whl"))
+z = zipfile.ZipFile(whl)
+for i in z.infolist():
+    n = i.filename
+    if n.startswith(("torch/include/c10/", "torch/include/torch/headeronly/")) or n in (
+            "torch/lib/libc10_cuda.so", "torch/version.py"):
+        z.extract(i, os.path.join(tmp, "x"))
+v = open(os.path.join(tmp, "x/torch/version.py")).read()
+ver = re.search(r"__version__ = '([^']*)'", v).group(1)
+git = re.search(r"git_version = '([^']*)'", v).group(1)
+open(os.path.join(tmp, "VERSION"), "w").write("%s %s %s\n" % (os.path.basename(whl), ver, git))
+EOF
+	mv "$tmp/x/torch/include" "$tmp/include"
+	mkdir -p "$tmp/lib"
+	mv "$tmp/x/torch/lib/libc10_cuda.so" "$tmp/lib/"
+	rm -rf "$tmp/x" "$tmp/dl"
+	touch "$tmp/.complete"
+	rm -rf "$out"
+	mv "$tmp" "$out"
+	echo "$out" >"$tb_cache/torch-wheel-2.14.1.$key.dir"
+	echo "$out"
+}
+
+tb_need objdump gdb g++ python3
+wheel=$(fetch_wheel)
+log "wheel: $(cat "$wheel/VERSION")"
+cuda13=$(tb_cuda_home)
+case $(tb_cuda_tag "$cuda13") in
+cuda13.*) ;;
+*) die "need CUDA 13 headers for the cuda13 tables (tb_cuda_home gave $cuda13)" ;;
+esac
+cuda12=$("$here/../cuda/fetch-headers.sh") || die "no CUDA 12 headers"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-layouts214.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# Our own translation unit: it only makes the header types complete in the DWARF.
+cat >"$work/types.cpp" <<'EOF'
+#include <c10/core/RingBuffer.h>
+#include <c10/cuda/CUDAAllocatorConfig.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+c10::CachingDeviceAllocator::DeviceStats memprof_stats;
+c10::RingBuffer<c10::CachingDeviceAllocator::TraceEntry> memprof_ring;
+cudaDeviceProp memprof_prop;
+size_t memprof_touch(c10::CachingDeviceAllocator::TraceEntry& t) {
+  return t.size_ + c10::cuda::CUDACachingAllocator::CUDAAllocatorConfig::pinned_num_register_threads();
+}
+EOF
+for v in cuda13 cuda13-oldabi cuda12 cuda12-oldabi; do
+	home=$cuda13
+	[ "${v#cuda12}" = "$v" ] || home=$cuda12
+	abi=1
+	[ "${v%-oldabi}" = "$v" ] || abi=0
+	g++ -std=c++20 -g -O0 -D_GLIBCXX_USE_CXX11_ABI=$abi -I"$wheel/include" -I"$home/include" \
+		-c -o "$work/$v.o" "$work/types.cpp" 2>"$work/$v.log" || {
+		cat "$work/$v.log" >&2
+		die "compiling against the 2.14.1 headers failed ($v)"
+	}
+	"$here/layouts.sh" "$work/$v.o" >"$work/$v.dwarf"
+done
+python3 "$here/wheel-layout.py" "$wheel/lib/libc10_cuda.so" >"$work/code.txt"
+
+python3 - "$work" "$tables" <<'EOF'
+import os, sys
+work, tables = sys.argv[1], sys.argv[2]
+
+def pairs(path):
+    out = {}
+    for line in open(path):
+        parts = line.split()
+        if len(parts) == 3 and parts[1] == "size":
+            out[parts[0] + ".sizeof"] = int(parts[2])
+        elif len(parts) == 2 and "." in parts[0] and not parts[0].startswith("#"):
+            out[parts[0]] = None if parts[1] == "-" else int(parts[1], 0)
+    return out
+
+code = pairs(os.path.join(work, "code.txt"))
+prop_at = code.pop("DeviceCachingAllocator.device_prop")
+prop13 = code.pop("cudaDeviceProp.sizeof")
+header_structs = ("DeviceStats", "TraceEntry", "RingBuffer", "CUDAAllocatorConfig")
+ndiff = nchecked = 0
+for v in ("cuda13", "cuda13-oldabi", "cuda12", "cuda12-oldabi"):
+    dwarf = pairs(os.path.join(work, v + ".dwarf"))
+    prop = dwarf["cudaDeviceProp.sizeof"]
+    if v == "cuda13" and prop != prop13:
+        sys.exit("layouts-2.14: the release's cudaDeviceProp is %d bytes, CUDA 13 headers say %d" % (prop13, prop))
+    want = {}
+    for k, off in code.items():
+        if k.startswith("DeviceCachingAllocator.") and off >= prop_at + prop13:
+            off += prop - prop13
+        want[k] = off
+    name = "torch-2.14-%s.layout" % v
+    path = os.path.join(tables, name)
+    table, keys = pairs(path), {}
+    for line in open(path):
+        p = line.split()
+        if len(p) == 3 and p[0] == "key":
+            keys[p[1]] = p[2]
+    want_keys = {"version": "2.14", "cxx11_abi": "0" if v.endswith("oldabi") else "1", "cuda_major": v[4:6]}
+    for k, val in want_keys.items():
+        if keys.get(k) != val:
+            print("%s: key %s is %s, measured %s" % (name, k, keys.get(k), val))
+            ndiff += 1
+    for k in table:
+        s = k.split(".")[0]
+        if s in header_structs:
+            want[k] = dwarf.get(k)  # absent from 2.14.1's DWARF: the table must say "-"
+    unchecked = []
+    for k in sorted(table):
+        if k not in want:
+            unchecked.append(k)
+            continue
+        nchecked += 1
+        if table[k] != want[k]:
+            print("%s: %s is %s, measured %s" % (name, k, "-" if table[k] is None else table[k],
+                                                   "-" if want[k] is None else want[k]))
+            ndiff += 1
+    for k in sorted(set(want) - set(table)):
+        print("%s: %s missing, measured %s" % (name, k, want[k]))
+        ndiff += 1
+    if unchecked:
+        print("%s: unchecked here: %s" % (name, " ".join(unchecked)))
+print("layouts-2.14: %d fields checked in 4 tables, %d differ" % (nchecked, ndiff))
+sys.exit(1 if ndiff else 0)
+EOF
