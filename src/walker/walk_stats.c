@@ -32,6 +32,7 @@ static const struct {
 	{ "num_sync_all_streams", MP_L_DS_NUM_SYNC_ALL_STREAMS, STAT_SCALAR },
 	{ "num_device_alloc", MP_L_DS_NUM_DEVICE_ALLOC, STAT_SCALAR },
 	{ "num_device_free", MP_L_DS_NUM_DEVICE_FREE, STAT_SCALAR },
+	{ "num_oom_rejections", MP_L_DS_NUM_OOM_REJECTIONS, STAT_SCALAR },
 	{ "max_split_size", MP_L_DS_MAX_SPLIT_SIZE, STAT_SCALAR },
 };
 
@@ -115,11 +116,16 @@ mp_err wk_stats(struct walk *wk, mp_walk_device *dev)
 	v = calloc(nslots, sizeof *v);
 	if (v == NULL)
 		return MP_E_NOMEM;
+	/* A member the version lacks (2.6 has no num_oom_rejections) is not a key of its memory_stats(). */
+	size_t n = 0;
 	for (size_t i = 0; i < nslots; i++) {
-		v[i].key = slots[i].key;
-		v[i].value = wk_i64(img, wk->L->off[slots[i].field] + slots[i].rel);
+		int32_t off = wk->L->off[slots[i].field];
+		if (off == MP_LAYOUT_ABSENT)
+			continue;
+		v[n].key = slots[i].key;
+		v[n++].value = wk_i64(img, off + slots[i].rel);
 	}
-	dev->stats = (mp_memstats){ .device = dev->index, .v = v, .n = nslots };
+	dev->stats = (mp_memstats){ .device = dev->index, .v = v, .n = n };
 	return MP_OK;
 }
 
