@@ -22,6 +22,9 @@
 
 static char dir[64];          /* the sysroot: bin/synth, lib/data.bin */
 static char core_path[128];
+/* Prefixed to the file names NT_FILE gives ("" : "/bin/synth"; a root: "ROOT/bin/synth", as gcore names the files
+   of a chrooted process). */
+static const char *nt_file_root = "";
 static size_t notes_end;
 
 static unsigned char *put_note(unsigned char *p, uint32_t type, const void *desc, uint32_t len)
@@ -93,8 +96,8 @@ static size_t build_core(unsigned char *img, uint64_t page, uint64_t nt_file_cou
 	put_u64(file + 40, DATA_MAP), put_u64(file + 48, DATA_MAP + 0x1000);
 	put_u64(file + 56, 0x2000 / page);
 	nf = 64;
-	memcpy(file + nf, "/bin/synth", 11), nf += 11;
-	memcpy(file + nf, "/lib/data.bin", 14), nf += 14;
+	nf += (size_t)sprintf((char *)file + nf, "%s/bin/synth", nt_file_root) + 1;
+	nf += (size_t)sprintf((char *)file + nf, "%s/lib/data.bin", nt_file_root) + 1;
 	p = put_note(img + NOTES_AT, NT_PRSTATUS, status, sizeof status);
 	p = put_note(p, NT_PRPSINFO, psinfo, sizeof psinfo);
 	p = put_note(p, NT_AUXV, auxv, sizeof auxv);
@@ -275,6 +278,54 @@ static void test_missing_and_mismatch(void)
 	CU_ASSERT_FATAL(write_exe(0xaaaa) == 0);
 }
 
+/* A core that already names its files inside the sysroot (gcore of a chrooted process, from outside): --sysroot
+   takes those paths as they are, however the root is spelled, and still prefixes the others. */
+static void test_sysroot_already_inside(void)
+{
+	static unsigned char img[CORE_SIZE];
+	char root_slash[80], link[80], local[160];
+	const char *roots[3] = { dir, root_slash, link };
+	mp_diag d = { 0 };
+	mp_target *t;
+	const mp_mapping *m;
+	unsigned char buf[16];
+
+	snprintf(root_slash, sizeof root_slash, "%s//", dir);
+	snprintf(link, sizeof link, "%s.link", dir);
+	CU_ASSERT_FATAL(symlink(dir, link) == 0);
+	nt_file_root = dir;
+	write_file(core_path, img, build_core(img, 4096, 2));
+	for (int i = 0; i < 3; i++) {
+		mp_target_opts opts = { .sysroot = roots[i] };
+
+		mp_diag_reset(&d);
+		CU_ASSERT_FATAL(mp_target_open_core(core_path, &opts, &t, &d) == MP_OK);
+		CU_ASSERT_EQUAL(d.nwarn, 0);
+		CU_ASSERT_EQUAL_FATAL(mp_target_mappings(t, &m), 2);
+		snprintf(local, sizeof local, "%s/bin/synth", dir);
+		CU_ASSERT_STRING_EQUAL(m[0].local_path, local);
+		CU_ASSERT(mp_target_read(t, DATA_MAP + 1, buf, 1, &d) == MP_OK);
+		CU_ASSERT_EQUAL(buf[0], (unsigned char)(0x2001 * 3));
+		mp_target_close(t);
+	}
+	/* Not a prefix on a directory boundary: DIR.link/... is not inside DIR, so it is looked up under it. */
+	nt_file_root = link;
+	write_file(core_path, img, build_core(img, 4096, 2));
+	{
+		mp_target_opts opts = { .sysroot = dir };
+
+		mp_diag_reset(&d);
+		CU_ASSERT_FATAL(mp_target_open_core(core_path, &opts, &t, &d) == MP_OK);
+		CU_ASSERT_EQUAL(d.nwarn, 2);
+		CU_ASSERT_EQUAL_FATAL(mp_target_mappings(t, &m), 2);
+		CU_ASSERT_PTR_NULL(m[0].local_path);
+		mp_target_close(t);
+	}
+	nt_file_root = "";
+	unlink(link);
+	write_file(core_path, img, build_core(img, 4096, 2));
+}
+
 /* NT_FILE with gdb's page size 1: offsets in bytes. */
 static void test_page_size_one(void)
 {
@@ -409,6 +460,7 @@ static const struct unit_test tests[] = {
 	{ "core reader", test_core_reader },
 	{ "core target", test_target_core },
 	{ "missing and mismatched files", test_missing_and_mismatch },
+	{ "sysroot: files already inside it", test_sysroot_already_inside },
 	{ "NT_FILE page size 1, bad count", test_page_size_one },
 	{ "truncated at every length", test_truncated },
 	{ "reads of a cut core", test_cut_reads },
