@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# jobs.sh - memprof on real PyTorch Python jobs: PyPI's torch 2.14.1 and Debian's 2.6 training, running out of
+# memory, on two devices, with private pools, expandable segments and pending frees, hung in a thread
+# (tests/testbed/jobs/, run by tests/testbed/job.sh on the fake device), against what the job itself said.
+#
+# For each build, scenario and mode: memprof rebuilds the snapshot from a gcore core, a kernel core or the live
+# process, and compare_truth.py checks it field by field against the job's own torch.cuda.memory._snapshot()
+# (segments, blocks, states, sizes, streams, pool ids, settings, trace entries; frames aside) and
+# torch.cuda.memory_stats() of every device. Once per build and scenario, `memprof stats` on the target must print
+# what the build's own _memory_viz.py prints for the job's pickle; once per build and mode, `memprof info` must name
+# the release, its CUDA, C++ ABI and layout. A chrooted job's kernel core is read with --sysroot (its files are
+# named as the job saw them), its gcore core with and without it (named as this machine sees them).
+#
+# Default (lean): `training` in every mode, each other scenario in one mode (`huge` only with MEMPROF_JOBS_FULL=1).
+# After a pass of the same test bed within 6 hours (the second `make check` of tests/run-all.sh, under ASan), only
+# `training` live runs again, which is what depends on the memprof binary; MEMPROF_JOBS_FULL=1: every scenario in
+# every mode. Env: MEMPROF (the binary), MEMPROF_JOB_BUILDS (default: job.sh --list), MEMPROF_JOB_RUNS ("SCENARIO:MODE
+# ..." instead of the default list), MEMPROF_TESTBED_SKIP=1 (77). Prints one line per check and "N passed, M failed".
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/../.." && pwd)
+memprof=${MEMPROF:-$top/_build/memprof}
+testbed=$top/tests/testbed
+compare=$here/compare_truth.py
+if [ "${MEMPROF_TESTBED_SKIP:-0}" = 1 ]; then
+	echo "jobs: skipped (MEMPROF_TESTBED_SKIP=1)"
+	exit 77
+fi
+log() { echo "walker/jobs: $*" >&2; }
+die() { log "error: $*"; exit 1; }
+# shellcheck source=../testbed/lib/common.sh
+. "$testbed/lib/common.sh"
+
+builds=${MEMPROF_JOB_BUILDS:-$("$testbed/job.sh" --list)}
+lean="training:gcore training:kernel training:live history:kernel history-all:live oom:kernel oom-uncaught:kernel
+	multi_device:live private_pool:kernel expandable:live pending_free:kernel hung:live"
+stamp=$tb_cache/jobs-passed-$( (cat "$0" "$compare" "$here/job_truth.py"; find "$testbed" -type f \
+	\( -name '*.sh' -o -name '*.py' -o -name '*.c' -o -name '*.h' -o -name 'list' -o -name Makefile \) \
+	-print0 | sort -z | xargs -0 cat; echo "$builds") | sha256sum | cut -c1-12)
+if [ -n "${MEMPROF_JOB_RUNS:-}" ]; then
+	runs=$MEMPROF_JOB_RUNS
+elif [ "${MEMPROF_JOBS_FULL:-0}" = 1 ]; then
+	runs=
+	for s in $("$testbed/jobs/run.sh" --list); do
+		for m in gcore kernel live; do runs="$runs $s:$m"; done
+	done
+elif [ -n "$(find "$stamp" -mmin -360 2>/dev/null)" ]; then
+	echo "== jobs: this test bed passed at $(date -r "$stamp" '+%F %T') (stamp $stamp); quick run"
+	runs="training:live"
+else
+	runs=$lean
+fi
+
+pass=0 fail=0 skipped=0
+ok() { echo "ok: $*"; pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-jobs.XXXXXX")
+cleanup() {
+	for d in "$work"/*/*; do
+		[ -f "$d/pid" ] && "$testbed/job.sh" --stop "$d" >/dev/null 2>&1
+	done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+# memprof's walk of TARGET against the job's truth. Extra args go to memprof.
+check_walk() { # LABEL DIR ARGS...
+	local label=$1 dir=$2
+	shift 2
+	if ! "$memprof" snapshot "$@" --stats -o "$dir/mp.json" 2>"$dir/snapshot.err"; then
+		bad "$label: memprof snapshot: $(head -c 300 "$dir/snapshot.err")"
+		return 1
+	fi
+	if python3 "$compare" "$dir/truth.json" "$dir/mp.json" >"$dir/compare.out" 2>&1; then
+		ok "$label: equal to the job's own snapshot ($(grep -m1 '^segments' "$dir/compare.out" | sed 's/^segments: *//'))"
+	else
+		bad "$label: differs from the job's own snapshot:"
+		sed 's/^/    /' "$dir/compare.out" | head -20
+		return 1
+	fi
+}
+
+# memprof stats on the target == the build's own _memory_viz.py stats on the job's own pickle.
+check_oracle() { # LABEL DIR MEMVIZ ARGS...
+	local label=$1 dir=$2 memviz=$3
+	shift 3
+	if "$memprof" stats "$@" >"$dir/stats.mp" 2>"$dir/stats.err" &&
+		python3 "$memviz" stats "$dir/snapshot.pickle" >"$dir/stats.py" 2>&1 &&
+		cmp -s "$dir/stats.mp" "$dir/stats.py"; then
+		ok "$label: memprof stats == $(basename "$(dirname "$(dirname "$memviz")")")'s _memory_viz.py stats of the job's pickle"
+	else
+		bad "$label: memprof stats differs from _memory_viz.py on the job's pickle"
+		head -3 "$dir/stats.err" | sed 's/^/    memprof: /'
+		diff "$dir/stats.mp" "$dir/stats.py" 2>&1 | head -5 | sed 's/^/    /'
+	fi
+}
+
+# memprof info names the build: release, CUDA major, C++ ABI, and a layout that passed its self-check.
+check_info() { # LABEL DIR VERSION ARGS...
+	local label=$1 dir=$2 version=$3 cuda
+	shift 3
+	cuda=$(readelf -d "$(ls "$(cat "$dir/libdir")"/libc10_cuda.so* | head -n1)" |
+		sed -n 's/.*\[libcudart\.so\.\([0-9]*\)\]/\1/p')
+	if ! "$memprof" info "$@" >"$dir/info.out" 2>"$dir/info.err"; then
+		bad "$label: memprof info: $(head -c 300 "$dir/info.err")"
+	elif grep -q "version.*${version%%+*}" "$dir/info.out" && grep -qi "cuda.*$cuda" "$dir/info.out" &&
+		grep -qi "abi" "$dir/info.out" && grep -qi "layout" "$dir/info.out"; then
+		ok "$label: memprof info names $version, CUDA $cuda: $(grep -i -m1 'layout' "$dir/info.out" | tr -s ' ')"
+	else
+		bad "$label: memprof info does not name $version / CUDA $cuda / ABI / layout:"
+		sed 's/^/    /' "$dir/info.out" | head -20
+	fi
+}
+
+for build in $builds; do
+	oracle_done=" "
+	for run in $runs; do
+		scenario=${run%%:*} mode=${run#*:}
+		dir=$work/$build/$scenario-$mode
+		mkdir -p "$dir"
+		label="$build/$scenario/$mode"
+		"$testbed/jobs/run.sh" "$scenario" "$build" "$mode" "$dir" >"$dir/job.vars" 2>"$dir/job.log"
+		rc=$?
+		if [ $rc -eq 77 ]; then
+			echo "not run: $label: $(tail -1 "$dir/job.log")"
+			skipped=$((skipped + 1))
+			continue
+		elif [ $rc -ne 0 ]; then
+			bad "$label: the job failed: $(grep -v '^testbed/job: note' "$dir/job.log" | tail -3 | tr '\n' ' ')"
+			continue
+		fi
+		unset CORE PID SYSROOT TORCH_VERSION TORCH_LIBDIR
+		# shellcheck source=/dev/null
+		. "$dir/job.vars"
+		python3 "$here/job_truth.py" "$dir" "$memprof" >"$dir/truth.json" 2>"$dir/truth.err" ||
+			{ bad "$label: no truth from the job's pickle: $(head -c 200 "$dir/truth.err")"; continue; }
+		sysargs=()
+		case $mode in
+		live) what=(--pid "$PID") ;;
+		kernel)
+			what=("$CORE")
+			# A chrooted job wrote its kernel core with its own file names.
+			[ -z "$SYSROOT" ] || sysargs=(--sysroot "$SYSROOT")
+			;;
+		gcore) what=("$CORE") ;;
+		esac
+		check_walk "$label" "$dir" "${what[@]}" "${sysargs[@]}"
+		if [ "$mode" = gcore ] && [ -n "$SYSROOT" ]; then
+			# gcore, from outside the chroot, named the files as this machine sees them: --sysroot must not prefix
+			# them again.
+			check_walk "$label --sysroot" "$dir" "${what[@]}" --sysroot "$SYSROOT"
+		fi
+		if [ "$mode" = live ] && [ "$scenario" = training ]; then
+			check_walk "$label --stop" "$dir" "${what[@]}" --stop
+			state=
+			for _ in 1 2 3 4 5 6 7 8 9 10; do
+				state=$(sed -n 's/^State:[[:space:]]*\([A-Za-z]\).*/\1/p' "/proc/$PID/status")
+				[ "$state" = S ] && break
+				sleep 0.2
+			done
+			[ "$state" = S ] && ok "$label: running again after --stop (state $state)" ||
+				bad "$label: after --stop the process is in state '$state'"
+		fi
+		[ "$scenario" != training ] || check_info "$label" "$dir" "$TORCH_VERSION" "${what[@]}" "${sysargs[@]}"
+		case $oracle_done in *" $scenario "*) ;; *)
+			memviz=$(dirname "$TORCH_LIBDIR")/cuda/_memory_viz.py
+			[ -f "$memviz" ] || memviz=$(dirname "$TORCH_LIBDIR")/python3/dist-packages/torch/cuda/_memory_viz.py
+			if [ -f "$memviz" ]; then
+				check_oracle "$label" "$dir" "$memviz" "${what[@]}" "${sysargs[@]}"
+			else
+				bad "$label: no _memory_viz.py of the build beside $TORCH_LIBDIR"
+			fi
+			oracle_done="$oracle_done$scenario "
+			;;
+		esac
+		[ "$mode" != live ] || "$testbed/job.sh" --stop "$dir" >/dev/null 2>&1
+		# Cores of a whole PyTorch are large (a gcore about 2 GB): one at a time on the disk.
+		rm -f "$dir/core"
+	done
+done
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ] && [ -z "${MEMPROF_JOB_RUNS:-}" ] && [ "$skipped" -eq 0 ] && touch "$stamp"
+[ "$fail" -eq 0 ]
