@@ -11,7 +11,9 @@
 # the release, its CUDA, C++ ABI and layout. A chrooted job's kernel core is read with --sysroot (its files are
 # named as the job saw them), its gcore core with and without it (named as this machine sees them).
 #
-# Default (lean): `training` in every mode, each other scenario in one mode (`huge` only with MEMPROF_JOBS_FULL=1).
+# Default (lean): `training` in every mode, each other scenario in one mode (`huge` only with MEMPROF_JOBS_FULL=1),
+# and `unseen`: unseen_quickstart.py, a tutorial-style training script (DataLoader workers, convolutions) written
+# without the runner in mind, which must run unchanged.
 # After a pass of the same test bed within 6 hours (the second `make check` of tests/run-all.sh, under ASan), only
 # `training` live runs again, which is what depends on the memprof binary; MEMPROF_JOBS_FULL=1: every scenario in
 # every mode. Env: MEMPROF (the binary), MEMPROF_JOB_BUILDS (default: job.sh --list), MEMPROF_JOB_RUNS ("SCENARIO:MODE
@@ -34,7 +36,7 @@ die() { log "error: $*"; exit 1; }
 
 builds=${MEMPROF_JOB_BUILDS:-$("$testbed/job.sh" --list)}
 lean="training:gcore training:kernel training:live history:kernel history-all:live oom:kernel oom-uncaught:kernel
-	multi_device:live private_pool:kernel expandable:live pending_free:kernel hung:live"
+	multi_device:live private_pool:kernel expandable:live pending_free:kernel hung:live unseen:kernel"
 stamp=$tb_cache/jobs-passed-$( (cat "$0" "$compare" "$here/job_truth.py"; find "$testbed" -type f \
 	\( -name '*.sh' -o -name '*.py' -o -name '*.c' -o -name '*.h' -o -name 'list' -o -name Makefile \) \
 	-print0 | sort -z | xargs -0 cat; echo "$builds") | sha256sum | cut -c1-12)
@@ -42,7 +44,7 @@ if [ -n "${MEMPROF_JOB_RUNS:-}" ]; then
 	runs=$MEMPROF_JOB_RUNS
 elif [ "${MEMPROF_JOBS_FULL:-0}" = 1 ]; then
 	runs=
-	for s in $("$testbed/jobs/run.sh" --list); do
+	for s in $("$testbed/jobs/run.sh" --list) unseen; do
 		for m in gcore kernel live; do runs="$runs $s:$m"; done
 	done
 elif [ -n "$(find "$stamp" -mmin -360 2>/dev/null)" ]; then
@@ -121,7 +123,11 @@ for build in $builds; do
 		dir=$work/$build/$scenario-$mode
 		mkdir -p "$dir"
 		label="$build/$scenario/$mode"
-		"$testbed/jobs/run.sh" "$scenario" "$build" "$mode" "$dir" >"$dir/job.vars" 2>"$dir/job.log"
+		if [ "$scenario" = unseen ]; then
+			"$testbed/job.sh" "$build" "$here/unseen_quickstart.py" "$mode" "$dir" >"$dir/job.vars" 2>"$dir/job.log"
+		else
+			"$testbed/jobs/run.sh" "$scenario" "$build" "$mode" "$dir" >"$dir/job.vars" 2>"$dir/job.log"
+		fi
 		rc=$?
 		if [ $rc -eq 77 ]; then
 			echo "not run: $label: $(tail -1 "$dir/job.log")"
