@@ -86,6 +86,10 @@ esac
 torch=$1 script=$2 mode=$3
 shift 3
 case $mode in truth | live | gcore | kernel) ;; *) usage ;; esac
+case " $("$here/python/build.sh" --list) " in
+*" $torch "*) ;;
+*) log "unknown build '$torch' (one of: $("$here/python/build.sh" --list))"; usage ;;
+esac
 [ -f "$script" ] || die "no script $script"
 script=$(cd "$(dirname "$script")" && pwd)/$(basename "$script")
 mkdir -p "$1"
