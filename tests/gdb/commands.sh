@@ -51,16 +51,6 @@ live_commands() { # DIR
 	GDB
 }
 
-same() { # LABEL A B
-	if [ -s "$2" ] && cmp -s "$2" "$3"; then
-		ok "$1"
-	else
-		bad "$1"
-		for f in "$2" "$3"; do [ -s "$f.err" ] && sed 's/^/    error: /' "$f.err"; done
-		diff "$2" "$3" 2>&1 | head -6 | sed 's/^/    /'
-	fi
-}
-
 for variant in $variants; do
 	driver_of "$variant" || { bad "$variant: the test bed gives no driver"; continue; }
 	variant_layout "$variant" || continue

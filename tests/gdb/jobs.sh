@@ -31,16 +31,6 @@ jobs_cleanup() {
 }
 trap jobs_cleanup EXIT
 
-same() { # LABEL A B
-	if [ -s "$2" ] && cmp -s "$2" "$3"; then
-		ok "$1"
-	else
-		bad "$1"
-		for f in "$2" "$3"; do [ -s "$f.err" ] && sed 's/^/    error: /' "$f.err"; done
-		diff "$2" "$3" 2>&1 | head -6 | sed 's/^/    /'
-	fi
-}
-
 # The job's truth (its pickle and memory_stats) against a snapshot memprof saved as JSON.
 saved_equals_job() { # LABEL DIR SAVED
 	python3 "$top/tests/walker/job_truth.py" "$2" "$memprof" >"$2/truth.json" 2>"$2/truth.err"

@@ -55,6 +55,17 @@ mgdb() {
 		-ex "source $gdbext" -ex "source $helpers" "$@"
 }
 
+# A check that two outputs are the same and not empty; on failure, their errors (FILE.err) and the diff.
+same() { # LABEL A B
+	if [ -s "$2" ] && cmp -s "$2" "$3"; then
+		ok "$1"
+	else
+		bad "$1"
+		for f in "$2" "$3"; do [ -s "$f.err" ] && sed 's/^/    error: /' "$f.err"; done
+		diff "$2" "$3" 2>&1 | head -6 | sed 's/^/    /'
+	fi
+}
+
 # Whether a file holds exactly one line and no Python traceback.
 one_line() { # FILE
 	[ -s "$1" ] && [ "$(wc -l <"$1")" -eq 1 ] && ! grep -q 'Traceback\|Python Exception' "$1"

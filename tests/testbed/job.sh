@@ -101,20 +101,7 @@ JOB_ROOT=
 # shellcheck source=/dev/null
 . "$build/job.env"
 
-if [ "$mode" = kernel ]; then
-	pattern=$(cat /proc/sys/kernel/core_pattern 2>/dev/null || echo '?')
-	case $pattern in
-	\|*)
-		log "core_pattern pipes cores to a program ($pattern): no kernel core can land in OUTDIR (use gcore)"
-		exit 77
-		;;
-	esac
-	hard=$(ulimit -H -c)
-	if [ "$hard" != unlimited ] && [ "$hard" -lt 10000000 ]; then
-		log "the hard core size limit is $hard blocks: no kernel core (use gcore)"
-		exit 77
-	fi
-fi
+[ "$mode" != kernel ] || tb_kernel_cores_land_here
 [ "$mode" != gcore ] || tb_install_debs gdb
 
 rm -rf "$out/core" "$out"/core.[0-9]* "$out/pid" "$out/READY" "$out/RESUME" "$out/UNCAUGHT" "$out"/*.tmp \
@@ -184,28 +171,15 @@ live)
 	echo "$pid" >"$out/pid"
 	;;
 gcore)
-	if ! gcore -o "$out/core" "$pid" >"$out/gcore.log" 2>&1 || [ ! -s "$out/core.$pid" ]; then
-		kill -9 "$pid" 2>/dev/null || true
-		wait "$runner" 2>/dev/null || true
-		cat "$out/gcore.log" >&2
-		if grep -qi 'ptrace' "$out/gcore.log"; then
-			log "gcore cannot attach here (ptrace)"
-			exit 77
-		fi
-		die "gcore failed"
-	fi
-	kill -9 "$pid" 2>/dev/null || true
+	tb_gcore "$pid" "$out"
 	wait "$runner" 2>/dev/null || true
-	mv "$out/core.$pid" "$out/core"
 	core=$out/core
 	;;
 kernel)
 	rc=0
 	{ wait "$runner" || rc=$?; } 2>/dev/null
 	[ $rc -eq 134 ] || failed "ended with status $rc in its checkpoint, not SIGABRT"
-	found=$(ls -t "$out"/core "$out"/core.* 2>/dev/null | head -n1 || true)
-	[ -n "$found" ] && [ -s "$found" ] || die "no core in $out (core_pattern: $(cat /proc/sys/kernel/core_pattern))"
-	[ "$found" = "$out/core" ] || mv "$found" "$out/core"
+	tb_take_kernel_core "$out"
 	core=$out/core
 	;;
 esac

@@ -139,35 +139,11 @@ live)
 gcore)
 	tb_install_debs gdb
 	start_sleeping
-	if ! gcore -o "$out/core" "$pid" >"$out/gcore.log" 2>&1 || [ ! -s "$out/core.$pid" ]; then
-		kill "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-		cat "$out/gcore.log" >&2
-		if grep -qi 'ptrace' "$out/gcore.log"; then
-			log "gcore cannot attach here (ptrace)"
-			exit 77
-		fi
-		die "gcore failed"
-	fi
-	kill "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-	mv "$out/core.$pid" "$out/core"
+	tb_gcore "$pid" "$out"
 	core=$out/core
 	;;
 kernel)
-	pattern=$(cat /proc/sys/kernel/core_pattern 2>/dev/null || echo '?')
-	case $pattern in
-	\|*)
-		log "core_pattern pipes cores to a program ($pattern): no kernel core can land in OUTDIR (use gcore)"
-		exit 77
-		;;
-	/*) log "warning: core_pattern is an absolute path ($pattern); looking for the core in OUTDIR only" ;;
-	esac
-	hard=$(ulimit -H -c)
-	if [ "$hard" != unlimited ] && [ "$hard" -lt 1000000 ]; then
-		log "the hard core size limit is $hard blocks: no kernel core (use gcore)"
-		exit 77
-	fi
+	tb_kernel_cores_land_here
 	set +e
 	# run.sh sets `ulimit -c unlimited`; the subshell keeps bash's "Aborted" message off our stderr.
 	{ (cd "$out" && exec "$here/scenarios/run.sh" "$scenario" abort --truth "$out/truth.json" \
@@ -178,10 +154,7 @@ kernel)
 		cat "$out/driver.out" >&2
 		die "$scenario abort run ended with status $rc, not SIGABRT"
 	}
-	# core_pattern "core" (this machine) or "core.%p"-like with core_uses_pid: take the newest core* here.
-	found=$(ls -t "$out"/core "$out"/core.* 2>/dev/null | head -n1 || true)
-	[ -n "$found" ] && [ -s "$found" ] || die "no core in $out (core_pattern: $pattern)"
-	[ "$found" = "$out/core" ] || mv "$found" "$out/core"
+	tb_take_kernel_core "$out"
 	core=$out/core
 	;;
 esac

@@ -180,3 +180,50 @@ tb_fakecuda() {
 	fi
 	echo "$dir"
 }
+
+# tb_kernel_cores_land_here - exit 77 (with a log line) where the kernel cannot leave a core in the process's
+# working directory: core_pattern pipes cores to a program, or the hard core size limit is too small.
+tb_kernel_cores_land_here() {
+	local pattern hard
+	pattern=$(cat /proc/sys/kernel/core_pattern 2>/dev/null || echo '?')
+	case $pattern in
+	\|*)
+		log "core_pattern pipes cores to a program ($pattern): no kernel core can land in OUTDIR (use gcore)"
+		exit 77
+		;;
+	/*) log "warning: core_pattern is an absolute path ($pattern); looking for the core in OUTDIR only" ;;
+	esac
+	hard=$(ulimit -H -c)
+	if [ "$hard" != unlimited ] && [ "$hard" -lt 10000000 ]; then
+		log "the hard core size limit is $hard blocks: no kernel core (use gcore)"
+		exit 77
+	fi
+}
+
+# tb_take_kernel_core OUT - the core the kernel just left in OUT, as OUT/core: core_pattern "core" (this machine), or
+# "core.%p"-like with core_uses_pid (the newest core* there). Dies when there is none.
+tb_take_kernel_core() {
+	local found
+	found=$(ls -t "$1"/core "$1"/core.* 2>/dev/null | head -n1 || true)
+	[ -n "$found" ] && [ -s "$found" ] || die "no core in $1 (core_pattern: $(cat /proc/sys/kernel/core_pattern))"
+	[ "$found" = "$1/core" ] || mv "$found" "$1/core"
+}
+
+# tb_gcore PID OUT - gdb's gcore of process PID as OUT/core (its log OUT/gcore.log); the process is killed and, when
+# it is our child, reaped, whatever the outcome. Exit 77 where ptrace is refused, die on other failures.
+tb_gcore() {
+	local pid=$1 out=$2
+	if ! gcore -o "$out/core" "$pid" >"$out/gcore.log" 2>&1 || [ ! -s "$out/core.$pid" ]; then
+		kill -9 "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+		cat "$out/gcore.log" >&2
+		if grep -qi 'ptrace' "$out/gcore.log"; then
+			log "gcore cannot attach here (ptrace)"
+			exit 77
+		fi
+		die "gcore failed"
+	fi
+	kill -9 "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	mv "$out/core.$pid" "$out/core"
+}
