@@ -32,6 +32,8 @@
 #include <exception>
 #include <functional>
 #include <map>
+#include <type_traits>
+#include <utility>
 #include <memory>
 #include <string>
 #include <unistd.h>
@@ -266,6 +268,20 @@ void write_stat(std::map<std::string, int64_t>& out, const std::string& name,
 	out[name + ".freed"] = s.freed;
 }
 
+// Whether DeviceStats has num_oom_rejections: 2.14's has it (and its memory_stats() reports it), 2.6's has not, and
+// the mutant-2.14-stats variants are 2.6 code with 2.14's DeviceStats.
+template <class S, class = void>
+struct has_oom_rejections : std::false_type {};
+template <class S>
+struct has_oom_rejections<S, std::void_t<decltype(std::declval<S>().num_oom_rejections)>> : std::true_type {};
+
+// A template, so that the branch a DeviceStats lacks is never compiled.
+template <class S>
+void write_oom_rejections(std::map<std::string, int64_t>& m, const S& st) {
+	if constexpr (has_oom_rejections<S>::value)
+		m["num_oom_rejections"] = st.num_oom_rejections;
+}
+
 // torch.cuda.memory_stats(device): flattened with '.', keys in byte order (std::map<std::string> sorts so).
 std::map<std::string, int64_t> flat_stats(c10::DeviceIndex dev) {
 	auto st = alloc::getDeviceStats(dev);
@@ -286,6 +302,7 @@ std::map<std::string, int64_t> flat_stats(c10::DeviceIndex dev) {
 	m["num_sync_all_streams"] = st.num_sync_all_streams;
 	m["num_device_alloc"] = st.num_device_alloc;
 	m["num_device_free"] = st.num_device_free;
+	write_oom_rejections(m, st);
 	m["max_split_size"] = st.max_split_size;
 	return m;
 }
