@@ -168,40 +168,70 @@ static mp_err device_stats(struct build *b, const mp_walk *w, size_t d, mp_val *
 	return err;
 }
 
-/* allocator_settings in 2.6's key order (allocator-facts §6.3). */
+/* A str key and its value, appended to KV (*N entries so far). */
+static mp_err put_int(struct build *b, mp_val *kv, size_t *n, const char *key, int64_t v)
+{
+	mp_err err = str(b, key, &kv[*n]);
+
+	if (err == MP_OK)
+		err = mp_heap_int(b->heap, v, &kv[*n + 1]);
+	*n += 2;
+	return err;
+}
+
+/* The same for a bool. */
+static mp_err put_bool(struct build *b, mp_val *kv, size_t *n, const char *key, bool v)
+{
+	mp_err err = str(b, key, &kv[*n]);
+
+	kv[*n + 1] = mp_val_bool(v);
+	*n += 2;
+	return err;
+}
+
+/* roundup_power2_divisions: {'1': d0, '2': d1, ..., '32768': d15}. */
+static mp_err divisions_dict(struct build *b, const int64_t div[16], mp_val *out)
+{
+	mp_val kv[32];
+	size_t n = 0;
+	mp_err err = MP_OK;
+
+	for (int i = 0; i < 16 && err == MP_OK; i++) {
+		char key[8];
+
+		snprintf(key, sizeof key, "%d", 1 << i);
+		err = put_int(b, kv, &n, key, div[i]);
+	}
+	return err == MP_OK ? mp_heap_make(b->heap, MP_T_DICT, kv, 16, out) : err;
+}
+
+/* allocator_settings in snapshot()'s key order (allocator-facts §6.3): 2.6's keys, and where the
+   version has them (2.14) graph_capture_record_stream_reuse, then max_round_threshold and
+   max_cached_size, before roundup_power2_divisions. */
 static mp_err settings_dict(struct build *b, const mp_walk_settings *s, mp_val *out)
 {
-	mp_val kv[16], div[32];
+	mp_val kv[24];
 	size_t n = 0;
 	mp_err err;
 
 	if ((err = str(b, "PYTORCH_CUDA_ALLOC_CONF", &kv[n++])) != MP_OK ||
 	    (err = str(b, s->last_settings != NULL ? s->last_settings : "", &kv[n++])) != MP_OK ||
-	    (err = str(b, "max_split_size", &kv[n++])) != MP_OK ||
-	    (err = mp_heap_int(b->heap, s->max_split_size, &kv[n++])) != MP_OK ||
+	    (err = put_int(b, kv, &n, "max_split_size", s->max_split_size)) != MP_OK ||
 	    (err = str(b, "garbage_collection_threshold", &kv[n++])) != MP_OK ||
 	    (err = mp_heap_float(b->heap, s->garbage_collection_threshold, &kv[n++])) != MP_OK ||
-	    (err = str(b, "expandable_segments", &kv[n++])) != MP_OK)
+	    (err = put_bool(b, kv, &n, "expandable_segments", s->expandable_segments)) != MP_OK ||
+	    (err = put_int(b, kv, &n, "pinned_num_register_threads", s->pinned_num_register_threads)) != MP_OK ||
+	    (err = put_bool(b, kv, &n, "release_lock_on_cudamalloc", s->release_lock_on_cudamalloc)) != MP_OK ||
+	    (err = put_bool(b, kv, &n, "pinned_use_cuda_host_register", s->pinned_use_cuda_host_register)) != MP_OK)
 		return err;
-	kv[n++] = mp_val_bool(s->expandable_segments);
-	if ((err = str(b, "pinned_num_register_threads", &kv[n++])) != MP_OK ||
-	    (err = mp_heap_int(b->heap, s->pinned_num_register_threads, &kv[n++])) != MP_OK ||
-	    (err = str(b, "release_lock_on_cudamalloc", &kv[n++])) != MP_OK)
+	if (s->has_graph_capture_record_stream_reuse &&
+	    (err = put_bool(b, kv, &n, "graph_capture_record_stream_reuse", s->graph_capture_record_stream_reuse)) != MP_OK)
 		return err;
-	kv[n++] = mp_val_bool(s->release_lock_on_cudamalloc);
-	if ((err = str(b, "pinned_use_cuda_host_register", &kv[n++])) != MP_OK)
+	if (s->has_pinned_limits && ((err = put_int(b, kv, &n, "max_round_threshold", s->max_round_threshold)) != MP_OK ||
+				     (err = put_int(b, kv, &n, "max_cached_size", s->max_cached_size)) != MP_OK))
 		return err;
-	kv[n++] = mp_val_bool(s->pinned_use_cuda_host_register);
-	for (int i = 0; i < 16; i++) {
-		char key[8];
-
-		snprintf(key, sizeof key, "%d", 1 << i);
-		if ((err = str(b, key, &div[2 * i])) != MP_OK ||
-		    (err = mp_heap_int(b->heap, s->roundup_power2_divisions[i], &div[2 * i + 1])) != MP_OK)
-			return err;
-	}
 	if ((err = str(b, "roundup_power2_divisions", &kv[n++])) != MP_OK ||
-	    (err = mp_heap_make(b->heap, MP_T_DICT, div, 16, &kv[n++])) != MP_OK)
+	    (err = divisions_dict(b, s->roundup_power2_divisions, &kv[n++])) != MP_OK)
 		return err;
 	return mp_heap_make(b->heap, MP_T_DICT, kv, n / 2, out);
 }

@@ -33,6 +33,10 @@ void mp_describe_library(mp_out *out, const mp_c10 *c10)
 	mp_out_printf(out, "DWARF:       %s\n", c10->has_dwarf ? c10->dwarf_path : "none");
 	mp_out_printf(out, "allocator:   pointer at 0x%llx (%s)\n", (unsigned long long)c10->allocator_ptr_addr,
 		      c10->allocator_how);
+	/* 2.14+: most allocator settings are in libc10 (2.6 has no such object, so nothing is said). */
+	if (c10->accel_config_addr != 0)
+		mp_out_printf(out, "settings:    AcceleratorAllocatorConfig at 0x%llx (.symtab of %s)\n",
+			      (unsigned long long)c10->accel_config_addr, c10->libc10_path);
 }
 
 static int64_t stat_of(const mp_memstats *st, const char *key)

@@ -10,6 +10,10 @@
 #define SYM_ALLOCATOR "_ZN3c104cuda20CUDACachingAllocator9allocatorE"
 #define SYM_CONFIG_INSTANCE \
 	"_ZZN3c104cuda20CUDACachingAllocator19CUDAAllocatorConfig8instanceEvE10s_instance"
+/* c10::CachingAllocator::AcceleratorAllocatorConfig::instance()::instance and its guard variable
+   (libc10.so, 2.14+; local symbols, in .symtab only). */
+#define SYM_ACCEL_CONFIG "_ZZN3c1016CachingAllocator26AcceleratorAllocatorConfig8instanceEvE8instance"
+#define SYM_ACCEL_CONFIG_GUARD "_ZGVZN3c1016CachingAllocator26AcceleratorAllocatorConfig8instanceEvE8instance"
 #define MAX_CANDIDATES 64
 
 static const char *base_name(const char *path)
@@ -22,6 +26,12 @@ static const char *base_name(const char *path)
 static bool is_c10_cuda(const char *path)
 {
 	return strncmp(base_name(path), "libc10_cuda.so", 14) == 0;
+}
+
+/* libc10.so, libc10.so.2.6, ... (not libc10_cuda.so). */
+static bool is_c10(const char *path)
+{
+	return strncmp(base_name(path), "libc10.so", 9) == 0;
 }
 
 /* Whether another mapping of M's file sits where the loader would put one of E's other
@@ -39,10 +49,11 @@ static bool loader_mapping(mp_target *t, const mp_mapping *m, const mp_elf *e, u
 	return false;
 }
 
-/* The mapping of libc10_cuda.so's ELF header page that the loader made: the lowest one with file
-   offset 0 whose other pages lie where its PT_LOADs say (a process may also mmap the file
-   itself), else simply the lowest with file offset 0. Opens the file into *E with bias *BIAS. */
-static const mp_mapping *find_mapping(mp_target *t, mp_elf **e, uint64_t *bias)
+/* The mapping of the ELF header page of the library IS names (libc10_cuda.so, libc10.so) that
+   the loader made: the lowest one with file offset 0 whose other pages lie where its PT_LOADs
+   say (a process may also mmap the file itself), else simply the lowest with file offset 0.
+   Opens the file into *E with bias *BIAS (*E NULL in the second case). */
+static const mp_mapping *find_mapping(mp_target *t, bool (*is)(const char *), mp_elf **e, uint64_t *bias)
 {
 	const mp_mapping *maps, *lowest = NULL;
 	size_t n = mp_target_mappings(t, &maps);
@@ -51,7 +62,7 @@ static const mp_mapping *find_mapping(mp_target *t, mp_elf **e, uint64_t *bias)
 	for (size_t i = 0; i < n; i++) {
 		const mp_mapping *m = &maps[i];
 
-		if (m->path == NULL || !is_c10_cuda(m->path) || m->file_offset != 0)
+		if (m->path == NULL || !is(m->path) || m->file_offset != 0)
 			continue;
 		if (lowest == NULL)
 			lowest = m;
@@ -112,21 +123,31 @@ static bool version_from_py(mp_c10 *c)
 	return found;
 }
 
-/* The build-id in the target's memory must be the local file's. */
-static mp_err check_build_id(mp_target *t, const mp_mapping *m, const mp_elf *e, mp_c10 *c,
-			     mp_diag *diag)
+/* Whether the local file E of mapping M (load bias BIAS) is another build than the target
+   mapped: the target's own check (cores), then the build-id note in the target's memory. */
+static bool build_id_differs(mp_target *t, const mp_mapping *m, const mp_elf *e, uint64_t bias)
 {
 	const unsigned char *id;
 	uint64_t addr;
 	unsigned char mem[64];
 	size_t len = mp_elf_build_id(e, &id, &addr);
 
+	if (mp_target_mapping_mismatch(t, m))
+		return true;
+	return len > 0 && addr != 0 && mp_target_read(t, bias + addr, mem, len, NULL) == MP_OK &&
+	       memcmp(mem, id, len) != 0;
+}
+
+/* The build-id in the target's memory must be the local file's. */
+static mp_err check_build_id(mp_target *t, const mp_mapping *m, const mp_elf *e, mp_c10 *c,
+			     mp_diag *diag)
+{
+	const unsigned char *id;
+	size_t len = mp_elf_build_id(e, &id, NULL);
+
 	memcpy(c->build_id, id, len);
 	c->build_id_len = len;
-	c->build_id_mismatch = mp_target_mapping_mismatch(t, m);
-	if (!c->build_id_mismatch && len > 0 && addr != 0 &&
-	    mp_target_read(t, c->bias + addr, mem, len, NULL) == MP_OK)
-		c->build_id_mismatch = memcmp(mem, id, len) != 0;
+	c->build_id_mismatch = build_id_differs(t, m, e, c->bias);
 	if (c->build_id_mismatch)
 		return mp_fail(diag, MP_E_CORRUPT,
 			       "'%s' is not the libc10_cuda the target mapped (build-id differs): "
@@ -225,6 +246,53 @@ static void find_objects(mp_target *t, const mp_mapping *m, const mp_elf *e, mp_
 		c->native_rtti_name_addr = c->bias + vaddr;
 }
 
+/* SYM_ACCEL_CONFIG in E (libc10.so, load bias BIAS), or why not in C->accel_config_why. */
+static void accel_config_symbol(const mp_elf *e, uint64_t bias, mp_c10 *c)
+{
+	mp_elf_sym sym;
+
+	if (mp_elf_symbol(e, SYM_ACCEL_CONFIG, MP_ELF_DYNSYM | MP_ELF_SYMTAB, &sym, NULL) != MP_OK ||
+	    !sym.defined || sym.type != MP_ELF_STT_OBJECT) {
+		snprintf(c->accel_config_why, sizeof c->accel_config_why, "'%.180s' %s", mp_elf_path(e),
+			 mp_elf_has_symtab(e) ? "has no AcceleratorAllocatorConfig instance"
+					      : "has no .symtab (stripped)");
+		return;
+	}
+	c->accel_config_addr = bias + sym.value;
+	c->accel_config_size = sym.size;
+	if (mp_elf_symbol(e, SYM_ACCEL_CONFIG_GUARD, MP_ELF_DYNSYM | MP_ELF_SYMTAB, &sym, NULL) == MP_OK &&
+	    sym.defined)
+		c->accel_config_guard_addr = bias + sym.value;
+}
+
+/* libc10.so's AcceleratorAllocatorConfig instance (mp_c10.h). Never fails: what goes wrong is
+   said in C->accel_config_why. */
+static void find_accel_config(mp_target *t, mp_c10 *c)
+{
+	mp_elf *e = NULL;
+	uint64_t bias = 0;
+	const mp_mapping *m = find_mapping(t, is_c10, &e, &bias);
+
+	if (m == NULL) {
+		snprintf(c->accel_config_why, sizeof c->accel_config_why, "the target maps no libc10.so");
+		return;
+	}
+	snprintf(c->libc10_path, sizeof c->libc10_path, "%s", m->path);
+	if (m->local_path == NULL)
+		snprintf(c->accel_config_why, sizeof c->accel_config_why, "'%.180s' (mapped by the target) not found here",
+			 m->path);
+	else if (e == NULL && (mp_elf_open(m->local_path, &e, NULL) != MP_OK ||
+			       mp_elf_load_bias(e, m->start, 0, &bias, NULL) != MP_OK))
+		snprintf(c->accel_config_why, sizeof c->accel_config_why, "'%.180s' is not a readable ELF file",
+			 m->local_path);
+	else if (build_id_differs(t, m, e, bias))
+		snprintf(c->accel_config_why, sizeof c->accel_config_why,
+			 "'%.180s' is not the libc10.so the target mapped (build-id differs)", m->local_path);
+	else
+		accel_config_symbol(e, bias, c);
+	mp_elf_close(e);
+}
+
 mp_err mp_c10_find(mp_target *t, mp_c10 *out, mp_diag *diag)
 {
 	const mp_mapping *m;
@@ -233,7 +301,7 @@ mp_err mp_c10_find(mp_target *t, mp_c10 *out, mp_diag *diag)
 
 	memset(out, 0, sizeof *out);
 	out->cxx11_abi = -1;
-	m = find_mapping(t, &e, &out->bias);
+	m = find_mapping(t, is_c10_cuda, &e, &out->bias);
 	if (m == NULL)
 		return mp_fail(diag, MP_E_NOTFOUND,
 			       "no libc10_cuda.so mapped: not a PyTorch process with CUDA");
@@ -263,6 +331,7 @@ mp_err mp_c10_find(mp_target *t, mp_c10 *out, mp_diag *diag)
 	if (!out->has_dwarf)
 		out->dwarf_path[0] = '\0';
 	find_objects(t, m, e, out, diag);
+	find_accel_config(t, out);
 out:
 	mp_elf_close(e);
 	return err;

@@ -1,5 +1,6 @@
 /* mp_c10.h - find PyTorch's libc10_cuda.so in a target: the mapping, load bias, build-id,
-   version, the live allocator pointer and the config instance, and the layouts to try. */
+   version, the live allocator pointer and the config instances (libc10_cuda's, and from 2.14 on
+   libc10.so's), and the layouts to try. */
 #ifndef MEMPROF_C10_H
 #define MEMPROF_C10_H
 
@@ -36,11 +37,24 @@ typedef struct mp_c10 {
 	uint64_t config_instance_addr;
 	/* Address of the RTTI name string MP_NATIVE_ALLOCATOR_RTTI in the library, 0 if absent. */
 	uint64_t native_rtti_name_addr;
+	/* From 2.14 on most allocator settings live in libc10.so, in the function-local static
+	   c10::CachingAllocator::AcceleratorAllocatorConfig::instance()::instance, which only
+	   libc10.so's .symtab names (it is not exported). Its address in the target and its size,
+	   and its initialisation guard's address (0 when the .symtab has no guard); 0 when not
+	   found, and then ACCEL_CONFIG_WHY says why in words (libc10.so not mapped, stripped, no
+	   such symbol: a version without it, as 2.6). */
+	char libc10_path[4096]; /* libc10.so as the target mapped it, "" when not mapped */
+	uint64_t accel_config_addr;
+	uint64_t accel_config_size;
+	uint64_t accel_config_guard_addr;
+	char accel_config_why[256];
 } mp_c10;
 
 /* Find libc10_cuda.so among T's mappings and read what is listed above. MP_E_NOTFOUND when T
    maps no libc10_cuda (not a PyTorch CUDA process), or when its file cannot be found here
-   (DIAG says where it looked). A build-id mismatch is an error (this is the library walked). */
+   (DIAG says where it looked). A build-id mismatch is an error (this is the library walked).
+   Whatever stops the AcceleratorAllocatorConfig lookup in libc10.so (a missing or different
+   file, no .symtab) is no error: it only fills ACCEL_CONFIG_WHY. */
 mp_err mp_c10_find(mp_target *t, mp_c10 *out, mp_diag *diag) MP_WUR;
 
 /* Layouts to try on C10, best first: its DWARF (when present), then the built-in tables whose

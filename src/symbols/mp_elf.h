@@ -11,8 +11,9 @@
 
 typedef struct mp_elf mp_elf;
 
-/* STB_GNU_UNIQUE from <elf.h>, so that callers need not include it. */
+/* STB_GNU_UNIQUE and STT_OBJECT from <elf.h>, so that callers need not include it. */
 #define MP_ELF_STB_GNU_UNIQUE 10
+#define MP_ELF_STT_OBJECT 1
 
 /* Which symbol tables mp_elf_symbol searches. */
 #define MP_ELF_DYNSYM 1u

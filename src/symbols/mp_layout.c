@@ -29,16 +29,19 @@ static const char *const member_names[] = {
      the graph_pools key);
    - PP_USE_COUNT: the walker does not need it;
    - NCA_CLOCK_CONVERTER: only for converting trace times, which can be approximated;
-   - DS_NUM_OOM_REJECTIONS (2.14), TE_MEMPOOL, TE_COMPILE_CONTEXT, TE_USER_METADATA (after 2.6);
+   - DS_NUM_OOM_REJECTIONS, DS_RESERVED_BYTES_BY_PRIVATE_POOLS (2.14), TE_MEMPOOL,
+     TE_COMPILE_CONTEXT, TE_USER_METADATA (after 2.6);
    - ES_*: ExpandableSegment has members only when built with the CUDA driver API (Linux CUDA
      builds always are); a layout without them cannot walk expandable segments;
-   - CFG_*: allocator_settings only, and 2.14 moved most of them to libc10. */
+   - CFG_*, AAC_*: allocator_settings only; 2.14 moved most of them from CUDAAllocatorConfig to
+     AcceleratorAllocatorConfig in libc10. */
 static bool field_optional(enum mp_layout_field f)
 {
 	switch (f) {
 	case MP_L_NCA_CLOCK_CONVERTER:
 	case MP_L_DCA_DEVICE_ID:
 	case MP_L_DS_NUM_OOM_REJECTIONS:
+	case MP_L_DS_RESERVED_BYTES_BY_PRIVATE_POOLS:
 	case MP_L_PP_ID:
 	case MP_L_PP_USE_COUNT:
 	case MP_L_ES_PTR:
@@ -47,6 +50,7 @@ static bool field_optional(enum mp_layout_field f)
 	case MP_L_TE_MEMPOOL:
 	case MP_L_TE_COMPILE_CONTEXT:
 	case MP_L_TE_USER_METADATA:
+	case MP_L_CFG_SIZEOF:
 	case MP_L_CFG_MAX_SPLIT_SIZE:
 	case MP_L_CFG_ROUNDUP_POWER2_DIVISIONS:
 	case MP_L_CFG_GARBAGE_COLLECTION_THRESHOLD:
@@ -54,7 +58,16 @@ static bool field_optional(enum mp_layout_field f)
 	case MP_L_CFG_EXPANDABLE_SEGMENTS:
 	case MP_L_CFG_RELEASE_LOCK_ON_CUDAMALLOC:
 	case MP_L_CFG_PINNED_USE_CUDA_HOST_REGISTER:
+	case MP_L_CFG_GRAPH_CAPTURE_RECORD_STREAM_REUSE:
 	case MP_L_CFG_LAST_ALLOCATOR_SETTINGS:
+	case MP_L_AAC_SIZEOF:
+	case MP_L_AAC_MAX_SPLIT_SIZE:
+	case MP_L_AAC_ROUNDUP_POWER2_DIVISIONS:
+	case MP_L_AAC_GARBAGE_COLLECTION_THRESHOLD:
+	case MP_L_AAC_USE_EXPANDABLE_SEGMENTS:
+	case MP_L_AAC_PINNED_MAX_ROUND_THRESHOLD:
+	case MP_L_AAC_PINNED_MAX_CACHED_SIZE:
+	case MP_L_AAC_LAST_ALLOCATOR_SETTINGS:
 		return true;
 	default:
 		return false;

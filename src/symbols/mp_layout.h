@@ -11,7 +11,8 @@
 
 /* Every offset the walker uses: X(ID, "Struct", "member"). "sizeof" as the member means the
    struct's size. Struct names are the C++ class names without namespaces (Block lives in an
-   anonymous namespace, DeviceStats in c10::CachingDeviceAllocator, ...). In layout files a
+   anonymous namespace, DeviceStats in c10::CachingDeviceAllocator, AcceleratorAllocatorConfig
+   (2.14: most allocator settings, in libc10) in c10::CachingAllocator, ...). In layout files a
    field is written "Struct.member OFFSET"; optional members (absent in some versions) are
    written "Struct.member -" or left out. Stat (current, peak, allocated, freed at 0/8/16/24),
    StatArray (3 Stats: all, small_pool, large_pool) and the libstdc++/ska containers are fixed
@@ -50,6 +51,7 @@
 	X(DS_NUM_DEVICE_FREE, "DeviceStats", "num_device_free")                                \
 	X(DS_NUM_OOM_REJECTIONS, "DeviceStats", "num_oom_rejections")                          \
 	X(DS_MAX_SPLIT_SIZE, "DeviceStats", "max_split_size")                                  \
+	X(DS_RESERVED_BYTES_BY_PRIVATE_POOLS, "DeviceStats", "reserved_bytes_by_private_pools") \
 	X(BP_SIZEOF, "BlockPool", "sizeof")                                                    \
 	X(BP_BLOCKS, "BlockPool", "blocks")                                                    \
 	X(BP_UNMAPPED, "BlockPool", "unmapped")                                                \
@@ -93,6 +95,7 @@
 	X(TE_TIME, "TraceEntry", "time_")                                                      \
 	X(TE_COMPILE_CONTEXT, "TraceEntry", "compile_context_")                                \
 	X(TE_USER_METADATA, "TraceEntry", "user_metadata_")                                    \
+	X(CFG_SIZEOF, "CUDAAllocatorConfig", "sizeof")                                         \
 	X(CFG_MAX_SPLIT_SIZE, "CUDAAllocatorConfig", "m_max_split_size")                       \
 	X(CFG_ROUNDUP_POWER2_DIVISIONS, "CUDAAllocatorConfig", "m_roundup_power2_divisions")   \
 	X(CFG_GARBAGE_COLLECTION_THRESHOLD, "CUDAAllocatorConfig", "m_garbage_collection_threshold") \
@@ -100,7 +103,16 @@
 	X(CFG_EXPANDABLE_SEGMENTS, "CUDAAllocatorConfig", "m_expandable_segments")             \
 	X(CFG_RELEASE_LOCK_ON_CUDAMALLOC, "CUDAAllocatorConfig", "m_release_lock_on_cudamalloc") \
 	X(CFG_PINNED_USE_CUDA_HOST_REGISTER, "CUDAAllocatorConfig", "m_pinned_use_cuda_host_register") \
-	X(CFG_LAST_ALLOCATOR_SETTINGS, "CUDAAllocatorConfig", "m_last_allocator_settings")
+	X(CFG_GRAPH_CAPTURE_RECORD_STREAM_REUSE, "CUDAAllocatorConfig", "m_graph_capture_record_stream_reuse") \
+	X(CFG_LAST_ALLOCATOR_SETTINGS, "CUDAAllocatorConfig", "m_last_allocator_settings")     \
+	X(AAC_SIZEOF, "AcceleratorAllocatorConfig", "sizeof")                                  \
+	X(AAC_MAX_SPLIT_SIZE, "AcceleratorAllocatorConfig", "max_split_size_")                 \
+	X(AAC_ROUNDUP_POWER2_DIVISIONS, "AcceleratorAllocatorConfig", "roundup_power2_divisions_") \
+	X(AAC_GARBAGE_COLLECTION_THRESHOLD, "AcceleratorAllocatorConfig", "garbage_collection_threshold_") \
+	X(AAC_USE_EXPANDABLE_SEGMENTS, "AcceleratorAllocatorConfig", "use_expandable_segments_") \
+	X(AAC_PINNED_MAX_ROUND_THRESHOLD, "AcceleratorAllocatorConfig", "pinned_max_round_threshold_") \
+	X(AAC_PINNED_MAX_CACHED_SIZE, "AcceleratorAllocatorConfig", "pinned_max_cached_size_") \
+	X(AAC_LAST_ALLOCATOR_SETTINGS, "AcceleratorAllocatorConfig", "last_allocator_settings_")
 
 enum mp_layout_field {
 #define X(id, s, m) MP_L_##id,

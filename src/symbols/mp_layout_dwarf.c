@@ -25,21 +25,25 @@ enum want_scope {
 struct want {
 	const char *name;
 	enum want_scope scope;
+	bool optional; /* not in every version: taken where the search meets it, never waited for */
 	bool found;
 	Dwarf_Die die;
 };
 
 static struct want wants_template[] = {
-	{ "NativeCachingAllocator", SCOPE_CCA, false, { 0 } },
-	{ "DeviceCachingAllocator", SCOPE_CCA, false, { 0 } },
-	{ "DeviceStats", SCOPE_C10, false, { 0 } },
-	{ "BlockPool", SCOPE_CCA, false, { 0 } },
-	{ "PrivatePool", SCOPE_CCA, false, { 0 } },
-	{ "Block", SCOPE_CCA, false, { 0 } },
-	{ "ExpandableSegment", SCOPE_CCA, false, { 0 } },
-	{ "RingBuffer", SCOPE_RING, false, { 0 } },
-	{ "TraceEntry", SCOPE_C10, false, { 0 } },
-	{ "CUDAAllocatorConfig", SCOPE_CCA, false, { 0 } },
+	{ "NativeCachingAllocator", SCOPE_CCA, false, false, { 0 } },
+	{ "DeviceCachingAllocator", SCOPE_CCA, false, false, { 0 } },
+	{ "DeviceStats", SCOPE_C10, false, false, { 0 } },
+	{ "BlockPool", SCOPE_CCA, false, false, { 0 } },
+	{ "PrivatePool", SCOPE_CCA, false, false, { 0 } },
+	{ "Block", SCOPE_CCA, false, false, { 0 } },
+	{ "ExpandableSegment", SCOPE_CCA, false, false, { 0 } },
+	{ "RingBuffer", SCOPE_RING, false, false, { 0 } },
+	{ "TraceEntry", SCOPE_C10, false, false, { 0 } },
+	{ "CUDAAllocatorConfig", SCOPE_CCA, false, false, { 0 } },
+	/* 2.14+ (c10::CachingAllocator, libc10): the allocator's CU uses it through CUDAAllocatorConfig's
+	   inline accessors, so it is met in the first pass where it exists; 2.6 has none. */
+	{ "AcceleratorAllocatorConfig", SCOPE_C10, true, false, { 0 } },
 };
 #define NWANTS (sizeof wants_template / sizeof wants_template[0])
 
@@ -94,7 +98,8 @@ static void consider(struct search *s, Dwarf_Die *die)
 		if (match && scope_ok(s, w->scope)) {
 			w->die = *die;
 			w->found = true;
-			s->left--;
+			if (!w->optional)
+				s->left--;
 		}
 	}
 }
@@ -281,7 +286,9 @@ mp_err mp_layout_from_dwarf(const char *path, const char *debug_root, mp_layout 
 	}
 	memset(&s, 0, sizeof s);
 	memcpy(s.w, wants_template, sizeof s.w);
-	s.left = NWANTS;
+	s.left = 0;
+	for (size_t i = 0; i < NWANTS; i++)
+		s.left += !s.w[i].optional;
 	search_units(dw, &s);
 	fill_fields(&s, out);
 	dwarf_end(dw);

@@ -35,8 +35,10 @@ void mp_walk_free(mp_walk *w)
 {
 	if (w == NULL)
 		return;
-	for (size_t i = 0; i < w->ndevices; i++)
+	for (size_t i = 0; i < w->ndevices; i++) {
 		free(w->devices[i].stats.v);
+		free(w->devices[i].stat_keys);
+	}
 	for (size_t i = 0; i < w->ntrace; i++) {
 		free(w->trace[i].compile_context);
 		free(w->trace[i].user_metadata);
@@ -137,7 +139,7 @@ static mp_err walk_once(struct walk *wk, const mp_c10 *c10, const mp_layout *can
 	if (err == MP_OK && !wk->opts->no_trace)
 		wk_convert_times(wk, obj);
 	if (err == MP_OK)
-		err = wk_settings(wk, c10->config_instance_addr);
+		err = wk_settings(wk, c10);
 	return err;
 }
 

@@ -62,12 +62,15 @@ typedef struct mp_walk_device {
 	int index;
 	uint64_t address; /* of its DeviceCachingAllocator */
 	mp_memstats stats;
+	char *stat_keys;  /* the text of the per-private-pool keys of STATS (2.14), owned; others are static */
 	size_t first_trace, ntrace; /* into mp_walk.trace, oldest first */
 	bool record_history;
 	uint64_t ring_max_entries;
 } mp_walk_device;
 
-/* CUDAAllocatorConfig, for the snapshot's allocator_settings. */
+/* The allocator's settings, for the snapshot's allocator_settings: 2.6 keeps them all in
+   CUDAAllocatorConfig, 2.14 most in libc10's AcceleratorAllocatorConfig. Sizes PyTorch keeps as
+   size_t are reported as int64, so "no limit" (SIZE_MAX) reads -1, as snapshot() has it. */
 typedef struct mp_walk_settings {
 	bool present;
 	char *last_settings; /* PYTORCH_CUDA_ALLOC_CONF as last parsed */
@@ -77,6 +80,11 @@ typedef struct mp_walk_settings {
 	int64_t pinned_num_register_threads;
 	bool release_lock_on_cudamalloc;
 	bool pinned_use_cuda_host_register;
+	bool has_graph_capture_record_stream_reuse; /* the version has it (2.14) */
+	bool graph_capture_record_stream_reuse;
+	bool has_pinned_limits; /* the version has max_round_threshold and max_cached_size (2.14) */
+	int64_t max_round_threshold; /* pinned_max_round_threshold_mb in bytes */
+	int64_t max_cached_size;     /* pinned_max_cached_size_mb in bytes */
 	int64_t roundup_power2_divisions[16];
 } mp_walk_settings;
 

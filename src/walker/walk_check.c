@@ -29,6 +29,18 @@ static mp_err check_fail(struct walk *wk, const char *fmt, ...)
 	return mp_fail(wk->diag, MP_E_CORRUPT, "layout %s does not fit: %s", wk->L->name, line);
 }
 
+/* The bytes the walker reads of member F: a StatArray is 96 bytes, a Stat and a ska flat_hash_map
+   32, a MempoolId_t 16; other members are read 8 bytes at most. */
+static int32_t member_width(enum mp_layout_field f)
+{
+	if (f >= MP_L_DS_ALLOCATION && f <= MP_L_DS_REQUESTED_BYTES)
+		return 96;
+	if (f == MP_L_DS_OVERSIZE_ALLOCATIONS || f == MP_L_DS_OVERSIZE_SEGMENTS ||
+	    f == MP_L_DS_RESERVED_BYTES_BY_PRIVATE_POOLS)
+		return 32;
+	return f == MP_L_TE_MEMPOOL ? 16 : 8;
+}
+
 /* Each member must lie inside its struct. */
 static mp_err check_layout_itself(struct walk *wk)
 {
@@ -38,7 +50,7 @@ static mp_err check_layout_itself(struct walk *wk)
 	} structs[] = {
 		{ MP_L_BLOCK_SIZEOF, MP_L_BLOCK_DEVICE, MP_L_BLOCK_EXPANDABLE_SEGMENT, WK_MAX_STRUCT },
 		{ MP_L_TE_SIZEOF, MP_L_TE_ACTION, MP_L_TE_USER_METADATA, WK_MAX_ENTRY },
-		{ MP_L_DS_SIZEOF, MP_L_DS_ALLOCATION, MP_L_DS_MAX_SPLIT_SIZE, WK_MAX_STRUCT },
+		{ MP_L_DS_SIZEOF, MP_L_DS_ALLOCATION, MP_L_DS_RESERVED_BYTES_BY_PRIVATE_POOLS, WK_MAX_STRUCT },
 	};
 
 	for (size_t s = 0; s < sizeof structs / sizeof structs[0]; s++) {
@@ -48,10 +60,7 @@ static mp_err check_layout_itself(struct walk *wk)
 			return check_fail(wk, "%s.sizeof %d is out of range", mp_layout_struct_name(structs[s].size), size);
 		for (int f = (int)structs[s].first; f <= (int)structs[s].last; f++) {
 			int32_t off = wk->L->off[f];
-			/* A StatArray is 96 bytes, a Stat 32; other members are read 8 bytes at most. */
-			int32_t width = f >= MP_L_DS_ALLOCATION && f <= MP_L_DS_REQUESTED_BYTES ? 96
-					: f == MP_L_DS_OVERSIZE_ALLOCATIONS || f == MP_L_DS_OVERSIZE_SEGMENTS ? 32
-					: f == MP_L_TE_MEMPOOL ? 16 : 8;
+			int32_t width = member_width((enum mp_layout_field)f);
 
 			if (off != MP_LAYOUT_ABSENT && (off < 0 || off + width > size))
 				return check_fail(wk, "%s.%s at %d is outside its %d bytes", mp_layout_struct_name(f),

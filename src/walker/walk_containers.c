@@ -178,21 +178,33 @@ mp_err wk_flat_count(struct walk *wk, uint64_t addr, uint64_t *count)
 	return err;
 }
 
+mp_err wk_flat_slots(struct walk *wk, uint64_t addr, uint64_t *slots)
+{
+	struct flat_header fh;
+	mp_err err = flat_header(wk, addr, &fh);
+
+	if (err == MP_OK)
+		*slots = fh.slots_minus_one + (uint64_t)fh.max_lookups;
+	return err;
+}
+
 mp_err wk_flat_each(struct walk *wk, uint64_t addr, size_t entry, wk_entry_fn fn, void *ctx)
 {
-	enum { CHUNK = 1024 };
-	unsigned char buf[CHUNK * 32];
+	unsigned char buf[32 * 1024];
+	size_t chunk = entry != 0 ? sizeof buf / entry : 0; /* slots read at once */
 	struct flat_header fh;
 	uint64_t nslots, live = 0;
 	mp_err err = flat_header(wk, addr, &fh);
 
 	if (err != MP_OK)
 		return err;
-	if (entry > 32)
+	if (entry == 0 || entry > WK_MAX_FLAT_ENTRY)
 		return MP_E_UNSUPPORTED;
+	/* An entry may overflow past the power of two into the max_lookups - 1 slots after it; the
+	   slot after those is the end marker. */
 	nslots = fh.slots_minus_one + (uint64_t)fh.max_lookups;
-	for (uint64_t i = 0; i < nslots; i += CHUNK) {
-		size_t n = nslots - i < CHUNK ? (size_t)(nslots - i) : CHUNK;
+	for (uint64_t i = 0; i < nslots; i += chunk) {
+		size_t n = nslots - i < chunk ? (size_t)(nslots - i) : chunk;
 
 		if ((err = wk_read(wk, fh.entries + i * entry, buf, n * entry)) != MP_OK)
 			return err;

@@ -21,6 +21,8 @@
 #define WK_MAX_ENTRY 512              /* bytes of one TraceEntry */
 #define WK_MAX_TREE_DEPTH 128         /* a red-black tree of 2^64 nodes is shallower */
 #define WK_MAX_FLAT_SLOTS (1ull << 32) /* ska flat_hash slots */
+#define WK_MAX_FLAT_ENTRY 512          /* bytes of one ska flat_hash entry */
+#define WK_MAX_PRIVATE_POOLS (1u << 14) /* pools in DeviceStats.reserved_bytes_by_private_pools */
 
 /* The walk in progress. */
 struct walk {
@@ -86,13 +88,14 @@ mp_err wk_rbtree_each(struct walk *wk, uint64_t addr, wk_value_fn fn, void *ctx)
 /* The red-black tree's node count, with its header checked. */
 mp_err wk_rbtree_count(struct walk *wk, uint64_t addr, uint64_t *count) MP_WUR;
 
-/* Call FN with the address and image of each live entry of the ska flat_hash_set/map at ADDR
-   (entries of ENTRY bytes; the value starts at 8), in slot order. */
+/* Call FN with the image of each live entry of the ska flat_hash_set/map at ADDR (entries of
+   ENTRY bytes, at most WK_MAX_FLAT_ENTRY; the value starts at 8), in slot order. */
 typedef mp_err (*wk_entry_fn)(struct walk *wk, const unsigned char *entry, void *ctx);
 mp_err wk_flat_each(struct walk *wk, uint64_t addr, size_t entry, wk_entry_fn fn, void *ctx) MP_WUR;
 
-/* The flat table's element count, with its header checked. */
+/* The flat table's element count / the slots wk_flat_each reads, with its header checked. */
 mp_err wk_flat_count(struct walk *wk, uint64_t addr, uint64_t *count) MP_WUR;
+mp_err wk_flat_slots(struct walk *wk, uint64_t addr, uint64_t *slots) MP_WUR;
 
 /* One Block, decoded through the layout. */
 struct wk_block {
@@ -164,13 +167,25 @@ mp_err wk_layout_check(struct walk *wk, const uint64_t *das, size_t n) MP_WUR;
 /* Per device: its segments and blocks, its stats, its trace ring. */
 mp_err wk_segments(struct walk *wk, mp_walk_device *dev) MP_WUR;
 mp_err wk_stats(struct walk *wk, mp_walk_device *dev) MP_WUR;
+
+/* The memory_stats() keys of one private pool in DeviceStats.reserved_bytes_by_private_pools
+   (2.14): "reserved_bytes_by_private_pools.<ID0>_<ID1>.<all|small_pool|large_pool>.<current|peak|
+   allocated|freed>" (the ids in decimal), WK_POOL_NKEYS of them in that order, their values
+   from the 96-byte StatArray image STATS. KEYS receives the texts, OUT the keys (pointing into
+   KEYS) and values. This function can't fail. */
+#define WK_POOL_NKEYS 12
+#define WK_POOL_KEY_MAX 96 /* 32 + 2 * 20 + 1 + 21 bytes and the NUL fit */
+void wk_pool_stat_keys(uint64_t id0, uint64_t id1, const unsigned char *stats,
+		       char (*keys)[WK_POOL_KEY_MAX], mp_memstat *out);
 mp_err wk_trace(struct walk *wk, mp_walk_device *dev) MP_WUR;
 
 /* Warn when DEV's statistics disagree with its blocks (segments from FIRST_SEGMENT on). */
 void wk_stats_cross_check(struct walk *wk, const mp_walk_device *dev, size_t first_segment);
 
-/* CUDAAllocatorConfig, when the library shows where it is. */
-mp_err wk_settings(struct walk *wk, uint64_t instance_addr) MP_WUR;
+/* The allocator settings: CUDAAllocatorConfig through C10's instance pointer and, where the
+   layout puts settings there (2.14), libc10's AcceleratorAllocatorConfig. What cannot be read
+   is a warning, and allocator_settings is left out; MP_E_NOMEM only. */
+mp_err wk_settings(struct walk *wk, const mp_c10 *c10) MP_WUR;
 
 /* Convert the ring's raw time stamps to the microseconds snapshot() reports. */
 void wk_convert_times(struct walk *wk, uint64_t allocator);

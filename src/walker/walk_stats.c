@@ -1,5 +1,5 @@
 /* walk_stats.c - a device's DeviceStats as the flattened, sorted keys of
-   torch.cuda.memory_stats() (allocator-facts §8). */
+   torch.cuda.memory_stats() (allocator-facts §8), with 2.14's per-private-pool reserved bytes. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +101,136 @@ static void make_slots(void)
 	nslots = key_slots(slots);
 }
 
+static int cmp_memstat(const void *a, const void *b)
+{
+	return strcmp(((const mp_memstat *)a)->key, ((const mp_memstat *)b)->key);
+}
+
+#define POOL_KEY_PREFIX "reserved_bytes_by_private_pools."
+
+void wk_pool_stat_keys(uint64_t id0, uint64_t id1, const unsigned char *stats, char (*keys)[WK_POOL_KEY_MAX],
+		       mp_memstat *out)
+{
+	size_t k = 0;
+
+	for (int p = 0; p < 3; p++)
+		for (int f = 0; f < 4; f++, k++) {
+			snprintf(keys[k], WK_POOL_KEY_MAX, POOL_KEY_PREFIX "%llu_%llu.%s.%s",
+				 (unsigned long long)id0, (unsigned long long)id1, pool_names[p], stat_fields[f]);
+			out[k].key = keys[k];
+			out[k].value = wk_i64(stats, p * 32 + f * 8);
+		}
+}
+
+/* reserved_bytes_by_private_pools, a ska::flat_hash_map<MempoolId_t, StatArray>: each entry is
+   the distance byte (padded to 8), the pool id's two u64 and the 96-byte StatArray. */
+enum { POOL_ENTRY = 120, POOL_ID = 8, POOL_STATS = 24 };
+
+struct pools {
+	char (*keys)[WK_POOL_KEY_MAX];
+	mp_memstat *v; /* where the first pool's keys go */
+	size_t n, cap; /* pools taken, room for */
+};
+
+static mp_err take_pool(struct walk *wk, const unsigned char *entry, void *ctx)
+{
+	struct pools *ps = ctx;
+	const unsigned char *st = entry + POOL_STATS;
+
+	(void)wk;
+	if (ps->n == ps->cap)
+		return MP_E_CORRUPT;
+	/* Each Stat as check_stats has it: current never negative, never above the peak. */
+	for (int p = 0; p < 3; p++)
+		if (wk_i64(st, p * 32) < 0 || wk_i64(st, p * 32 + 8) < wk_i64(st, p * 32))
+			return MP_E_CORRUPT;
+	wk_pool_stat_keys(wk_u64(entry, POOL_ID), wk_u64(entry, POOL_ID + 8), st, ps->keys + ps->n * WK_POOL_NKEYS,
+			  ps->v + ps->n * WK_POOL_NKEYS);
+	ps->n++;
+	return MP_OK;
+}
+
+/* Append DEV's private-pool keys to STATS (N keys, room made here) from the map at MAP: *N grows
+   and DEV->stat_keys holds their text. MP_E_CORRUPT/MP_E_LIMIT for a damaged map (nothing added),
+   MP_E_NOMEM. */
+static mp_err pool_stats(struct walk *wk, mp_walk_device *dev, uint64_t map, mp_memstat **stats, size_t *n)
+{
+	struct pools ps = { 0 };
+	uint64_t count, width;
+	mp_memstat *grown;
+	mp_err err;
+
+	if ((err = wk_flat_count(wk, map, &count)) != MP_OK || (err = wk_flat_slots(wk, map, &width)) != MP_OK)
+		return err;
+	/* Pools are never erased from the map, and ska keeps no more than half its slots full (a
+	   quarter just after it grows): many more slots than that many pools need is damage too, and
+	   would cost reads. */
+	if (count > WK_MAX_PRIVATE_POOLS || width > 8 * (uint64_t)WK_MAX_PRIVATE_POOLS)
+		return MP_E_LIMIT;
+	if (count == 0)
+		return MP_OK;
+	ps.cap = (size_t)count;
+	ps.keys = calloc(ps.cap * WK_POOL_NKEYS, sizeof *ps.keys);
+	grown = realloc(*stats, (*n + ps.cap * WK_POOL_NKEYS) * sizeof **stats);
+	if (grown != NULL)
+		*stats = grown;
+	if (ps.keys == NULL || grown == NULL) {
+		free(ps.keys);
+		return MP_E_NOMEM;
+	}
+	ps.v = *stats + *n;
+	err = wk_flat_each(wk, map, POOL_ENTRY, take_pool, &ps);
+	if (err != MP_OK) {
+		free(ps.keys);
+		return err;
+	}
+	dev->stat_keys = (char *)ps.keys;
+	*n += ps.n * WK_POOL_NKEYS;
+	return MP_OK;
+}
+
+/* Whether sorted STATS (N) has a key twice (a damaged map can repeat a pool id). */
+static bool repeated_key(const mp_memstat *stats, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(stats[i - 1].key, stats[i].key) == 0)
+			return true;
+	return false;
+}
+
+/* Drop the private-pool keys from sorted STATS (N keys): the others keep their order. */
+static size_t drop_pool_keys(mp_memstat *stats, size_t n)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(stats[i].key, POOL_KEY_PREFIX, sizeof POOL_KEY_PREFIX - 1) != 0)
+			stats[kept++] = stats[i];
+	return kept;
+}
+
+/* DEV's private-pool keys, merged into its sorted STATS (N keys) in memory_stats()' order. A
+   damaged map is a warning and adds nothing. */
+static mp_err add_pool_stats(struct walk *wk, mp_walk_device *dev, mp_memstat **stats, size_t *n)
+{
+	uint64_t map = dev->address + (uint64_t)OFF(wk, DCA_STATS) + (uint64_t)OFF(wk, DS_RESERVED_BYTES_BY_PRIVATE_POOLS);
+	mp_err err = pool_stats(wk, dev, map, stats, n);
+
+	if (err == MP_E_NOMEM)
+		return err;
+	if (err == MP_OK) {
+		qsort(*stats, *n, sizeof **stats, cmp_memstat);
+		if (!repeated_key(*stats, *n))
+			return MP_OK;
+		*n = drop_pool_keys(*stats, *n);
+		free(dev->stat_keys);
+		dev->stat_keys = NULL;
+	}
+	wk_damaged(wk, "device %d: reserved_bytes_by_private_pools at 0x%llx is damaged or too large; its keys are left out",
+		   dev->index, (unsigned long long)map);
+	return MP_OK;
+}
+
 mp_err wk_stats(struct walk *wk, mp_walk_device *dev)
 {
 	unsigned char img[WK_MAX_STRUCT];
@@ -124,6 +254,10 @@ mp_err wk_stats(struct walk *wk, mp_walk_device *dev)
 			continue;
 		v[n].key = slots[i].key;
 		v[n++].value = wk_i64(img, off + slots[i].rel);
+	}
+	if (HAS(wk, DS_RESERVED_BYTES_BY_PRIVATE_POOLS) && (err = add_pool_stats(wk, dev, &v, &n)) != MP_OK) {
+		free(v);
+		return err;
 	}
 	dev->stats = (mp_memstats){ .device = dev->index, .v = v, .n = n };
 	return MP_OK;

@@ -74,6 +74,12 @@ static void test_field_table(void)
 	CU_ASSERT_FALSE(mp_layout_field_required(MP_L_PP_ID));
 	CU_ASSERT_FALSE(mp_layout_field_required(MP_L_TE_MEMPOOL));
 	CU_ASSERT_FALSE(mp_layout_field_required(MP_L_CFG_LAST_ALLOCATOR_SETTINGS));
+	CU_ASSERT_FALSE(mp_layout_field_required(MP_L_CFG_GRAPH_CAPTURE_RECORD_STREAM_REUSE));
+	CU_ASSERT_FALSE(mp_layout_field_required(MP_L_DS_RESERVED_BYTES_BY_PRIVATE_POOLS));
+	CU_ASSERT_FALSE(mp_layout_field_required(MP_L_AAC_SIZEOF));
+	CU_ASSERT_FALSE(mp_layout_field_required(MP_L_AAC_LAST_ALLOCATOR_SETTINGS));
+	CU_ASSERT_STRING_EQUAL(mp_layout_struct_name(MP_L_AAC_MAX_SPLIT_SIZE), "AcceleratorAllocatorConfig");
+	CU_ASSERT_STRING_EQUAL(mp_layout_member_name(MP_L_AAC_MAX_SPLIT_SIZE), "max_split_size_");
 	CU_ASSERT_FALSE(mp_layout_field_required(MP_L__COUNT));
 	CU_ASSERT_STRING_EQUAL(mp_layout_struct_name(MP_L__COUNT), "?");
 }
@@ -104,11 +110,25 @@ static void test_builtins(void)
 	CU_ASSERT_EQUAL(mp_layout_builtin(3)->off[MP_L_DCA_ALLOC_BUFFER], 2816);
 	CU_ASSERT_EQUAL(mp_layout_builtin(2)->off[MP_L_DCA_ALLOC_BUFFER], 2840);
 	CU_ASSERT_EQUAL(mp_layout_builtin(2)->off[MP_L_TE_SIZEOF], 136);
+	/* 2.6 keeps every setting in CUDAAllocatorConfig, 2.14 most in libc10's AcceleratorAllocatorConfig. */
+	CU_ASSERT_EQUAL(mp_layout_builtin(0)->off[MP_L_CFG_SIZEOF], 136);
+	CU_ASSERT_EQUAL(mp_layout_builtin(0)->off[MP_L_CFG_MAX_SPLIT_SIZE], 0);
+	CU_ASSERT_EQUAL(mp_layout_builtin(0)->off[MP_L_AAC_MAX_SPLIT_SIZE], MP_LAYOUT_ABSENT);
+	CU_ASSERT_EQUAL(mp_layout_builtin(0)->off[MP_L_DS_RESERVED_BYTES_BY_PRIVATE_POOLS], MP_LAYOUT_ABSENT);
+	CU_ASSERT_EQUAL(mp_layout_builtin(1)->off[MP_L_CFG_SIZEOF], 112);
+	CU_ASSERT_EQUAL(mp_layout_builtin(3)->off[MP_L_CFG_SIZEOF], 40);
+	CU_ASSERT_EQUAL(mp_layout_builtin(3)->off[MP_L_CFG_MAX_SPLIT_SIZE], MP_LAYOUT_ABSENT);
+	CU_ASSERT_EQUAL(mp_layout_builtin(3)->off[MP_L_CFG_GRAPH_CAPTURE_RECORD_STREAM_REUSE], 22);
+	CU_ASSERT_EQUAL(mp_layout_builtin(3)->off[MP_L_AAC_SIZEOF], 152);
+	CU_ASSERT_EQUAL(mp_layout_builtin(3)->off[MP_L_AAC_ROUNDUP_POWER2_DIVISIONS], 24);
+	CU_ASSERT_EQUAL(mp_layout_builtin(3)->off[MP_L_AAC_LAST_ALLOCATOR_SETTINGS], 120);
+	CU_ASSERT_EQUAL(mp_layout_builtin(3)->off[MP_L_DS_RESERVED_BYTES_BY_PRIVATE_POOLS], 576);
 }
 
 /* The four 2.14 tables are one measurement (the torch 2.14.1 wheel: CUDA 13, new ABI; see
    tests/testbed/c10/layouts-2.14.sh) and two derivations: CUDA 12 moves the DeviceCachingAllocator members
-   behind the 1032-byte (not 1008) cudaDeviceProp by 24, the old ABI only TraceEntry's strings. */
+   behind the 1032-byte (not 1008) cudaDeviceProp by 24, the old ABI only TraceEntry's strings and
+   AcceleratorAllocatorConfig's size (its last member is a string). */
 static void test_214_tables_agree(void)
 {
 	const mp_layout *t[4];
@@ -131,7 +151,7 @@ static void test_214_tables_agree(void)
 			d12 = 24;
 		if (f == MP_L_TE_SIZEOF)
 			dold = -48;
-		else if (f == MP_L_TE_USER_METADATA)
+		else if (f == MP_L_TE_USER_METADATA || f == MP_L_AAC_SIZEOF)
 			dold = -24;
 		if (o13 == MP_LAYOUT_ABSENT)
 			d12 = dold = 0;

@@ -1,8 +1,11 @@
 /* test_snapshot.c - generic values <-> the typed snapshot model. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "mp_pickle_read.h"
+#include "mp_repr.h"
 #include "mp_snapshot.h"
+#include "mp_snapshot_walk.h"
 #include "pickle_vectors.h"
 #include "unit_main.h"
 
@@ -115,6 +118,67 @@ static void test_bad_type(void)
 			       "snapshot: segments[0].blocks[0].'size': expected an int within 64 bits, got str");
 }
 
+/* repr() of the allocator_settings of the snapshot of a walk that read SET (NULL: none read);
+   malloc'd. */
+static char *settings_repr(const mp_walk_settings *set)
+{
+	mp_walk w = { 0 };
+	mp_snapshot *s = NULL;
+	mp_diag diag = { 0 };
+	mp_out out;
+	char *text;
+
+	if (set != NULL)
+		w.settings = *set;
+	CU_ASSERT_FATAL(mp_snapshot_from_walk(&w, 0, &s, &diag) == MP_OK);
+	mp_out_init(&out);
+	mp_repr(s->heap, s->allocator_settings, &out);
+	text = mp_out_take(&out, NULL);
+	mp_snapshot_free(s);
+	return text;
+}
+
+/* The expected texts are repr() of what the jobs' own torch.cuda.memory._snapshot() returned
+   (tests/testbed/jobs/settings.py: PyPI's 2.14.1 and Debian's 2.6, the settings string shortened):
+   2.14 adds graph_capture_record_stream_reuse, max_round_threshold and max_cached_size before the
+   divisions, and sizes without a limit (SIZE_MAX) read -1. */
+static void test_settings_from_walk(void)
+{
+	mp_walk_settings s214 = {
+		.present = true, .last_settings = "max_split_size_mb:64", .max_split_size = 67108864,
+		.garbage_collection_threshold = 0.6, .pinned_num_register_threads = 4,
+		.release_lock_on_cudamalloc = true, .pinned_use_cuda_host_register = true,
+		.has_graph_capture_record_stream_reuse = true, .has_pinned_limits = true,
+		.max_round_threshold = 16777216, .max_cached_size = 67108864,
+		.roundup_power2_divisions = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 4, 8, 8, 8, 8, 8 },
+	};
+	mp_walk_settings s26 = { .present = true, .max_split_size = -1, .pinned_num_register_threads = 1 };
+	char *text;
+
+	text = settings_repr(&s214);
+	CU_ASSERT_STRING_EQUAL(text,
+		"{'PYTORCH_CUDA_ALLOC_CONF': 'max_split_size_mb:64', 'max_split_size': 67108864, "
+		"'garbage_collection_threshold': 0.6, 'expandable_segments': False, 'pinned_num_register_threads': 4, "
+		"'release_lock_on_cudamalloc': True, 'pinned_use_cuda_host_register': True, "
+		"'graph_capture_record_stream_reuse': False, 'max_round_threshold': 16777216, "
+		"'max_cached_size': 67108864, 'roundup_power2_divisions': {'1': 1, '2': 1, '4': 1, '8': 1, '16': 1, "
+		"'32': 1, '64': 1, '128': 1, '256': 1, '512': 2, '1024': 4, '2048': 8, '4096': 8, '8192': 8, "
+		"'16384': 8, '32768': 8}}");
+	free(text);
+	text = settings_repr(&s26);
+	CU_ASSERT_STRING_EQUAL(text,
+		"{'PYTORCH_CUDA_ALLOC_CONF': '', 'max_split_size': -1, 'garbage_collection_threshold': 0.0, "
+		"'expandable_segments': False, 'pinned_num_register_threads': 1, 'release_lock_on_cudamalloc': False, "
+		"'pinned_use_cuda_host_register': False, 'roundup_power2_divisions': {'1': 0, '2': 0, '4': 0, '8': 0, "
+		"'16': 0, '32': 0, '64': 0, '128': 0, '256': 0, '512': 0, '1024': 0, '2048': 0, '4096': 0, "
+		"'8192': 0, '16384': 0, '32768': 0}}");
+	free(text);
+	/* Settings the walk could not read leave the key out. */
+	text = settings_repr(NULL);
+	CU_ASSERT_STRING_EQUAL(text, "<absent>");
+	free(text);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -122,6 +186,7 @@ int main(void)
 		{ "round trip keeps values and key order", test_round_trip },
 		{ "legacy bare list with history", test_legacy },
 		{ "wrong type names the place", test_bad_type },
+		{ "allocator_settings of a walk, 2.6 and 2.14", test_settings_from_walk },
 	};
 
 	return UNIT_RUN("snapshot", tests, NULL, NULL);

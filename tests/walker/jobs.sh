@@ -36,7 +36,7 @@ die() { log "error: $*"; exit 1; }
 
 builds=${MEMPROF_JOB_BUILDS:-$("$testbed/job.sh" --list)}
 lean="training:gcore training:kernel training:live history:kernel history-all:live oom:kernel oom-uncaught:kernel
-	multi_device:live private_pool:kernel expandable:live pending_free:kernel hung:live unseen:kernel"
+	multi_device:live private_pool:kernel expandable:live settings:live pending_free:kernel hung:live unseen:kernel"
 stamp=$tb_cache/jobs-passed-$( (cat "$0" "$compare" "$here/job_truth.py"; find "$testbed" -type f \
 	\( -name '*.sh' -o -name '*.py' -o -name '*.c' -o -name '*.h' -o -name 'list' -o -name Makefile \) \
 	-print0 | sort -z | xargs -0 cat; echo "$builds") | sha256sum | cut -c1-12)

@@ -6,17 +6,20 @@
 # - the structs private to CUDACachingAllocator.cpp (Block, BlockPool, PrivatePool, ExpandableSegment,
 #   DeviceCachingAllocator, NativeCachingAllocator) are read from the code of the real release: libc10_cuda.so of
 #   PyPI's torch 2.14.1 wheel (a CUDA 13.0, new-ABI build with .symtab), by wheel-layout.py;
-# - the structs of the headers (DeviceStats, TraceEntry, RingBuffer, CUDAAllocatorConfig) and cudaDeviceProp are
-#   read (layouts.sh, gdb) from the DWARF of a small object compiled against that wheel's own torch/include, four
+# - the structs of the headers (DeviceStats, TraceEntry, RingBuffer, CUDAAllocatorConfig, and libc10's
+#   AcceleratorAllocatorConfig, which holds most allocator settings from 2.14 on) and cudaDeviceProp are read
+#   (layouts.sh, gdb) from the DWARF of a small object compiled against that wheel's own torch/include, four
 #   times: CUDA 13 headers (tb_cuda_home) and CUDA 12.4 headers (../cuda/fetch-headers.sh), each with the new ABI
 #   and with -D_GLIBCXX_USE_CXX11_ABI=0;
+# - the release's own AcceleratorAllocatorConfig object (the function-local static of its instance(), which only
+#   the .symtab of the wheel's libc10.so names) must be as large as the new-ABI DWARF says;
 # - the CUDA 12 tables move every DeviceCachingAllocator member behind device_prop by the cudaDeviceProp size
 #   difference; the old-ABI tables keep the private offsets (no string or list precedes them).
 # Fields a rule does not read (Block.requested_size) are listed as unchecked (test_layout_dwarf checks them on the
 # mutant-block-regcounter build).
 #
 # The wheel (555 MB, taken by `pip download` from the registry pip is configured with) is fetched once; only
-# libc10_cuda.so, the c10 and torch/headeronly headers and version.py are kept in
+# libc10_cuda.so, libc10.so, the c10 and torch/headeronly headers and version.py are kept in
 # $MEMPROF_TESTBED_CACHE/torch-wheel-2.14.1-<hash>/. Needs python3 with pip, objdump, gdb, g++ (C++20).
 set -euo pipefail
 
@@ -28,10 +31,10 @@ die() { log "error: $*"; exit 1; }
 [ $# -eq 0 ] || die "usage: layouts-2.14.sh"
 tables=$(cd "$here/../../../src/symbols/layouts" && pwd)
 
-# fetch_wheel - prints the directory with lib/libc10_cuda.so, include/ and VERSION of torch 2.14.1.
+# fetch_wheel - prints the directory with lib/libc10_cuda.so, lib/libc10.so, include/ and VERSION of torch 2.14.1.
 fetch_wheel() {
 	local key out tmp
-	key=$(printf 'torch==2.14.1 cp311 manylinux_2_28_x86_64 v1\n' | sha256sum | cut -c1-12)
+	key=$(printf 'torch==2.14.1 cp311 manylinux_2_28_x86_64 v2\n' | sha256sum | cut -c1-12)
 	if tb_cached "$tb_cache/torch-wheel-2.14.1.$key.dir" torch-wheel-2.14.1; then
 		echo "$tb_cached_dir"
 		return 0
@@ -52,7 +55,7 @@ z = zipfile.ZipFile(whl)
 for i in z.infolist():
     n = i.filename
     if n.startswith(("torch/include/c10/", "torch/include/torch/headeronly/")) or n in (
-            "torch/lib/libc10_cuda.so", "torch/version.py"):
+            "torch/lib/libc10_cuda.so", "torch/lib/libc10.so", "torch/version.py"):
         z.extract(i, os.path.join(tmp, "x"))
 v = open(os.path.join(tmp, "x/torch/version.py")).read()
 ver = re.search(r"__version__ = '([^']*)'", v).group(1)
@@ -61,7 +64,7 @@ open(os.path.join(tmp, "VERSION"), "w").write("%s %s %s\n" % (os.path.basename(w
 EOF
 	mv "$tmp/x/torch/include" "$tmp/include"
 	mkdir -p "$tmp/lib"
-	mv "$tmp/x/torch/lib/libc10_cuda.so" "$tmp/lib/"
+	mv "$tmp/x/torch/lib/libc10_cuda.so" "$tmp/x/torch/lib/libc10.so" "$tmp/lib/"
 	rm -rf "$tmp/x" "$tmp/dl"
 	touch "$tmp/.complete"
 	rm -rf "$out"
@@ -70,7 +73,7 @@ EOF
 	echo "$out"
 }
 
-tb_need objdump gdb g++ python3
+tb_need objdump nm gdb g++ python3
 wheel=$(fetch_wheel)
 log "wheel: $(cat "$wheel/VERSION")"
 cuda13=$(tb_cuda_home)
@@ -85,6 +88,7 @@ trap 'rm -rf "$work"' EXIT
 
 # Our own translation unit: it only makes the header types complete in the DWARF.
 cat >"$work/types.cpp" <<'EOF'
+#include <c10/core/AllocatorConfig.h>
 #include <c10/core/RingBuffer.h>
 #include <c10/cuda/CUDAAllocatorConfig.h>
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -92,7 +96,8 @@ c10::CachingDeviceAllocator::DeviceStats memprof_stats;
 c10::RingBuffer<c10::CachingDeviceAllocator::TraceEntry> memprof_ring;
 cudaDeviceProp memprof_prop;
 size_t memprof_touch(c10::CachingDeviceAllocator::TraceEntry& t) {
-  return t.size_ + c10::cuda::CUDACachingAllocator::CUDAAllocatorConfig::pinned_num_register_threads();
+  return t.size_ + c10::cuda::CUDACachingAllocator::CUDAAllocatorConfig::pinned_num_register_threads() +
+      c10::CachingAllocator::AcceleratorAllocatorConfig::max_split_size();
 }
 EOF
 for v in cuda13 cuda13-oldabi cuda12 cuda12-oldabi; do
@@ -108,6 +113,9 @@ for v in cuda13 cuda13-oldabi cuda12 cuda12-oldabi; do
 	"$here/layouts.sh" "$work/$v.o" >"$work/$v.dwarf"
 done
 python3 "$here/wheel-layout.py" "$wheel/lib/libc10_cuda.so" >"$work/code.txt"
+# AcceleratorAllocatorConfig::instance()'s static and its guard, as the release's .symtab has them ("ADDR SIZE b NAME").
+nm -S --defined-only "$wheel/lib/libc10.so" |
+	grep 'AcceleratorAllocatorConfig8instanceEvE8instance$' >"$work/symtab.txt" || true
 
 python3 - "$work" "$tables" <<'EOF'
 import os, sys
@@ -124,15 +132,30 @@ def pairs(path):
     return out
 
 code = pairs(os.path.join(work, "code.txt"))
+# The release's AcceleratorAllocatorConfig object (memprof finds it by this .symtab name): a local .bss/.data
+# object whose st_size is the struct's size, with its guard variable.
+syms = {}
+for line in open(os.path.join(work, "symtab.txt")):
+    addr, size, kind, name = line.split()
+    syms[name] = (int(size, 16), kind)
+obj = syms.get("_ZZN3c1016CachingAllocator26AcceleratorAllocatorConfig8instanceEvE8instance")
+guard = syms.get("_ZGVZN3c1016CachingAllocator26AcceleratorAllocatorConfig8instanceEvE8instance")
+if obj is None or guard is None or obj[1] not in "bd":
+    sys.exit("layouts-2.14: the release's libc10.so .symtab lacks AcceleratorAllocatorConfig::instance()'s "
+             "object or guard: %r" % syms)
 prop_at = code.pop("DeviceCachingAllocator.device_prop")
 prop13 = code.pop("cudaDeviceProp.sizeof")
-header_structs = ("DeviceStats", "TraceEntry", "RingBuffer", "CUDAAllocatorConfig")
+header_structs = ("DeviceStats", "TraceEntry", "RingBuffer", "CUDAAllocatorConfig", "AcceleratorAllocatorConfig")
 ndiff = nchecked = 0
 for v in ("cuda13", "cuda13-oldabi", "cuda12", "cuda12-oldabi"):
     dwarf = pairs(os.path.join(work, v + ".dwarf"))
     prop = dwarf["cudaDeviceProp.sizeof"]
     if v == "cuda13" and prop != prop13:
         sys.exit("layouts-2.14: the release's cudaDeviceProp is %d bytes, CUDA 13 headers say %d" % (prop13, prop))
+    if v == "cuda13" and dwarf.get("AcceleratorAllocatorConfig.sizeof") != obj[0]:
+        sys.exit("layouts-2.14: the release's AcceleratorAllocatorConfig object is %d bytes, its headers say %s"
+                 % (obj[0], dwarf.get("AcceleratorAllocatorConfig.sizeof")))
+    nchecked += v == "cuda13"
     want = {}
     for k, off in code.items():
         if k.startswith("DeviceCachingAllocator.") and off >= prop_at + prop13:

@@ -3,8 +3,8 @@
 #
 # Output lines: "<Type> size <n>" then "<Type>.<member> <offset>" (top-level members, bytes), for Block,
 # DeviceStats, TraceEntry, BlockPool, PrivatePool, ExpandableSegment, DeviceCachingAllocator, then RingBuffer
-# (of TraceEntry), CUDAAllocatorConfig and cudaDeviceProp (size only); "<Type> missing (...)" where the DWARF
-# has no such type. Each type is looked up under its 2.6 name, then its 2.14 one (TraceEntry and RingBuffer
+# (of TraceEntry), CUDAAllocatorConfig, AcceleratorAllocatorConfig (2.14+, libc10) and cudaDeviceProp (size
+# only); "<Type> missing (...)" where the DWARF has no such type. Each type is looked up under its 2.6 name, then its 2.14 one (TraceEntry and RingBuffer
 # moved). FILE: any object or library with DWARF (layouts-2.14.sh passes objects compiled against 2.14.1 headers).
 # Used to verify the layout mutants (see README.md in this directory for the recorded values).
 set -euo pipefail
@@ -35,6 +35,7 @@ types = [
     ("DeviceCachingAllocator", [native + "DeviceCachingAllocator"]),
     ("RingBuffer", [anon + "RingBuffer<" + te26 + ">", "c10::RingBuffer<" + te214 + ">"]),
     ("CUDAAllocatorConfig", [cca + "CUDAAllocatorConfig"]),
+    ("AcceleratorAllocatorConfig", ["c10::CachingAllocator::AcceleratorAllocatorConfig"]),
     ("cudaDeviceProp", ["cudaDeviceProp"]),
 ]
 for short, names in types:
