@@ -14,9 +14,9 @@
 # Default (lean): `training` in every mode, each other scenario in one mode (`huge` only with MEMPROF_JOBS_FULL=1),
 # and `unseen`: unseen_quickstart.py, a tutorial-style training script (DataLoader workers, convolutions) written
 # without the runner in mind, which must run unchanged.
-# After a pass of the same test bed within 6 hours (the second `make check` of tests/run-all.sh, under ASan), only
-# `training` live runs again, which is what depends on the memprof binary; MEMPROF_JOBS_FULL=1: every scenario in
-# every mode. Env: MEMPROF (the binary), MEMPROF_JOB_BUILDS (default: job.sh --list), MEMPROF_JOB_RUNS ("SCENARIO:MODE
+# After a whole pass of the same test bed and memprof sources within 6 hours (the second `make check` of
+# tests/run-all.sh, under ASan), only `training` live runs again: the sanitizers' look at the same walk;
+# MEMPROF_JOBS_FULL=1: every scenario in every mode. Env: MEMPROF (the binary), MEMPROF_JOB_BUILDS (default: job.sh --list), MEMPROF_JOB_RUNS ("SCENARIO:MODE
 # ..." instead of the default list), MEMPROF_TESTBED_SKIP=1 (77). Prints one line per check and "N passed, M failed".
 set -uo pipefail
 
@@ -37,9 +37,11 @@ die() { log "error: $*"; exit 1; }
 builds=${MEMPROF_JOB_BUILDS:-$("$testbed/job.sh" --list)}
 lean="training:gcore training:kernel training:live history:kernel history-all:live oom:kernel oom-uncaught:kernel
 	multi_device:live private_pool:kernel expandable:live settings:live pending_free:kernel hung:live unseen:kernel"
-stamp=$tb_cache/jobs-passed-$( (cat "$0" "$compare" "$here/job_truth.py"; find "$testbed" -type f \
-	\( -name '*.sh' -o -name '*.py' -o -name '*.c' -o -name '*.h' -o -name 'list' -o -name Makefile \) \
-	-print0 | sort -z | xargs -0 cat; echo "$builds") | sha256sum | cut -c1-12)
+# The stamp names everything the outcome depends on but the build flags: the test bed, these scripts and memprof's
+# sources (so a change to memprof runs everything again; the sanitizer pass of the same tree does not).
+stamp=$tb_cache/jobs-passed-$( (cat "$0" "$compare" "$here/job_truth.py"; find "$testbed" "$top/src" "$top/coredump" \
+	-type f \( -name '*.sh' -o -name '*.py' -o -name '*.c' -o -name '*.h' -o -name 'list' -o -name Makefile \
+	-o -name '*.layout' \) -print0 | sort -z | xargs -0 cat; echo "$builds") | sha256sum | cut -c1-12)
 if [ -n "${MEMPROF_JOB_RUNS:-}" ]; then
 	runs=$MEMPROF_JOB_RUNS
 elif [ "${MEMPROF_JOBS_FULL:-0}" = 1 ]; then
@@ -48,8 +50,9 @@ elif [ "${MEMPROF_JOBS_FULL:-0}" = 1 ]; then
 		for m in gcore kernel live; do runs="$runs $s:$m"; done
 	done
 elif [ -n "$(find "$stamp" -mmin -360 2>/dev/null)" ]; then
-	echo "== jobs: this test bed passed at $(date -r "$stamp" '+%F %T') (stamp $stamp); quick run"
+	echo "== jobs: these jobs passed with this memprof source at $(date -r "$stamp" '+%F %T') (stamp $stamp); quick run"
 	runs="training:live"
+	quick=1
 else
 	runs=$lean
 fi
@@ -188,5 +191,6 @@ for build in $builds; do
 done
 
 echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ] && [ -z "${MEMPROF_JOB_RUNS:-}" ] && [ "$skipped" -eq 0 ] && touch "$stamp"
+# Only a whole pass (not a quick one, not a chosen list) vouches for the stamp.
+[ "$fail" -eq 0 ] && [ -z "${MEMPROF_JOB_RUNS:-}" ] && [ -z "${quick:-}" ] && [ "$skipped" -eq 0 ] && touch "$stamp"
 [ "$fail" -eq 0 ]
