@@ -33,13 +33,16 @@ row() { # NAME WALL RSS_KIB REF_WALL
 		printf "%-40s %8.2f %10s %9s\n", n, w, r == 0 ? "-" : sprintf("%.1f", r / 1024), ref == "" ? "" : sprintf("%.1fx", ref / w) }'
 }
 
+# Seconds since T0 (a `date +%s%N` reading), as a decimal.
+since() { awk -v a="$1" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }'; }
+
 # Best wall time of CMD... over $runs runs.
 best_of() {
 	local best='' w s
 	for _ in $(seq "$runs"); do
-		s=$(date +%s.%N)
+		s=$(date +%s%N)
 		"$@" >/dev/null 2>"$tmp/start.err" || { cat "$tmp/start.err" >&2; return 1; }
-		w=$(echo "$(date +%s.%N) - $s" | bc)
+		w=$(since "$s")
 		if [ -z "$best" ] || awk -v a="$w" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$w; fi
 	done
 	echo "$best"
@@ -78,9 +81,9 @@ for build in $builds; do
 
 	cap=$(((blocks * 512 * 2 / 1048576 / 1024 + 1) * 1024))M
 	rm -rf "$tmp/kernel" "$tmp/gcore" "$tmp/live"
-	t0=$(date +%s.%N)
+	t0=$(date +%s%N)
 	FAKECUDA_CAPACITY=$cap "$job" "$build" "$top/tests/testbed/jobs/huge.py" kernel "$tmp/kernel" --blocks "$blocks" >"$tmp/kernel.vars" 2>/dev/null
-	echo "-- huge job, $blocks blocks: kernel core $(($(stat -c %s "$tmp/kernel/core") / 1048576)) MiB in $(echo "$(date +%s.%N) - $t0" | bc | cut -c1-5) s (job included)"
+	echo "-- huge job, $blocks blocks: kernel core $(($(stat -c %s "$tmp/kernel/core") / 1048576)) MiB in $(since "$t0") s (job included)"
 	sysroot=$(sed -n 's/^SYSROOT=//p' "$tmp/kernel.vars")
 	sysargs=()
 	[ -z "$sysroot" ] || sysargs=(--sysroot "$sysroot")
@@ -95,9 +98,9 @@ for build in $builds; do
 	row "memprof stats kernel-core" "$w" "$r" "$rw"
 	cmp -s "$tmp/out.txt" "$tmp/ref.txt" || { echo "memprof stats (kernel core) differs from the reference" >&2; status=1; }
 	rm -f "$tmp/kernel/core"
-	t0=$(date +%s.%N)
+	t0=$(date +%s%N)
 	FAKECUDA_CAPACITY=$cap "$job" "$build" "$top/tests/testbed/jobs/huge.py" gcore "$tmp/gcore" --blocks "$blocks" >/dev/null 2>&1
-	echo "-- gcore core $(($(stat -c %s "$tmp/gcore/core") / 1048576)) MiB in $(echo "$(date +%s.%N) - $t0" | bc | cut -c1-5) s (job included)"
+	echo "-- gcore core $(($(stat -c %s "$tmp/gcore/core") / 1048576)) MiB in $(since "$t0") s (job included)"
 	read -r w r < <(bench_best "$tmp/out.txt" "$MEMPROF" stats "$tmp/gcore/core")
 	python3 "$memviz" stats "$tmp/gcore/snapshot.pickle" >"$tmp/ref.txt"
 	row "memprof stats gcore-core" "$w" "$r" "$rw"

@@ -8,6 +8,7 @@ packages=(
 	python3 ca-certificates time
 	gdb gdbserver libfmt-dev
 	chromium python3-pil
+	mmdebstrap dpkg-dev
 )
 missing=()
 for p in "${packages[@]}"; do
