@@ -19,7 +19,7 @@
 # and NVIDIA stubs), PYTHONPATH (memprof_testbed first), MEMPROF_TESTBED_OUT and MEMPROF_TESTBED_MODE.
 #
 # Leaves in OUTDIR: the truth files the checkpoint wrote (snapshot.pickle, memory_stats.json, manifest.json,
-# threads.txt, mem_tracker.json when the script asked for it), job.out and job.err (the script's output), and
+# threads.txt, notes.json, mem_tracker.json when the script asked for it), job.out and job.err (the script's output), and
 #   python   the interpreter the job ran (for a chroot job: its path inside the root)
 #   sysroot  empty, or the root of a chroot job (its kernel core names files as the job saw them: memprof
 #            --sysroot; a gcore core, written from outside, names them as this machine does)
@@ -105,7 +105,8 @@ JOB_ROOT=
 [ "$mode" != gcore ] || tb_install_debs gdb
 
 rm -rf "$out/core" "$out"/core.[0-9]* "$out/pid" "$out/READY" "$out/RESUME" "$out/UNCAUGHT" "$out"/*.tmp \
-	"$out/snapshot.pickle" "$out/memory_stats.json" "$out/manifest.json" "$out/threads.txt" "$out"/mem_tracker*.json
+	"$out/snapshot.pickle" "$out/memory_stats.json" "$out/manifest.json" "$out/threads.txt" "$out/notes.json" \
+	"$out"/mem_tracker*.json
 echo "$JOB_PYTHON" >"$out/python"
 echo "$JOB_ROOT" >"$out/sysroot"
 echo "$JOB_TORCH_LIBDIR" >"$out/libdir"
@@ -183,7 +184,7 @@ kernel)
 	core=$out/core
 	;;
 esac
-for f in snapshot.pickle memory_stats.json manifest.json threads.txt; do
+for f in snapshot.pickle memory_stats.json manifest.json threads.txt notes.json; do
 	[ -s "$out/$f" ] || die "the checkpoint wrote no $f"
 done
 

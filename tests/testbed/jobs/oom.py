@@ -36,10 +36,13 @@ def main():
         x = layer(x)
     request = int(total * 0.9)
     if args.uncaught:
+        memprof_testbed.note("oom_request_bytes", request)
         torch.empty(request, dtype=torch.uint8, device="cuda")
     try:
         torch.empty(request, dtype=torch.uint8, device="cuda")
     except torch.OutOfMemoryError as error:
+        memprof_testbed.note("oom_message", str(error))
+        memprof_testbed.note("oom_request_bytes", request)
         memprof_testbed.checkpoint()
         print(f"caught: {str(error).splitlines()[0]}")
 

@@ -7,7 +7,7 @@
         memprof_testbed.checkpoint()
 
 checkpoint() writes the truth files into the runner's OUTDIR (snapshot.pickle, memory_stats.json, manifest.json,
-threads.txt, mem_tracker.json/.txt when a tracker runs), then, by the runner's MODE:
+threads.txt, mem_tracker.json when a tracker runs, notes.json: what the script noted), then, by the runner's MODE:
     truth   returns;
     live    writes OUTDIR/pid and OUTDIR/READY and waits, until OUTDIR/RESUME exists (then returns) or the
             process is killed;
@@ -26,6 +26,7 @@ import time
 from . import manifest as _manifest
 
 _registered = []        # (name, object) in registration order
+_notes = {}             # note(key, value): facts the script knows, for the truth (e.g. an OOM's message)
 _trackers = []          # MemTracker instances started through mem_tracker()
 _done = False
 
@@ -34,6 +35,12 @@ def register(name, obj):
     """Name obj (a module, an optimizer, a tensor, or a dict/list/tuple of them) in the manifest."""
     _registered.append((str(name), obj))
     return obj
+
+
+def note(key, value):
+    """Record a fact for the truth (notes.json), e.g. note("oom_message", str(error)); value must be JSON-able."""
+    _notes[str(key)] = value
+    return value
 
 
 def mem_tracker(*objects):
@@ -56,7 +63,9 @@ def checkpoint_on_uncaught_exception():
     def hook(kind, value, traceback):
         out = _out()
         if out and not _done:
-            _write(out, "UNCAUGHT", lambda f: f.write(f"{kind.__module__}.{kind.__qualname__}\n"))
+            name = f"{kind.__module__}.{kind.__qualname__}"
+            note("uncaught", {"type": name, "message": str(value)})
+            _write(out, "UNCAUGHT", lambda f: f.write(name + "\n"))
             checkpoint()
         previous(kind, value, traceback)
 
@@ -87,6 +96,7 @@ def _write_truth(out):
     _write(out, "manifest.json", lambda f: json.dump(entries, f, indent=1))
     # faulthandler writes to a file descriptor: give it the temporary file itself.
     _write(out, "threads.txt", lambda f: (f.flush(), faulthandler.dump_traceback(f, all_threads=True)))
+    _write(out, "notes.json", lambda f: json.dump(_notes, f, indent=1))
     for i, tracker in enumerate(_trackers):
         suffix = "" if i == 0 else f".{i + 1}"
         _write(out, f"mem_tracker{suffix}.json", lambda f: json.dump(_manifest.tracker_table(tracker), f, indent=1))
