@@ -395,3 +395,11 @@ const mp_layout *mp_layout_builtin(size_t i)
 	pthread_once(&builtins_once, load_builtins);
 	return i < nbuiltins ? &builtins[i] : NULL;
 }
+
+const mp_layout *mp_layout_builtin_named(const char *name)
+{
+	for (size_t i = 0; i < mp_layout_builtin_count(); i++)
+		if (strcmp(builtins[i].name, name) == 0)
+			return &builtins[i];
+	return NULL;
+}

@@ -171,6 +171,8 @@ mp_err mp_layout_load_file(const char *path, mp_layout *out, mp_diag *diag) MP_W
    source "table torch-2.6.layout". Thread-safe (parsed once, on the first call). */
 size_t mp_layout_builtin_count(void);
 const mp_layout *mp_layout_builtin(size_t i);
+/* The built-in table named NAME ("torch-2.14-cuda13"), or NULL. */
+const mp_layout *mp_layout_builtin_named(const char *name);
 
 /* Read every field from the DWARF of the ELF file PATH (or its separate debug file found by
    build-id under DEBUG_ROOT/.build-id/xx/rest.debug; DEBUG_ROOT NULL = /usr/lib/debug) with

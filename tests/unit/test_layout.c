@@ -11,11 +11,8 @@
 /* A complete layout text: the built-in torch-2.6 table formatted. */
 static char *full_text(void)
 {
-	const mp_layout *l = NULL;
+	const mp_layout *l = mp_layout_builtin_named("torch-2.6");
 
-	for (size_t i = 0; i < mp_layout_builtin_count(); i++)
-		if (strcmp(mp_layout_builtin(i)->name, "torch-2.6") == 0)
-			l = mp_layout_builtin(i);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(l);
 	return mp_layout_format(l);
 }
@@ -82,6 +79,14 @@ static void test_field_table(void)
 	CU_ASSERT_STRING_EQUAL(mp_layout_member_name(MP_L_AAC_MAX_SPLIT_SIZE), "max_split_size_");
 	CU_ASSERT_FALSE(mp_layout_field_required(MP_L__COUNT));
 	CU_ASSERT_STRING_EQUAL(mp_layout_struct_name(MP_L__COUNT), "?");
+}
+
+static void test_builtin_named(void)
+{
+	CU_ASSERT_PTR_NOT_NULL(mp_layout_builtin_named("torch-2.14-cuda13"));
+	CU_ASSERT_STRING_EQUAL(mp_layout_builtin_named("torch-2.6-oldabi")->name, "torch-2.6-oldabi");
+	CU_ASSERT_PTR_NULL(mp_layout_builtin_named("torch-2.6.layout"));
+	CU_ASSERT_PTR_NULL(mp_layout_builtin_named(""));
 }
 
 static void test_builtins(void)
@@ -342,6 +347,7 @@ int main(void)
 	static const struct unit_test tests[] = {
 		{ "field table", test_field_table },
 		{ "built-in tables", test_builtins },
+		{ "a built-in table by name", test_builtin_named },
 		{ "2.14 tables agree", test_214_tables_agree },
 		{ "format/parse round trip", test_round_trip },
 		{ "accepted syntax", test_good_syntax },

@@ -62,11 +62,10 @@ static void keep_warning(void *ctx, const char *line)
 
 static const mp_layout *builtin(const char *name)
 {
-	for (size_t i = 0; i < mp_layout_builtin_count(); i++)
-		if (strcmp(mp_layout_builtin(i)->name, name) == 0)
-			return mp_layout_builtin(i);
-	CU_FAIL_FATAL("no such built-in table");
-	return NULL;
+	const mp_layout *l = mp_layout_builtin_named(name);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+	return l;
 }
 
 static void walk_open(struct fixture *f, const char *layout)
