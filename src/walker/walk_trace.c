@@ -42,7 +42,7 @@ static mp_err entry_strings(struct walk *wk, uint64_t at, mp_walk_trace *tr)
 
 mp_err wk_trace(struct walk *wk, mp_walk_device *dev)
 {
-	unsigned char hdr[64], buf[TRACE_CHUNK * WK_MAX_ENTRY];
+	unsigned char hdr[WK_RING_HEADER], buf[TRACE_CHUNK * WK_MAX_ENTRY];
 	uint64_t ring = dev->address + (uint64_t)OFF(wk, DCA_ALLOC_BUFFER), vec, next, begin;
 	size_t esize = (size_t)OFF(wk, TE_SIZEOF), n;
 	mp_walk *w = wk->w;

@@ -670,6 +670,25 @@ static void test_refused_layout(void)
 	run_walk(&img, NULL, &r);
 	expect_error(&r, MP_E_CORRUPT, "does not fit: TraceEntry.time_ at 52 is outside its 56 bytes");
 	done(&img, &m, &r);
+
+	/* The walker reads a RingBuffer's first 64 bytes and takes its members from them (a layout
+	   file may put them anywhere below 1 MiB); a ska set is 32 bytes (stream_uses' count is at
+	   +24 of it). */
+	standard(&img, &m, "torch-2.6");
+	bad = *img.L;
+	bad.off[MP_L_RB_VECTOR] = 4096;
+	img.L = &bad;
+	run_walk(&img, NULL, &r);
+	expect_error(&r, MP_E_CORRUPT, "does not fit: RingBuffer.alloc_trace at 4096 is outside the 64 bytes read of it");
+	done(&img, &m, &r);
+
+	standard(&img, &m, "torch-2.6");
+	bad = *img.L;
+	bad.off[MP_L_BLOCK_STREAM_USES] = 144;
+	img.L = &bad;
+	run_walk(&img, NULL, &r);
+	expect_error(&r, MP_E_CORRUPT, "does not fit: Block.stream_uses at 144 is outside its 160 bytes");
+	done(&img, &m, &r);
 }
 
 /* ---- damage past the self-check: a partial result with a warning */
