@@ -34,6 +34,7 @@ struct walk {
 	mp_walk *w;    /* the result being filled */
 	size_t seg_cap, blk_cap, trace_cap;
 	size_t max_blocks;
+	bool block_limit_hit; /* max_blocks reached and said (once) */
 	const mp_walk_opts *opts;
 	size_t next_progress;
 };

@@ -118,6 +118,14 @@ static mp_err consider(struct walk *wk, uint64_t block, const struct wk_block *b
 	return MP_OK;
 }
 
+/* The walk holds max_blocks blocks and more are left: say so, once for the whole walk. */
+static void block_limit(struct walk *wk)
+{
+	if (!wk->block_limit_hit)
+		wk_damaged(wk, "more than %zu blocks: the walk stops here", wk->max_blocks);
+	wk->block_limit_hit = true;
+}
+
 /* A candidate, read later with the others. */
 static mp_err collect(struct walk *wk, uint64_t block, void *ctx)
 {
@@ -215,7 +223,7 @@ static mp_err walk_segment(struct walk *wk, struct seg_walk *sw, mp_walk_device 
 		if ((err = add_block(wk, &b, seg.address + offset)) != MP_OK) {
 			if (err != MP_E_LIMIT)
 				return err;
-			wk_damaged(wk, "more than %zu blocks: the walk stops here", wk->max_blocks);
+			block_limit(wk);
 			break;
 		}
 		offset += b.size;
@@ -288,7 +296,7 @@ mp_err wk_segments(struct walk *wk, mp_walk_device *dev)
 		}
 	}
 	if (err == MP_E_LIMIT && sw.blocks.full) {
-		wk_damaged(wk, "more than %zu blocks: the walk stops here", wk->max_blocks);
+		block_limit(wk);
 		err = MP_OK;
 	}
 	/* Heads come in address order, as snapshot() sorts them. */
@@ -298,8 +306,15 @@ mp_err wk_segments(struct walk *wk, mp_walk_device *dev)
 		/* A head reached twice (damage, or a block in two sets) gives one segment. */
 		if (sw.dup_heads != 0)
 			wk_damaged(wk, "device %d: %zu blocks are in more than one pool set", dev->index, sw.dup_heads);
-		for (size_t i = 0; i < sw.nheads && err == MP_OK && w->nblocks < wk->max_blocks; i++)
+		/* The limit is on the whole walk: reached between two segments (of this device or an
+		   earlier one), the segments left are missing as surely as blocks cut off inside one. */
+		for (size_t i = 0; i < sw.nheads && err == MP_OK; i++) {
+			if (w->nblocks >= wk->max_blocks) {
+				block_limit(wk);
+				break;
+			}
 			err = walk_segment(wk, &sw, dev, &sw.heads[i]);
+		}
 	}
 	/* (w->segments is still NULL when a walk stops before its first segment: qsort must not see it.) */
 	if (w->nsegments > first_seg)

@@ -1331,7 +1331,42 @@ static void test_block_limit(void)
 	standard(&img, &m, "torch-2.6");
 	run_walk(&img, &opts, &r);
 	expect_partial(&r, "more than 5 blocks: the walk stops here");
+	CU_ASSERT_EQUAL(r.nwarnings, 1); /* said once, though both devices and a segment meet it */
 	CU_ASSERT(r.w->nblocks <= 5);
+	done(&img, &m, &r);
+}
+
+/* The limit reached at the end of a segment while others remain: they are left out, and the walk
+   says so (the limit is on the whole walk; the candidates of each device are under it). */
+static void test_block_limit_between_segments(void)
+{
+	struct ai_model m;
+	struct ai_image img;
+	struct run r;
+	mp_walk_opts opts = { .no_trace = true, .max_blocks = 3 };
+
+	ai_model_init(&m);
+	for (int d = 0; d < 2; d++) {
+		struct ai_device *dev = ai_device_add(&m);
+
+		for (int i = 0; i < 2; i++)
+			ai_block_add(ai_segment_add(dev, AI_OWN_POOLS, true, 0), 2 * MIB, 0, AI_FREE);
+	}
+	ai_image_init(&img, builtin("torch-2.6"), IMAGE_SIZE);
+	ai_build(&img, &m);
+	run_walk(&img, &opts, &r);
+	expect_partial(&r, "more than 3 blocks: the walk stops here");
+	CU_ASSERT_EQUAL(r.nwarnings, 1);
+	CU_ASSERT_EQUAL(r.w->nblocks, 3);
+	CU_ASSERT_EQUAL(r.w->nsegments, 3);
+	run_free(&r);
+	/* One more: all of them, and no warning. */
+	opts.max_blocks = 4;
+	run_walk(&img, &opts, &r);
+	CU_ASSERT_EQUAL_FATAL(r.err, MP_OK);
+	CU_ASSERT_FALSE(r.w->partial);
+	CU_ASSERT_EQUAL(r.nwarnings, 0);
+	check_segments(&m, r.w);
 	done(&img, &m, &r);
 }
 
@@ -1423,6 +1458,7 @@ int main(void)
 		{ "trace ring damage (wk_trace)", test_trace_ring_damage },
 		{ "statistics unreadable (wk_stats)", test_stats_unreadable },
 		{ "block limit", test_block_limit },
+		{ "block limit between segments", test_block_limit_between_segments },
 		{ "interrupted", test_interrupted },
 	};
 
