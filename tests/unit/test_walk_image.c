@@ -978,6 +978,40 @@ static void test_tree_damage(void)
 	done(&img, &m, &r);
 }
 
+/* Blocks that pass every check but whose sizes add up past 2^63 (two of 2^62): the segment's
+   sums are unsigned, and the statistics cross-check must not overflow a signed sum (UBSan). */
+static void test_huge_blocks(void)
+{
+	struct ai_model m;
+	struct ai_image img;
+	struct ai_segment *s;
+	struct run r;
+	uint64_t ds;
+	const mp_walk_segment *g;
+
+	ai_model_init(&m);
+	s = ai_segment_add(ai_device_add(&m), AI_OWN_POOLS, false, 0);
+	ai_block_add(s, 1ull << 62, 1, AI_ALLOC);
+	ai_block_add(s, 1ull << 62, 1, AI_ALLOC);
+	ai_image_init(&img, builtin("torch-2.6"), IMAGE_SIZE);
+	ai_build(&img, &m);
+	/* Statistics the self-check accepts (its sums of 2^63 read negative): all 0. */
+	ds = ai_at(&img, m.devices[0].dca, MP_L_DCA_STATS);
+	memset(img.mem + (ds - img.base), 0, (size_t)img.L->off[MP_L_DS_SIZEOF]);
+	ai_put64(&img, ai_at(&img, m.devices[0].dca, MP_L_DCA_TOTAL_ALLOCATED_MEMORY), 0);
+	run_walk(&img, &no_trace, &r);
+	CU_ASSERT_EQUAL_FATAL(r.err, MP_OK);
+	CU_ASSERT_FALSE(r.w->partial);
+	CU_ASSERT_EQUAL_FATAL(r.w->nsegments, 1);
+	g = &r.w->segments[0];
+	CU_ASSERT_EQUAL(g->nblocks, 2);
+	CU_ASSERT_EQUAL(g->total_size, 1ull << 63);
+	CU_ASSERT_EQUAL(g->allocated_size, 1ull << 63);
+	CU_ASSERT(warned(&r, "device 0: the statistics disagree with the blocks (allocated_bytes.all.current 0, "
+			     "blocks 9223372036854775808; allocation.all.current 0, blocks 2)"));
+	done(&img, &m, &r);
+}
+
 /* A pool: a private pool's is_small neither 0 nor 1, a private pool in no table (2.6 keeps its
    id only there; 2.14 in the pool), graph_pools entries damaged. */
 static void test_pool_damage(void)
@@ -1450,6 +1484,7 @@ int main(void)
 		{ "unreadable or damaged blocks skipped", test_block_unreadable },
 		{ "free-block trees: cycles, depth, count, holes, colours", test_tree_damage },
 		{ "pools: is_small, ids, graph_pools", test_pool_damage },
+		{ "blocks whose sizes overflow", test_huge_blocks },
 		{ "active_blocks table damage (wk_segments)", test_active_table_damage },
 		{ "active_blocks miscounted past the self-check", test_active_table_count_walk },
 		{ "a block in two sets", test_block_in_two_sets },
