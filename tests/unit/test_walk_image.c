@@ -1260,6 +1260,31 @@ static void test_trace_entry_damage(void)
 	done(&img, &m, &r);
 }
 
+/* The ring's vector damaged to claim 15 M entries (under the 16 M cap, and the maximum is
+   SIZE_MAX, as PyTorch allows) of which 8 are readable: the self-check passes it, and the walk
+   must cost memory for what it reads, not for what the vector claims (about 1.4 GB of
+   mp_walk_trace; the plain run's address space limit makes that a failure). */
+static void test_trace_vector_huge(void)
+{
+	struct ai_model m;
+	struct ai_image img;
+	struct run r;
+	uint64_t end;
+
+	standard(&img, &m, "torch-2.6");
+	ai_hole(&img, move_ring(&img, &m, 8), 1);
+	end = m.devices[0].ring_begin + (15ull << 20) * 56;
+	ai_put64(&img, m.devices[0].ring_vector + 8, end);
+	ai_put64(&img, m.devices[0].ring_vector + 16, end);
+	ai_put64(&img, ring_at(&img, &m, 0, MP_L_RB_MAX_ENTRIES), UINT64_MAX);
+	run_walk(&img, NULL, &r);
+	expect_partial(&r, "device 0: trace entries from 0 are unreadable; the trace is cut short");
+	CU_ASSERT_EQUAL(r.w->devices[0].ntrace, 0);
+	CU_ASSERT_EQUAL(r.w->devices[0].ring_max_entries, UINT64_MAX);
+	check_segments(&m, r.w);
+	done(&img, &m, &r);
+}
+
 /* The clock pairs unreadable: times stay 0, with a warning (not damage to the walk). */
 static void test_clock_unreadable(void)
 {
@@ -1489,6 +1514,7 @@ int main(void)
 		{ "active_blocks miscounted past the self-check", test_active_table_count_walk },
 		{ "a block in two sets", test_block_in_two_sets },
 		{ "trace entries damaged or unreadable", test_trace_entry_damage },
+		{ "a trace vector claiming 15 M entries", test_trace_vector_huge },
 		{ "clock pairs unreadable", test_clock_unreadable },
 		{ "trace ring damage (wk_trace)", test_trace_ring_damage },
 		{ "statistics unreadable (wk_stats)", test_stats_unreadable },
