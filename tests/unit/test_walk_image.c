@@ -917,14 +917,39 @@ static void test_tree_damage(void)
 	check_segments(&m, r.w);
 	done(&img, &m, &r);
 
-	/* A right cycle with a forged count: bounded by the count. */
+	/* The same with the count forged to the default block limit: the cycle is found when a node
+	   comes round again, not after 64 M visits (seconds, and a gigabyte of candidates). */
 	standard(&img, &m, "torch-2.6");
 	node = BLK(&m, 0, 1, 2).node;
 	ai_put64(&img, node + AI_RBN_RIGHT, node);
-	ai_put64(&img, tree_of(&img, m.devices[0].small) + AI_RB_COUNT, 100000);
+	ai_put64(&img, tree_of(&img, m.devices[0].small) + AI_RB_COUNT, (64u << 20) - 1);
 	run_walk(&img, &no_trace, &r);
 	expect_partial(&r, text);
 	check_segments(&m, r.w);
+	done(&img, &m, &r);
+
+	/* A longer loop: device 0's large pool set (2 nodes: the root and its left child) relinked as
+	   root -right-> first -right-> root, put to wk_segments (the self-check samples the large
+	   pool and refuses it). */
+	standard(&img, &m, "torch-2.6");
+	{
+		uint64_t tree = tree_of(&img, m.devices[0].large), root = ai_get64(&img, tree + AI_RB_ROOT);
+		uint64_t first = ai_get64(&img, tree + AI_RB_LEFTMOST);
+		struct stage st;
+
+		CU_ASSERT_EQUAL_FATAL(ai_get64(&img, root + AI_RBN_LEFT), first);
+		ai_put64(&img, root + AI_RBN_LEFT, 0);
+		ai_put64(&img, root + AI_RBN_RIGHT, first);
+		ai_put64(&img, first + AI_RBN_RIGHT, root);
+		ai_put64(&img, tree + AI_RB_COUNT, (64u << 20) - 1);
+		stage_open(&st, &img, &m, 0);
+		st.wk.max_blocks = 64u << 20;
+		st.r.err = wk_segments(&st.wk, &st.dev);
+		snprintf(text, sizeof text, "the free-block tree of the large pool (pool 0x%llx) is damaged (cyclic structure)",
+			 (unsigned long long)m.devices[0].large);
+		expect_partial(&st.r, text);
+		stage_close(&st);
+	}
 	done(&img, &m, &r);
 
 	/* More nodes counted than the tree holds. */
