@@ -17,6 +17,7 @@ struct pool_info {
 
 struct seg_walk {
 	uint64_t dca;
+	int device;                /* its index */
 	struct wk_blockset blocks; /* the candidates: the pools' free blocks and the active blocks */
 	struct wk_block *heads;    /* the candidates that start a segment, by address */
 	size_t nheads, heads_cap;
@@ -111,6 +112,13 @@ static mp_err consider(struct walk *wk, uint64_t block, const struct wk_block *b
 	}
 	if (!b->mapped)
 		return MP_OK;
+	/* The rest of a segment is checked against its head: the head against its allocator (else a
+	   segment of one block would be reported under another device). */
+	if (b->device != sw->device) {
+		wk_damaged(wk, "block 0x%llx of device allocator 0x%llx says device %d; skipped", (unsigned long long)block,
+			   (unsigned long long)sw->dca, b->device);
+		return MP_OK;
+	}
 	if ((err = mp_array_grow((void **)&sw->heads, &sw->heads_cap, sw->nheads + 1, sizeof *sw->heads)) != MP_OK)
 		return err;
 	sw->heads[sw->nheads++] = *b;
@@ -267,7 +275,7 @@ static int cmp_segment(const void *a, const void *b)
 
 mp_err wk_segments(struct walk *wk, mp_walk_device *dev)
 {
-	struct seg_walk sw = { .dca = dev->address };
+	struct seg_walk sw = { .dca = dev->address, .device = dev->index };
 	mp_walk *w = wk->w;
 	size_t first_seg = w->nsegments;
 	mp_err err;

@@ -869,6 +869,19 @@ static void test_block_unreadable(void)
 	check_others(&m, r.w, 1, 0);
 	done(&img, &m, &r);
 
+	/* A head that says another device (device 1's free block, which the self-check does not
+	   sample): its segment is not that device's, and not this one's. */
+	standard(&img, &m, "torch-2.6");
+	ai_put8(&img, ai_at(&img, BLK(&m, 1, 0, 0).addr, MP_L_BLOCK_DEVICE), 0);
+	run_walk(&img, &no_trace, &r);
+	snprintf(text, sizeof text, "block 0x%llx of device allocator 0x%llx says device 0; skipped",
+		 (unsigned long long)BLK(&m, 1, 0, 0).addr, (unsigned long long)m.devices[1].dca);
+	expect_partial(&r, text);
+	CU_ASSERT_PTR_NULL(segment_at(r.w, 0, BLK(&m, 1, 0, 0).ptr));
+	CU_ASSERT_PTR_NULL(segment_at(r.w, 1, BLK(&m, 1, 0, 0).ptr));
+	check_others(&m, r.w, 1, 0);
+	done(&img, &m, &r);
+
 	/* A mapped block of an expandable segment whose prev is unreadable: it heads nothing. */
 	standard(&img, &m, "torch-2.6");
 	ai_put64(&img, ai_at(&img, BLK(&m, 0, 3, 3).addr, MP_L_BLOCK_PREV), 0x7f9900000000ull);
