@@ -280,9 +280,12 @@ mp_err wk_segments(struct walk *wk, mp_walk_device *dev)
 	size_t first_seg = w->nsegments;
 	mp_err err;
 
-	/* Private pool ids first (2.6 keeps them only as the graph_pools keys). */
-	if (wk_flat_each(wk, dev->address + (uint64_t)OFF(wk, DCA_GRAPH_POOLS), 32, note_private, &sw) != MP_OK ||
-	    wk_flat_each(wk, dev->address + (uint64_t)OFF(wk, DCA_GRAPH_POOLS_FREEABLE), 32, note_private, &sw) != MP_OK)
+	/* Private pool ids first (2.6 keeps them only as the graph_pools keys): from both tables, each
+	   read to its end or its damage (a pool in graph_pools_freeable is in graph_pools too, so
+	   either may give its id). */
+	err = wk_flat_each(wk, dev->address + (uint64_t)OFF(wk, DCA_GRAPH_POOLS), 32, note_private, &sw);
+	if (wk_flat_each(wk, dev->address + (uint64_t)OFF(wk, DCA_GRAPH_POOLS_FREEABLE), 32, note_private, &sw) != MP_OK ||
+	    err != MP_OK)
 		wk_damaged(wk, "device %d: the private pool tables are damaged; pool ids may be missing", dev->index);
 	/* Candidates from snapshot()'s sets: small, large, private pools, then active blocks. */
 	err = pool_candidates(wk, &sw, dev->address + (uint64_t)OFF(wk, DCA_SMALL_BLOCKS), "the small pool");

@@ -1102,13 +1102,26 @@ static void test_pool_damage(void)
 	check_segments(&m, r.w);
 	done(&img, &m, &r);
 
-	/* A graph_pools entry whose distance is past max_lookups. */
+	/* A graph_pools entry whose distance is past max_lookups: the pool's candidates are lost
+	   (its blocks are still reached from its active block), and its id is in
+	   graph_pools_freeable too. */
 	standard(&img, &m, "torch-2.6");
 	ai_put8(&img, m.devices[0].graph_pools_entries, 100);
 	run_walk(&img, &no_trace, &r);
 	expect_partial(&r, "device 0: the private pool tables are damaged; pool ids may be missing");
 	CU_ASSERT(warned(&r, "device 0: graph_pools is damaged (input is malformed)"));
+	CU_ASSERT_EQUAL(r.nwarnings, 2);
+	check_segments(&m, r.w);
+	done(&img, &m, &r);
+
+	/* Both damaged: the id is lost, and said to be. */
+	standard(&img, &m, "torch-2.6");
+	ai_put8(&img, m.devices[0].graph_pools_entries, 100);
+	ai_put8(&img, ai_get64(&img, ai_at(&img, m.devices[0].dca, MP_L_DCA_GRAPH_POOLS_FREEABLE) + AI_FLAT_ENTRIES), 100);
+	run_walk(&img, &no_trace, &r);
+	expect_partial(&r, "device 0: the private pool tables are damaged; pool ids may be missing");
 	CU_ASSERT(warned(&r, "its id reads (0, 0)"));
+	CU_ASSERT_EQUAL(segment_at(r.w, 0, BLK(&m, 0, 2, 0).ptr)->pool_id[1], 0);
 	CU_ASSERT_EQUAL(segment_at(r.w, 0, BLK(&m, 0, 2, 0).ptr)->nblocks, 2);
 	check_others(&m, r.w, 0, 2);
 	done(&img, &m, &r);
