@@ -1355,6 +1355,40 @@ static void test_clock_unreadable(void)
 	done(&img, &m, &r);
 }
 
+/* Clock pairs damaged, or far out: no time is converted through signed overflow (UBSan). */
+static void test_clock_damaged(void)
+{
+	struct ai_model m;
+	struct ai_image img;
+	struct run r;
+	uint64_t clock;
+
+	/* One pair's wall time INT64_MIN. */
+	standard(&img, &m, "torch-2.6");
+	clock = ai_at(&img, img.allocator, MP_L_NCA_CLOCK_CONVERTER);
+	ai_put64(&img, clock + 16 * 500, (uint64_t)INT64_MIN);
+	run_walk(&img, NULL, &r);
+	expect_partial(&r, "the allocator's clock pairs are damaged (pair 500 is before 1970): trace times are left at 0");
+	CU_ASSERT_EQUAL(r.w->ntrace, 8);
+	for (size_t i = 0; i < r.w->ntrace; i++)
+		CU_ASSERT_EQUAL(r.w->trace[i].time_us, 0);
+	done(&img, &m, &r);
+
+	/* Sound pairs a second before INT64_MAX ns, and an entry 10^15 ticks after them: past what
+	   an int64 of nanoseconds holds. That entry's time is left at 0, the others converted. */
+	standard(&img, &m, "torch-2.6");
+	clock = ai_at(&img, img.allocator, MP_L_NCA_CLOCK_CONVERTER);
+	for (uint64_t i = 0; i < 1001; i++)
+		ai_put64(&img, clock + 16 * i, (uint64_t)INT64_MAX - 1000000000 + i);
+	ai_put64(&img, ai_at(&img, entry_at(&img, &m, 0, 7), MP_L_TE_TIME), 1000000000ull + 1000000000000000ull);
+	run_walk(&img, NULL, &r);
+	CU_ASSERT_EQUAL_FATAL(r.err, MP_OK);
+	CU_ASSERT_EQUAL_FATAL(r.w->ntrace, 8);
+	CU_ASSERT(r.w->trace[0].time_us >= (INT64_MAX - 1000000000) / 1000);
+	CU_ASSERT_EQUAL(r.w->trace[7].time_us, 0);
+	done(&img, &m, &r);
+}
+
 /* wk_trace of device D: a warning with TEXT (NULL: none) and no trace. */
 static void trace_stage(struct ai_image *img, struct ai_model *m, int d, const char *text)
 {
@@ -1567,6 +1601,7 @@ int main(void)
 		{ "trace entries damaged or unreadable", test_trace_entry_damage },
 		{ "a trace vector claiming 15 M entries", test_trace_vector_huge },
 		{ "clock pairs unreadable", test_clock_unreadable },
+		{ "clock pairs damaged or far out", test_clock_damaged },
 		{ "trace ring damage (wk_trace)", test_trace_ring_damage },
 		{ "statistics unreadable (wk_stats)", test_stats_unreadable },
 		{ "block limit", test_block_limit },
