@@ -1550,6 +1550,79 @@ static void test_interrupted(void)
 	done(&img, &m, &r);
 }
 
+/* ---- random damage */
+
+static uint64_t xorshift(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* What any walk that returns gives: indices inside the arrays, segments in device order then
+   address order, blocks within the limit. */
+static void check_shape(const mp_walk *w, size_t max_blocks)
+{
+	CU_ASSERT(w->nblocks <= max_blocks);
+	for (size_t i = 0; i < w->nsegments; i++) {
+		const mp_walk_segment *g = &w->segments[i];
+
+		CU_ASSERT(g->nblocks >= 1);
+		CU_ASSERT(g->first_block <= w->nblocks && g->nblocks <= w->nblocks - g->first_block);
+		CU_ASSERT(g->device >= 0 && (size_t)g->device < w->ndevices);
+		if (i > 0)
+			CU_ASSERT(w->segments[i - 1].device < g->device ||
+				  (w->segments[i - 1].device == g->device && w->segments[i - 1].address <= g->address));
+	}
+	for (size_t d = 0; d < w->ndevices; d++)
+		CU_ASSERT(w->devices[d].first_trace <= w->ntrace &&
+			  w->devices[d].ntrace <= w->ntrace - w->devices[d].first_trace);
+	for (size_t i = 0; i < w->ntrace; i++)
+		CU_ASSERT_PTR_NOT_NULL(mp_walk_action_name(w->trace[i].action));
+}
+
+/* The standard image of each kind of table, 300 times over with 1 to 8 random bytes changed
+   anywhere in it: every walk ends, with an error or a result of a sound shape. (The clock pairs'
+   first page is a hole: time conversion stops there, instead of measuring this machine's clock
+   for 20 ms a walk.) */
+static void test_random_damage(void)
+{
+	static const char *const tables[] = { "torch-2.6", "torch-2.14-cuda13", "torch-2.14-cuda12-oldabi" };
+	size_t ok = 0, partial = 0, failed = 0;
+	mp_walk_opts opts = { .max_blocks = 1000 };
+
+	for (size_t k = 0; k < sizeof tables / sizeof tables[0]; k++)
+		for (uint64_t seed = 1; seed <= 300; seed++) {
+			struct ai_model m;
+			struct ai_image img;
+			struct run r;
+			uint64_t x = seed * 0x9e3779b97f4a7c15ull + k, flips;
+
+			standard(&img, &m, tables[k]);
+			ai_hole(&img, ai_at(&img, img.allocator, MP_L_NCA_CLOCK_CONVERTER), 1);
+			flips = 1 + xorshift(&x) % 8;
+			for (uint64_t f = 0; f < flips; f++) {
+				size_t at = 4096 + (size_t)(xorshift(&x) % (img.used - 4096));
+
+				img.mem[at] ^= (unsigned char)(1 + xorshift(&x) % 255);
+			}
+			run_walk(&img, &opts, &r);
+			if (r.err == MP_OK) {
+				check_shape(r.w, opts.max_blocks);
+				ok += !r.w->partial;
+				partial += r.w->partial;
+			} else {
+				CU_ASSERT_PTR_NULL(r.w);
+				CU_ASSERT(r.diag.msg[0] != '\0');
+				failed++;
+			}
+			done(&img, &m, &r);
+		}
+	/* Most flips land where nothing is read; some must be refused or reported. */
+	CU_ASSERT(ok > 0 && partial + failed > 0);
+}
+
 /* Under ASan the address space is the sanitizer's; elsewhere the walks get 256 MiB more than the
    program holds at its start, so that an allocation out of proportion to the image (a damaged
    count taken at its word) fails the walk with MP_E_NOMEM rather than passing unseen. */
@@ -1607,6 +1680,7 @@ int main(void)
 		{ "block limit", test_block_limit },
 		{ "block limit between segments", test_block_limit_between_segments },
 		{ "interrupted", test_interrupted },
+		{ "random byte damage", test_random_damage },
 	};
 
 	limit_address_space();
