@@ -193,6 +193,7 @@ mp_err mp_walk_run(mp_target *t, const mp_c10 *c10, const mp_walk_opts *opts, mp
 		}
 		wk.w->c10 = *c10;
 		wk.seg_cap = wk.blk_cap = wk.trace_cap = 0;
+		wk.block_limit_hit = false;
 		err = walk_once(&wk, c10, cands, ncands, diag);
 		if (mp_target_get_info(t)->kind != MP_TARGET_PID || attempt + 1 == LIVE_RETRIES ||
 		    !(err == MP_E_CORRUPT || (err == MP_OK && wk.w->partial)))

@@ -30,18 +30,21 @@ static mp_err check_fail(struct walk *wk, const char *fmt, ...)
 }
 
 /* The bytes the walker reads of member F: a StatArray is 96 bytes, a Stat and a ska flat_hash_map
-   32, a MempoolId_t 16; other members are read 8 bytes at most. */
+   or set 32 (Block.stream_uses: its count at +24), a MempoolId_t 16; other members are read 8
+   bytes at most. */
 static int32_t member_width(enum mp_layout_field f)
 {
 	if (f >= MP_L_DS_ALLOCATION && f <= MP_L_DS_REQUESTED_BYTES)
 		return 96;
 	if (f == MP_L_DS_OVERSIZE_ALLOCATIONS || f == MP_L_DS_OVERSIZE_SEGMENTS ||
-	    f == MP_L_DS_RESERVED_BYTES_BY_PRIVATE_POOLS)
+	    f == MP_L_DS_RESERVED_BYTES_BY_PRIVATE_POOLS || f == MP_L_BLOCK_STREAM_USES)
 		return 32;
 	return f == MP_L_TE_MEMPOOL ? 16 : 8;
 }
 
-/* Each member must lie inside its struct. */
+/* Each member must lie inside its struct: the walker reads a struct's image into a buffer and
+   takes the members from there. A RingBuffer has no sizeof in layouts: its first WK_RING_HEADER
+   bytes are read. */
 static mp_err check_layout_itself(struct walk *wk)
 {
 	static const struct {
@@ -67,6 +70,10 @@ static mp_err check_layout_itself(struct walk *wk)
 						  mp_layout_member_name(f), off, size);
 		}
 	}
+	for (int f = MP_L_RB_MAX_ENTRIES; f <= MP_L_RB_VECTOR; f++)
+		if (wk->L->off[f] < 0 || wk->L->off[f] + 8 > WK_RING_HEADER)
+			return check_fail(wk, "%s.%s at %d is outside the %d bytes read of it", mp_layout_struct_name(f),
+					  mp_layout_member_name(f), wk->L->off[f], WK_RING_HEADER);
 	return MP_OK;
 }
 
@@ -145,7 +152,7 @@ static mp_err check_stats(struct walk *wk, uint64_t dca)
 
 static mp_err check_ring(struct walk *wk, uint64_t dca)
 {
-	unsigned char hdr[64];
+	unsigned char hdr[WK_RING_HEADER];
 	uint64_t max, next, vec, begin;
 	size_t n;
 

@@ -62,10 +62,22 @@ struct converter {
 	uint64_t t0_approx;
 };
 
-/* PyTorch's makeConverter, from START (the process's pairs) and END (ours). */
-static void make_converter(const struct pair *start, const struct pair *end, struct converter *c,
+/* X truncated to an int64 as a cast does, when it is in range (not NaN). */
+static bool to_i64(double x, int64_t *out)
+{
+	if (!(x >= -0x1p63 && x < 0x1p63))
+		return false;
+	*out = (int64_t)x;
+	return true;
+}
+
+/* PyTorch's makeConverter, from START (the process's pairs, each time >= 0) and END (ours), in
+   its integer arithmetic; false when a step leaves int64 (pairs far out: no conversion). */
+static bool make_converter(const struct pair *start, const struct pair *end, struct converter *c,
 			   long double *scales, double *corrections)
 {
+	int64_t correction;
+
 	for (int i = 0; i < NPAIRS; i++)
 		scales[i] = (double)(end[i].t - start[i].t) / (double)(end[i].approx - start[i].approx);
 	qsort(scales, NPAIRS, sizeof *scales, cmp_ld);
@@ -73,19 +85,35 @@ static void make_converter(const struct pair *start, const struct pair *end, str
 	c->t0 = start[0].t;
 	c->t0_approx = start[0].approx;
 	for (int i = 0; i < NPAIRS; i++) {
-		int64_t dt = start[i].t - c->t0;
-		double dt_approx = (double)(start[i].approx - c->t0_approx) * c->scale;
+		int64_t dt = start[i].t - c->t0, whole, d;
 
-		corrections[i] = (double)(dt - (int64_t)dt_approx);
+		if (!to_i64((double)(start[i].approx - c->t0_approx) * c->scale, &whole) ||
+		    __builtin_sub_overflow(dt, whole, &d))
+			return false;
+		corrections[i] = (double)d;
 	}
-	c->t0 += (int64_t)corrections[NPAIRS / 2 + 1];
+	return to_i64(corrections[NPAIRS / 2 + 1], &correction) && !__builtin_add_overflow(c->t0, correction, &c->t0);
 }
 
+/* APPROX in microseconds; 0 before the first pair, and where the nanoseconds leave int64 (a
+   damaged time). */
 static int64_t to_us(const struct converter *c, uint64_t approx)
 {
-	if (approx <= c->t0_approx)
+	int64_t ns;
+
+	if (approx <= c->t0_approx || !to_i64((double)(approx - c->t0_approx) * c->scale, &ns) ||
+	    __builtin_add_overflow(ns, c->t0, &ns))
 		return 0;
-	return ((int64_t)((double)(approx - c->t0_approx) * c->scale) + c->t0) / 1000;
+	return ns / 1000;
+}
+
+/* The first pair whose wall time is before 1970 (damage: the arithmetic above assumes none), or -1. */
+static int negative_pair(const struct pair *p)
+{
+	for (int i = 0; i < NPAIRS; i++)
+		if (p[i].t < 0)
+			return i;
+	return -1;
 }
 
 /* This machine's ns per tick, over about 20 ms. */
@@ -106,6 +134,8 @@ void wk_convert_times(struct walk *wk, uint64_t allocator)
 	double *corrections = NULL;
 	struct converter c;
 	mp_walk *w = wk->w;
+	bool converted;
+	int bad;
 
 	if (w->ntrace == 0)
 		return;
@@ -118,12 +148,17 @@ void wk_convert_times(struct walk *wk, uint64_t allocator)
 		mp_warn(wk->diag, "the allocator's clock pairs are unavailable: trace times are left at 0");
 		goto out;
 	}
+	if ((bad = negative_pair(start)) >= 0) {
+		wk_damaged(wk, "the allocator's clock pairs are damaged (pair %d is before 1970): trace times are left at 0",
+			   bad);
+		goto out;
+	}
 	for (int i = 0; i < NPAIRS; i++)
 		end[i] = measure();
-	make_converter(start, end, &c, scales, corrections);
+	converted = make_converter(start, end, &c, scales, corrections);
 	/* One timeline: the process's pairs and ours agree on this machine's tick rate. */
 	rate = tick_rate();
-	w->time_exact = HAVE_TSC && end[0].approx > start[0].approx && c.scale > rate * 0.999L &&
+	w->time_exact = converted && HAVE_TSC && end[0].approx > start[0].approx && c.scale > rate * 0.999L &&
 			c.scale < rate * 1.001L;
 	if (!w->time_exact) {
 		c = (struct converter){ .scale = rate, .t0 = start[0].t, .t0_approx = start[0].approx };

@@ -104,10 +104,13 @@ mp_err wk_rbtree_count(struct walk *wk, uint64_t addr, uint64_t *count)
 }
 
 /* In-order walk with an explicit stack: depth and node count are both bounded, so a cyclic or
-   damaged tree ends in an error, never a hang. */
+   damaged tree ends in an error, never a hang. A sound tree visits no node twice: the node
+   visited at step 1, 2, 4, 8, ... is kept and each later visit compared with it (Brent's cycle
+   detection), so a loop that keeps the stack shallow is found in about twice its length plus
+   the steps before it, not after COUNT visits (a damaged count may say 64 M). */
 mp_err wk_rbtree_each(struct walk *wk, uint64_t addr, wk_value_fn fn, void *ctx)
 {
-	uint64_t stack[WK_MAX_TREE_DEPTH], node[5], count, seen = 0, root;
+	uint64_t stack[WK_MAX_TREE_DEPTH], node[5], count, seen = 0, root, mark = 0, lap = 1;
 	size_t depth = 0;
 	mp_err err;
 
@@ -130,8 +133,12 @@ mp_err wk_rbtree_each(struct walk *wk, uint64_t addr, wk_value_fn fn, void *ctx)
 		cur = stack[--depth];
 		if ((err = wk_read(wk, cur, node, sizeof node)) != MP_OK)
 			return err;
-		if (++seen > count)
+		if (++seen > count || cur == mark)
 			return MP_E_CYCLE;
+		if (seen == lap) {
+			mark = cur;
+			lap *= 2;
+		}
 		if ((err = fn(wk, node[RBN_VALUE / 8], ctx)) != MP_OK)
 			return err;
 		cur = node[RBN_RIGHT / 8];

@@ -23,6 +23,7 @@
 #define WK_MAX_FLAT_SLOTS (1ull << 32) /* ska flat_hash slots */
 #define WK_MAX_FLAT_ENTRY 512          /* bytes of one ska flat_hash entry */
 #define WK_MAX_PRIVATE_POOLS (1u << 14) /* pools in DeviceStats.reserved_bytes_by_private_pools */
+#define WK_RING_HEADER 64               /* bytes of a RingBuffer read (its size in every version) */
 
 /* The walk in progress. */
 struct walk {
@@ -33,6 +34,7 @@ struct walk {
 	mp_walk *w;    /* the result being filled */
 	size_t seg_cap, blk_cap, trace_cap;
 	size_t max_blocks;
+	bool block_limit_hit; /* max_blocks reached and said (once) */
 	const mp_walk_opts *opts;
 	size_t next_progress;
 };

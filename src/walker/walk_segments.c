@@ -17,6 +17,7 @@ struct pool_info {
 
 struct seg_walk {
 	uint64_t dca;
+	int device;                /* its index */
 	struct wk_blockset blocks; /* the candidates: the pools' free blocks and the active blocks */
 	struct wk_block *heads;    /* the candidates that start a segment, by address */
 	size_t nheads, heads_cap;
@@ -111,11 +112,26 @@ static mp_err consider(struct walk *wk, uint64_t block, const struct wk_block *b
 	}
 	if (!b->mapped)
 		return MP_OK;
+	/* The rest of a segment is checked against its head: the head against its allocator (else a
+	   segment of one block would be reported under another device). */
+	if (b->device != sw->device) {
+		wk_damaged(wk, "block 0x%llx of device allocator 0x%llx says device %d; skipped", (unsigned long long)block,
+			   (unsigned long long)sw->dca, b->device);
+		return MP_OK;
+	}
 	if ((err = mp_array_grow((void **)&sw->heads, &sw->heads_cap, sw->nheads + 1, sizeof *sw->heads)) != MP_OK)
 		return err;
 	sw->heads[sw->nheads++] = *b;
 	sw->dup_heads += times - 1;
 	return MP_OK;
+}
+
+/* The walk holds max_blocks blocks and more are left: say so, once for the whole walk. */
+static void block_limit(struct walk *wk)
+{
+	if (!wk->block_limit_hit)
+		wk_damaged(wk, "more than %zu blocks: the walk stops here", wk->max_blocks);
+	wk->block_limit_hit = true;
 }
 
 /* A candidate, read later with the others. */
@@ -215,7 +231,7 @@ static mp_err walk_segment(struct walk *wk, struct seg_walk *sw, mp_walk_device 
 		if ((err = add_block(wk, &b, seg.address + offset)) != MP_OK) {
 			if (err != MP_E_LIMIT)
 				return err;
-			wk_damaged(wk, "more than %zu blocks: the walk stops here", wk->max_blocks);
+			block_limit(wk);
 			break;
 		}
 		offset += b.size;
@@ -259,14 +275,17 @@ static int cmp_segment(const void *a, const void *b)
 
 mp_err wk_segments(struct walk *wk, mp_walk_device *dev)
 {
-	struct seg_walk sw = { .dca = dev->address };
+	struct seg_walk sw = { .dca = dev->address, .device = dev->index };
 	mp_walk *w = wk->w;
 	size_t first_seg = w->nsegments;
 	mp_err err;
 
-	/* Private pool ids first (2.6 keeps them only as the graph_pools keys). */
-	if (wk_flat_each(wk, dev->address + (uint64_t)OFF(wk, DCA_GRAPH_POOLS), 32, note_private, &sw) != MP_OK ||
-	    wk_flat_each(wk, dev->address + (uint64_t)OFF(wk, DCA_GRAPH_POOLS_FREEABLE), 32, note_private, &sw) != MP_OK)
+	/* Private pool ids first (2.6 keeps them only as the graph_pools keys): from both tables, each
+	   read to its end or its damage (a pool in graph_pools_freeable is in graph_pools too, so
+	   either may give its id). */
+	err = wk_flat_each(wk, dev->address + (uint64_t)OFF(wk, DCA_GRAPH_POOLS), 32, note_private, &sw);
+	if (wk_flat_each(wk, dev->address + (uint64_t)OFF(wk, DCA_GRAPH_POOLS_FREEABLE), 32, note_private, &sw) != MP_OK ||
+	    err != MP_OK)
 		wk_damaged(wk, "device %d: the private pool tables are damaged; pool ids may be missing", dev->index);
 	/* Candidates from snapshot()'s sets: small, large, private pools, then active blocks. */
 	err = pool_candidates(wk, &sw, dev->address + (uint64_t)OFF(wk, DCA_SMALL_BLOCKS), "the small pool");
@@ -288,7 +307,7 @@ mp_err wk_segments(struct walk *wk, mp_walk_device *dev)
 		}
 	}
 	if (err == MP_E_LIMIT && sw.blocks.full) {
-		wk_damaged(wk, "more than %zu blocks: the walk stops here", wk->max_blocks);
+		block_limit(wk);
 		err = MP_OK;
 	}
 	/* Heads come in address order, as snapshot() sorts them. */
@@ -298,8 +317,15 @@ mp_err wk_segments(struct walk *wk, mp_walk_device *dev)
 		/* A head reached twice (damage, or a block in two sets) gives one segment. */
 		if (sw.dup_heads != 0)
 			wk_damaged(wk, "device %d: %zu blocks are in more than one pool set", dev->index, sw.dup_heads);
-		for (size_t i = 0; i < sw.nheads && err == MP_OK && w->nblocks < wk->max_blocks; i++)
+		/* The limit is on the whole walk: reached between two segments (of this device or an
+		   earlier one), the segments left are missing as surely as blocks cut off inside one. */
+		for (size_t i = 0; i < sw.nheads && err == MP_OK; i++) {
+			if (w->nblocks >= wk->max_blocks) {
+				block_limit(wk);
+				break;
+			}
 			err = walk_segment(wk, &sw, dev, &sw.heads[i]);
+		}
 	}
 	/* (w->segments is still NULL when a walk stops before its first segment: qsort must not see it.) */
 	if (w->nsegments > first_seg)

@@ -272,11 +272,12 @@ static int64_t stat_value(const mp_memstats *st, const char *key)
 }
 
 /* The statistics are reported as read; when they disagree with the blocks just walked, say so
-   (damage, or a live process caught between two updates). */
+   (damage, or a live process caught between two updates). The blocks' sums are unsigned, as
+   their sizes are: damaged sizes may add up past INT64_MAX. */
 void wk_stats_cross_check(struct walk *wk, const mp_walk_device *dev, size_t first_segment)
 {
 	const mp_walk *w = wk->w;
-	int64_t allocated = 0, active = 0, count = 0;
+	uint64_t allocated = 0, active = 0, count = 0;
 
 	if (dev->stats.n == 0 || w->partial)
 		return;
@@ -285,18 +286,19 @@ void wk_stats_cross_check(struct walk *wk, const mp_walk_device *dev, size_t fir
 			const mp_walk_block *b = &w->blocks[w->segments[i].first_block + j];
 
 			if (b->state == MP_WS_ACTIVE_ALLOCATED) {
-				allocated += (int64_t)b->size;
+				allocated += b->size;
 				count++;
 			}
 			if (b->state != MP_WS_INACTIVE)
-				active += (int64_t)b->size;
+				active += b->size;
 		}
-	if (allocated != stat_value(&dev->stats, "allocated_bytes.all.current") ||
-	    active != stat_value(&dev->stats, "active_bytes.all.current") ||
-	    count != stat_value(&dev->stats, "allocation.all.current"))
+	if (allocated != (uint64_t)stat_value(&dev->stats, "allocated_bytes.all.current") ||
+	    active != (uint64_t)stat_value(&dev->stats, "active_bytes.all.current") ||
+	    count != (uint64_t)stat_value(&dev->stats, "allocation.all.current"))
 		mp_warn(wk->diag,
 			"device %d: the statistics disagree with the blocks (allocated_bytes.all.current %lld, "
-			"blocks %lld; allocation.all.current %lld, blocks %lld): statistics are shown as read",
-			dev->index, (long long)stat_value(&dev->stats, "allocated_bytes.all.current"), (long long)allocated,
-			(long long)stat_value(&dev->stats, "allocation.all.current"), (long long)count);
+			"blocks %llu; allocation.all.current %lld, blocks %llu): statistics are shown as read",
+			dev->index, (long long)stat_value(&dev->stats, "allocated_bytes.all.current"),
+			(unsigned long long)allocated, (long long)stat_value(&dev->stats, "allocation.all.current"),
+			(unsigned long long)count);
 }

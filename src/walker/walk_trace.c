@@ -42,7 +42,7 @@ static mp_err entry_strings(struct walk *wk, uint64_t at, mp_walk_trace *tr)
 
 mp_err wk_trace(struct walk *wk, mp_walk_device *dev)
 {
-	unsigned char hdr[64], buf[TRACE_CHUNK * WK_MAX_ENTRY];
+	unsigned char hdr[WK_RING_HEADER], buf[TRACE_CHUNK * WK_MAX_ENTRY];
 	uint64_t ring = dev->address + (uint64_t)OFF(wk, DCA_ALLOC_BUFFER), vec, next, begin;
 	size_t esize = (size_t)OFF(wk, TE_SIZEOF), n;
 	mp_walk *w = wk->w;
@@ -68,8 +68,6 @@ mp_err wk_trace(struct walk *wk, mp_walk_device *dev)
 			   (unsigned long long)vec);
 		return MP_OK;
 	}
-	if ((err = mp_array_grow((void **)&w->trace, &wk->trace_cap, w->ntrace + n, sizeof *w->trace)) != MP_OK)
-		return err;
 	for (size_t done = 0; done < n;) {
 		/* Logical entry DONE is ring slot (next + done) % n; read runs of slots at once. */
 		size_t slot = (size_t)((next + done) % n), run = n - slot;
@@ -83,6 +81,10 @@ mp_err wk_trace(struct walk *wk, mp_walk_device *dev)
 				   dev->index, done);
 			break;
 		}
+		/* Room for what was read, not for what the vector claims (a damaged end may claim
+		   millions of entries of memory that is not there). */
+		if ((err = mp_array_grow((void **)&w->trace, &wk->trace_cap, w->ntrace + run, sizeof *w->trace)) != MP_OK)
+			return err;
 		for (size_t i = 0; i < run; i++) {
 			mp_walk_trace *tr = &w->trace[w->ntrace];
 
