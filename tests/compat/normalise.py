@@ -4,7 +4,8 @@ on stdout; the rules that changed something on stderr, one a line.
 
 outputs.sh calls it only for an output whose bytes differ between the two builds, on both sides, and counts the
 case as equal when the masked forms are. RULES: "time-of-day", or "time-of-day,trace-times" for a target whose
-trace times memprof converts (a core, a live process; never a snapshot file, whose times are data). COMMAND is the
+trace times memprof converts (a core, a live process; never a snapshot file, whose times are data): the latter
+masks what the clock-check rule below masks too. COMMAND is the
 case's command (the memprof command name), NAME the stream (stdout, stderr) or the name of a file it wrote.
 
   time-of-day  gdb's `memprof snapshot take` names the time of day it took the snapshot ("at 12:34:56, N
@@ -16,6 +17,11 @@ case's command (the memprof command name), NAME the stream (stdout, stderr) or t
                stay as written) and of --explain. The timeline, whose rows are the distinct microseconds (two
                events one microsecond apart are one row or two) and whose plots place every point by its time, is
                compared with every number masked and repeats collapsed: only its shape and words.
+  clock-check  whether the target ran on this boot memprof decides by comparing the rate of the target's clock
+               pairs with this machine's TSC rate over 20 ms (walk_clock.c): on a loaded machine that measure
+               is off now and then, and memprof then warns "the target ran on another boot or machine: trace
+               times are estimates" and `info` says "trace times: estimates". The warning is dropped, the word
+               masked.
 """
 import io
 import pickletools
@@ -26,6 +32,11 @@ TIME_OF_DAY = (re.compile(rb" at \d\d:\d\d:\d\d, (\d+ segments)"), rb" at HH:MM:
 TIME_US = [
     (re.compile(rb'"time_us": -?\d+'), rb'"time_us": T'),
     (re.compile(rb"time_us -?\d+"), rb"time_us T"),
+]
+CLOCK_CHECK = [
+    (re.compile(rb"memprof: warning: the target ran on another boot or machine: trace times are estimates[^\n]*\n"),
+     b""),
+    (re.compile(rb"trace times: (exact \(same boot as the target\)|estimates)"), rb"trace times: X"),
 ]
 DIGITS = (re.compile(rb"\d+"), rb"N")
 REPEATS = (re.compile(rb"(.{1,64}?)\1+", re.S), rb"\1")
@@ -68,6 +79,8 @@ def normalise(rules, command, name, data, used):
     data = sub(data, TIME_OF_DAY, "time-of-day", used)
     if "trace-times" not in rules:
         return data
+    for rule in CLOCK_CHECK:
+        data = sub(data, rule, "clock-check", used)
     if command == "timeline":
         data = sub(data, DIGITS, "trace-times", used)
         return REPEATS[0].sub(REPEATS[1], data)
