@@ -5,6 +5,9 @@
 #                               raised an error, whose message goes to stderr as gdb prints it; else 0) and
 #                               "\n@@compat end ID\n" on stderr. The files COMMAND wrote into the working directory
 #                               are then moved to $COMPAT_FILES/ID/.
+#   compat-begin ID, compat-end ID   the same markers around the command lines between them, as gdb reads them from
+#                               the script: gdb.execute drops a line's trailing blanks, which `complete memprof `
+#                               needs. Status 0: a failing command there would end the script (no end marker).
 #
 # What COMMAND prints goes where gdb sends it (not to_string, which would merge memprof's warnings into its output):
 # split.py cuts gdb's stdout and stderr at the markers, so each stream of each command is compared on its own, in
@@ -34,6 +37,17 @@ def _keep_files(name):
         shutil.move(os.path.join(here, entry), os.path.join(dest, entry))
 
 
+def _begin(name):
+    _mark("\n@@compat begin %s\n" % name, gdb.STDOUT)
+    _mark("\n@@compat begin %s\n" % name, gdb.STDERR)
+
+
+def _end(name, status):
+    _mark("\n@@compat end %s %d\n" % (name, status), gdb.STDOUT)
+    _mark("\n@@compat end %s\n" % name, gdb.STDERR)
+    _keep_files(name)
+
+
 class Case(gdb.Command):
     """compat-case ID COMMAND: markers around COMMAND's output on both streams, its status, its files."""
 
@@ -42,8 +56,7 @@ class Case(gdb.Command):
 
     def invoke(self, arg, from_tty):
         name, _, command = arg.strip().partition(" ")
-        _mark("\n@@compat begin %s\n" % name, gdb.STDOUT)
-        _mark("\n@@compat begin %s\n" % name, gdb.STDERR)
+        _begin(name)
         status = 0
         try:
             gdb.execute(command, from_tty=False)
@@ -51,9 +64,29 @@ class Case(gdb.Command):
             # as gdb prints the error that ends a command
             gdb.write("%s\n" % e, gdb.STDERR)
             status = 1
-        _mark("\n@@compat end %s %d\n" % (name, status), gdb.STDOUT)
-        _mark("\n@@compat end %s\n" % name, gdb.STDERR)
-        _keep_files(name)
+        _end(name, status)
+
+
+class Begin(gdb.Command):
+    """compat-begin ID: the markers before the command lines that follow."""
+
+    def __init__(self):
+        super().__init__("compat-begin", gdb.COMMAND_USER)
+
+    def invoke(self, arg, from_tty):
+        _begin(arg.strip())
+
+
+class End(gdb.Command):
+    """compat-end ID: the markers after them (status 0), their files."""
+
+    def __init__(self):
+        super().__init__("compat-end", gdb.COMMAND_USER)
+
+    def invoke(self, arg, from_tty):
+        _end(arg.strip(), 0)
 
 
 Case()
+Begin()
+End()

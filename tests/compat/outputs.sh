@@ -17,9 +17,10 @@
 #   live/       a live training driver, started for each call (its pid for --pid and gdb -p) and stopped at exit
 #   out/old, out/new   per command: command, stdout, stderr, status, files/ (what -o and `snapshot save` wrote)
 # Each command runs in an empty directory at the same path for both builds (WORKDIR/run), so the file names it
-# prints are the same. An output whose bytes differ is compared again with what legitimately differs between two
-# runs of one build masked (normalise.py: gdb's time of day; trace times converted from a core's or a process's
-# clock): equal then, it prints "normalised: KIND TARGET/CASE: equal once RULES masked".
+# prints are the same. compare.py compares the trees; an output whose bytes differ is compared again with what
+# legitimately differs between two runs of one build masked (normalise.py: gdb's time of day; trace times
+# converted from a core's or a process's clock): equal then, it prints "normalised: KIND TARGET/CASE: equal once
+# RULES masked".
 #
 # Prints "not made: TARGET (why)" for a target the test bed could not give (its commands are left out), one line
 # per command whose output differs ("differ: KIND TARGET/CASE: stdout, stderr, status, files: NAME, only in
@@ -36,7 +37,6 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
 testbed=$top/tests/testbed
 gdb=${MEMPROF_GDB:-gdb}
-show=${MEMPROF_COMPAT_SHOW:-0}
 
 log() { echo "compat: $*" >&2; }
 die() { log "error: $*"; exit 2; }
@@ -487,10 +487,23 @@ cli_cases() {
 # --- gdb: one session per target; compat-case runs each command (capture.py), split.py cuts the streams
 
 cmds=
+# The command line of gdb case ID in a command file.
+case_command() { # ID FILE
+	awk -v id="$1" 'begun { print; exit } $1 == "compat-case" && $2 == id { sub(/^compat-case [^ ]* /, ""); print; exit }
+		$1 == "compat-begin" && $2 == id { begun = 1 }' "$2" 2>/dev/null
+}
+
 # gcase ID COMMAND... - one command of the session being written (ID: CASE, starting with the command's name).
 gcase() {
-	grep -q "^compat-case $1 " "$cmds" 2>/dev/null && die "two gdb cases named $1 (a bug of this script)"
+	! case_command "$1" "$cmds" | grep -q . || die "two gdb cases named $1 (a bug of this script)"
 	echo "compat-case $*" >>"$cmds"
+}
+
+# graw ID LINE - a command line run as the script has it, trailing blanks kept (`complete memprof `); it must
+# not fail, which would end the script.
+graw() {
+	! case_command "$1" "$cmds" | grep -q . || die "two gdb cases named $1 (a bug of this script)"
+	printf 'compat-begin %s\n%s\ncompat-end %s\n' "$1" "$2" "$1" >>"$cmds"
 }
 
 # Runs the session written into $cmds: gdb ARGS... in the run directory, with this build's memprof.py.
@@ -512,7 +525,7 @@ gdb_session() { # NAME GDB-ARGS...
 		c=$(basename "$c")
 		echo "gdb $name/$c" >>"$out/index"
 		[ ! -d "$raw/files/$c" ] || mv "$raw/files/$c" "$dir/$c/files"
-		[ "$c" = _gdb ] || grep "^compat-case $c " "$raw/commands.gdb" | sed 's/^compat-case [^ ]* //' >"$dir/$c/command"
+		[ "$c" = _gdb ] || case_command "$c" "$raw/commands.gdb" >"$dir/$c/command"
 	done
 }
 
@@ -720,6 +733,22 @@ gdb_file_cases() {
 	gcase timeline.multi-device-1 memprof timeline "$f/tl/multi.pickle" --device 1 -o m1.json
 	gcase timeline.inconsistent memprof timeline "$f/tl/inconsistent.pickle"
 	gcase timeline.noring memprof timeline "$f/tl/noring.pickle"
+	# completion comes from the command table too (mp_session_complete), with the names loaded above
+	graw complete.commands "complete memprof "
+	graw complete.snapshot "complete memprof snapshot "
+	graw complete.names "complete memprof segsum "
+	graw complete.options "complete memprof blocks --"
+	graw complete.state "complete memprof blocks --state a"
+	graw complete.device "complete memprof stats --device "
+	graw complete.categories-format "complete memprof categories --format "
+	graw complete.timeline-format "complete memprof timeline --format "
+	graw complete.save-format "complete memprof snapshot save ex x.json --format "
+	graw complete.scheme "complete memprof categories --scheme "
+	graw complete.by "complete memprof categories --sites --by "
+	graw complete.of "complete memprof trace --of "
+	graw complete.compare-second "complete memprof compare ex "
+	graw complete.file "complete memprof snapshot load $f/cat/tr"
+	graw complete.output "complete memprof segments -o $f/ex"
 	gcase help help memprof
 	for c in segsum stats snapshot "snapshot take" "snapshot list" "snapshot save" "snapshot load" \
 		"snapshot drop" compare segments memory trace blocks block categories timeline info; do
@@ -819,106 +848,15 @@ run_build() { # SIDE BUILDDIR
 # ---------------------------------------------------------------------------------------------------------------
 # Comparing
 
-# renamed.txt: "KIND COMMAND" lines (# comments).
-allowed_commands=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$here/renamed.txt" 2>/dev/null)
-is_renamed() { # KIND ID
-	local case=${2#*/}
-	grep -qx "$1 ${case%%.*}" <<<"$allowed_commands"
-}
-# Whether NEW is OLD with exactly one line added.
-one_line_added() { # OLD NEW
-	local d
-	d=$(diff "$1" "$2")
-	[ "$(grep -c '^<' <<<"$d")" -eq 0 ] && [ "$(grep -c '^>' <<<"$d")" -eq 1 ]
-}
-
-# The first $show lines of the diff of each output that differs (MEMPROF_COMPAT_SHOW).
-show_diffs() { # OLD-CASE NEW-CASE
-	local s
-	for s in status stdout stderr; do
-		cmp -s "$1/$s" "$2/$s" 2>/dev/null || diff "$1/$s" "$2/$s" 2>&1 | head -n "$show" | sed "s/^/    $s: /"
-	done
-	if [ -d "$1/files" ] || [ -d "$2/files" ]; then
-		diff -r "$1/files" "$2/files" 2>&1 | head -n "$show" | sed 's/^/    files: /'
-	fi
-}
-
-# The rules of normalise.py that may apply to a target's outputs: trace times only where memprof converted them.
-converted_targets=" $cpp_targets $job_targets job-debian-no-sysroot live "
-rules_of() { # TARGET
-	case $converted_targets in
-	*" $1 "*) echo time-of-day,trace-times ;;
-	*) echo time-of-day ;;
-	esac
-}
-
-# Whether two outputs are the same, as bytes or else once normalise.py masked both; adds the rules that made them
-# equal to $normalised_by.
-same_output() { # RULES COMMAND NAME OLD NEW
-	[ -e "$4" ] && [ -e "$5" ] || return 1
-	cmp -s "$4" "$5" && return 0
-	python3 "$here/normalise.py" "$1" "$2" "$3" "$4" >"$work/out/norm.old" 2>"$work/out/norm.rules" &&
-		python3 "$here/normalise.py" "$1" "$2" "$3" "$5" >"$work/out/norm.new" 2>>"$work/out/norm.rules" &&
-		cmp -s "$work/out/norm.old" "$work/out/norm.new" || return 1
-	normalised_by+=" $(cat "$work/out/norm.rules")"
-}
-
-# Which outputs of one case differ: sets $what (stdout, stderr, status, files: NAME ...), $allowed (the stderr line
-# renamed.txt lets a renamed command add) and $normalised_by.
-compare_case() { # KIND ID
-	local o=$work/out/old/$1/$2 n=$work/out/new/$1/$2 target=${2%%/*} case=${2#*/} rules s f
-	local command=${case%%.*}
-	what=() allowed='' normalised_by=''
-	if [ ! -d "$o" ] || [ ! -d "$n" ]; then
-		[ -d "$o" ] && what=("only in old") || what=("only in new")
-		return
-	fi
-	rules=$(rules_of "$target")
-	for s in status stdout stderr; do
-		[ -e "$o/$s" ] || [ -e "$n/$s" ] || continue
-		same_output "$rules" "$command" "$s" "$o/$s" "$n/$s" && continue
-		if [ "$s" = stderr ] && is_renamed "$1" "$2" && one_line_added "$o/$s" "$n/$s"; then
-			allowed=$(diff "$o/$s" "$n/$s" | sed -n 's/^> //p')
-			continue
-		fi
-		what+=("$s")
-	done
-	# files: every name either side wrote
-	{ (cd "$o/files" 2>/dev/null && find . -type f); (cd "$n/files" 2>/dev/null && find . -type f); } |
-		sort -u >"$work/out/files.list"
-	while read -r f; do
-		same_output "$rules" "$command" "$(basename "$f")" "$o/files/$f" "$n/files/$f" || what+=("files: ${f#./}")
-	done <"$work/out/files.list"
-}
-
+# compare.py does the comparing (a few processes per case would take longer than the commands); the trace-time
+# masks apply only to the targets whose clock memprof converts.
 compare_builds() {
-	local kind id ncases=0 ndiff=0 nallowed=0 nnorm=0 s
-	sort -u "$work/out/old/index" "$work/out/new/index" >"$work/out/cases"
-	while read -r kind id; do
-		ncases=$((ncases + 1))
-		compare_case "$kind" "$id"
-		if [ ${#what[@]} -gt 0 ]; then
-			ndiff=$((ndiff + 1))
-			echo "differ: $kind $id: $(IFS=, && echo "${what[*]}" | sed 's/,/, /g')"
-			[ "$show" -eq 0 ] || show_diffs "$work/out/old/$kind/$id" "$work/out/new/$kind/$id"
-			continue
-		fi
-		if [ -n "$allowed" ]; then
-			nallowed=$((nallowed + 1))
-			echo "allowed: $kind $id: one stderr line added (renamed.txt): $allowed"
-		fi
-		if [ -n "$normalised_by" ]; then
-			nnorm=$((nnorm + 1))
-			echo "normalised: $kind $id: equal once $(echo $normalised_by | tr ' ' '\n' | sort -u | paste -sd, -) masked"
-		fi
-	done <"$work/out/cases"
+	local s rc
 	for s in "${not_made[@]}"; do echo "not made: $s"; done
-	echo "outputs: $work/out/old $work/out/new ($(($(date +%s) - started)) s)"
-	s="$ncases commands compared, $ndiff differ"
-	[ "$nnorm" -eq 0 ] || s+=" ($nnorm equal only once normalised)"
-	[ "$nallowed" -eq 0 ] || s+=" ($nallowed differ only as renamed.txt allows)"
-	echo "$s"
-	[ "$ndiff" -eq 0 ] || return 1
+	echo "outputs: $work/out/old $work/out/new ($(($(date +%s) - started)) s so far)"
+	python3 "$here/compare.py" "$work/out" "$here/renamed.txt" "$cpp_targets $job_targets job-debian-no-sysroot live"
+	rc=$?
+	[ $rc -eq 0 ] || return $rc
 	# fewer targets, fewer commands: not the comparison asked for
 	[ ${#not_made[@]} -eq 0 ] || { echo "incomplete: ${#not_made[@]} target(s) not made"; return 2; }
 }
