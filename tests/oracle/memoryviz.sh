@@ -91,7 +91,7 @@ keep() { # FILES...: copies for a failing check
 }
 
 # How long Chromium waits for a page. --dump-dom dumps at the page's load event, which the page holds back until
-# it is done (HOLD_SCRIPT in memoryviz_page.py: a page takes 1-2 s on the 2-core machine, up to ~10 s under 16
+# it is done (HOLD_SCRIPT in memoryviz_page.py: a page takes 1-2 s on the 2-core machine, 3-6 s under 16
 # CPU hogs), MEMPROF_MEMORYVIZ_WAIT seconds at most (default 20); a page not done by then is loaded again with
 # twice the wait, up to 3 tries (20, 40, 80 s). A page with a JS error is not retried (it does not finish).
 # Once a page has failed every try, the pages after it get one try (a page that never finishes should not cost
