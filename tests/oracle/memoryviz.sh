@@ -6,19 +6,20 @@
 # What it runs:
 # - the page: _memory_viz.py 2.6's own trace_plot() and segment_plot() (tests/oracle/fetch-oracle.sh), fed the
 #   pickle file's bytes in place of their pickle.dumps(data), with the CDN URL of MemoryViz.js pointed at a local
-#   server (module scripts do not run from file:// URLs), plus two scripts of ours at the end of the body: one
-#   records JS errors, one picks every view the page offers (Active Memory Timeline, Allocator State History,
-#   Active Cached Segment Timeline, Allocator Settings) on every device it lists, as a person would with its
-#   <select>s, then moves the mouse over every element that answers it and notes the text the view then shows
-#   (sizes, addresses, states, streams, frames: the page draws frames only there) into the DOM
-#   (memoryviz_page.py says how);
+#   server (module scripts do not run from file:// URLs), plus three scripts of ours at the end of the body: one
+#   holds the page's load event back until the page is done, one records JS errors, one picks every view the page
+#   offers (Active Memory Timeline, Allocator State History, Active Cached Segment Timeline, Allocator Settings) on
+#   every device it lists, as a person would with its <select>s, then moves the mouse over every element that
+#   answers it and notes the text the view then shows (sizes, addresses, states, streams, frames: the page draws
+#   frames only there) into the DOM (memoryviz_page.py says how);
 # - MemoryViz.js: PyTorch 2.6.0's, from Debian trixie's pytorch orig tarball (tests/testbed/c10/fetch-source.sh
 #   --orig; extracted into the test-bed cache by fetch-memoryviz.sh, never stored here), unchanged but for its
 #   imports: it imports d3 from cdn.skypack.dev (d3@5, d3-axis@1, d3-scale@1, d3-zoom@1, d3-brush@1); here all
 #   five come from Debian bookworm's node-d3 5.16.0 bundle (d3 v5 with axis, scale, zoom and brush inside: the
 #   scale is d3-scale 2 where skypack would serve d3-scale@1 for scaleLinear). So this is PyTorch's page on a d3
 #   that stands in for skypack's modules, not byte for byte what a browser fetches from the CDN;
-# - Chromium --headless --dump-dom, TZ=UTC, one run per page.
+# - Chromium --headless --dump-dom, TZ=UTC, one run per page (more when it is slow: "How long Chromium waits" below).
+#   --dump-dom takes the DOM at the page's load event, and the page holds that event back until our driver is done.
 #
 # Checks (one line each):
 # 1. four test-bed states (tests/testbed/target.sh SCENARIO VARIANT gcore: training and multi_device on debug,
@@ -44,8 +45,9 @@
 # equal without it too). Nothing else is normalised.
 #
 # Env: MEMPROF (the binary), top_srcdir, PYTHON, MEMPROF_TESTBED_CACHE, MEMPROF_TESTBED_SKIP=1 (no test-bed
-# cores: only 2 and the example's control), MEMPROF_KEEP_FAILED (copy the pages and DOMs of failing checks there). Exit 0 all passed, 1 a check failed, 77 not run (no chromium, or the downloads
-# failed).
+# cores: only 2 and the example's control), MEMPROF_KEEP_FAILED (copy the pages and DOMs of failing checks there),
+# MEMPROF_MEMORYVIZ_WAIT (seconds Chromium waits for a page on its first try, default 20; doubled on each of the
+# two retries). Exit 0 all passed, 1 a check failed, 77 not run (no chromium, or the downloads failed).
 set -u
 : "${MEMPROF:?set MEMPROF to the memprof binary}"
 top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -88,19 +90,59 @@ keep() { # FILES...: copies for a failing check
 	mkdir -p "$MEMPROF_KEEP_FAILED" && cp "$@" "$MEMPROF_KEEP_FAILED/" 2>/dev/null
 }
 
+# How long Chromium waits for a page. --dump-dom dumps at the page's load event, which the page holds back until
+# it is done (HOLD_SCRIPT in memoryviz_page.py: a page takes 1-2 s on the 2-core machine, 3-6 s under 16
+# CPU hogs), MEMPROF_MEMORYVIZ_WAIT seconds at most (default 20); a page not done by then is loaded again with
+# twice the wait, up to 3 tries (20, 40, 80 s). A page with a JS error is not retried (it does not finish).
+# Once a page has failed every try, the pages after it get one try (a page that never finishes should not cost
+# 140 s 22 times over).
+wait_first=${MEMPROF_MEMORYVIZ_WAIT:-20} tries=3 unfinished=
+case $wait_first in
+''|0|*[!0-9]*) echo "FAIL: MEMPROF_MEMORYVIZ_WAIT=$wait_first: not a whole number of seconds"; exit 1 ;;
+esac
+
+# what LABEL is, for the message of a page that did not finish
+page_name() {
+	case $1 in
+	*.memprof) echo "memprof's page" ;;
+	*.pytorch) echo "the control page (the pickle PyTorch would write)" ;;
+	*.original) echo "the control page (example.pickle as PyTorch wrote it)" ;;
+	*) echo "the must-differ control's page" ;;
+	esac
+}
+
 # draw LABEL KIND PICKLE: PyTorch's KIND page (trace_plot|segment_plot) around PICKLE, drawn by Chromium, checked;
 # leaves the DOM without scripts in $tmp/site/LABEL.txt
 draw() {
-	local label=$1 kind=$2 pickle=$3 out=$tmp/site/$1 line
+	local label=$1 kind=$2 pickle=$3 out=$tmp/site/$1 line secs=$wait_first try=1 n=$tries t0 took rc waits=
 	if ! "$py" "$page_py" page "$oracle" "$kind" "$pickle" /MemoryViz.js "$out.html"; then
 		bad "$label: could not build the page"
 		return 1
 	fi
-	TZ=UTC timeout 90 "$browser" --headless --disable-gpu --no-sandbox --no-first-run --hide-scrollbars \
-		--user-data-dir="$tmp/chrome" --virtual-time-budget=20000 --enable-logging=stderr --v=0 \
-		--dump-dom "http://127.0.0.1:$port/$label.html" >"$out.dom" 2>"$out.err"
+	[ -z "$unfinished" ] || n=1
+	while :; do
+		t0=$EPOCHREALTIME
+		TZ=UTC timeout $((secs + 60)) "$browser" --headless --disable-gpu --no-sandbox --no-first-run \
+			--hide-scrollbars --user-data-dir="$tmp/chrome" --enable-logging=stderr --v=0 \
+			--dump-dom "http://127.0.0.1:$port/$label.html?memprof-wait=$((secs * 1000))" >"$out.dom" 2>"$out.err"
+		rc=$?
+		took=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+		waits="$waits${waits:+, }$secs s (took $took s, chromium exit $rc)"
+		# Done, or an error: that page will not finish, waiting longer changes nothing.
+		grep -qE ' data-memprof-(done|errors)=' "$out.dom" && break
+		[ $try -lt $n ] || break
+		echo "note: $label: $(page_name "$label") not done within $secs s (try $try of $n: $took s," \
+			"chromium exit $rc); again with $((secs * 2)) s"
+		secs=$((secs * 2)) try=$((try + 1))
+	done
 	if ! line=$("$py" "$page_py" dom "$out.dom" "$pickle" "$out.txt"); then
-		bad "$label: $line"
+		if grep -q ' data-memprof-done=' "$out.dom" || grep -q ' data-memprof-errors=' "$out.dom"; then
+			bad "$label: $line"
+		else
+			[ -z "$unfinished" ] || waits="$waits (one try: $unfinished never finished)"
+			bad "$label: $(page_name "$label") did not finish; waits: $waits: $line"
+			[ -n "$unfinished" ] || unfinished=$label
+		fi
 		keep "$out.html" "$out.dom" "$out.err"
 		return 1
 	fi
@@ -110,7 +152,8 @@ draw() {
 		keep "$out.html" "$out.dom" "$out.err"
 		return 1
 	fi
-	ok "$label: drawn, no JS error: $line"
+	if [ $try -eq 1 ]; then waits=; else waits=" (try $try; waits: $waits)"; fi
+	ok "$label: drawn, no JS error, in $took s$waits: $line"
 }
 
 # same LABEL A B: the DOMs of pages A and B are equal
@@ -159,8 +202,10 @@ for sv in $states; do
 		continue
 	fi
 	for kind in trace_plot segment_plot; do
-		draw "$s.$kind.memprof" "$kind" "$d/mp.pickle" &&
-			draw "$s.$kind.pytorch" "$kind" "$d/ref.pickle" &&
+		# Both pages drawn even when the first fails: a failure then says which of the two did not finish.
+		draw "$s.$kind.memprof" "$kind" "$d/mp.pickle"
+		a=$?
+		draw "$s.$kind.pytorch" "$kind" "$d/ref.pickle" && [ $a -eq 0 ] &&
 			same "$s/$v $kind: memprof's pickle and PyTorch's ($frames)" "$s.$kind.memprof" "$s.$kind.pytorch"
 	done
 	if [ "$s" = training ]; then
@@ -180,8 +225,9 @@ done
 ex=$top/tests/data/example.pickle
 if "$MEMPROF" convert "$ex" "$tmp/example.json" && "$MEMPROF" convert "$tmp/example.json" "$tmp/example.pickle"; then
 	for kind in trace_plot segment_plot; do
-		draw "example.$kind.memprof" "$kind" "$tmp/example.pickle" &&
-			draw "example.$kind.original" "$kind" "$ex" &&
+		draw "example.$kind.memprof" "$kind" "$tmp/example.pickle"
+		a=$?
+		draw "example.$kind.original" "$kind" "$ex" && [ $a -eq 0 ] &&
 			same "example.pickle $kind: after memprof convert to JSON and back" "example.$kind.memprof" "example.$kind.original"
 	done
 	# ---- 3. control: a wrong pickle draws a different page

@@ -14,15 +14,16 @@ given pickle bytes, and what headless Chromium made of it.
       the negative control: IN with its largest segment 2 MiB larger (and its last block with it).
   memoryviz_page.py page MEMORY_VIZ_PY trace_plot|segment_plot PICKLE URL OUT.html
       the HTML of _memory_viz.py's own trace_plot()/segment_plot() with the pickle bytes of PICKLE in place of
-      its pickle.dumps(data), the CDN URL of MemoryViz.js replaced by URL, and two scripts of ours added at the
-      end of the body (see page() below).
+      its pickle.dumps(data), the CDN URL of MemoryViz.js replaced by URL, and three scripts of ours added at the
+      end of the body (see page() below). Loaded with ?memprof-wait=MS, the page holds its load event back until
+      it is done, MS ms at most (HOLD_SCRIPT).
   memoryviz_page.py dom DUMP.html PICKLE OUT.txt
       check Chromium's --dump-dom of such a page (no error, every view of every device drawn, enough SVG for the
       snapshot) and write the DOM without its scripts to OUT.txt for comparison. Prints one line; exit 1 when a
       check fails.
   memoryviz_page.py serve DIR PORTFILE
       serve DIR over HTTP on 127.0.0.1, a free port written to PORTFILE, until killed (module scripts are not
-      run from file:// URLs).
+      run from file:// URLs); /memprof-wait?ms=MS answers after MS ms (HOLD_SCRIPT).
 """
 import functools
 import http.server
@@ -32,6 +33,8 @@ import os
 import pickle
 import re
 import sys
+import time
+import urllib.parse
 from html.parser import HTMLParser
 
 CDN = "https://cdn.jsdelivr.net/gh/pytorch/pytorch@main/torch/utils/viz/MemoryViz.js"
@@ -48,6 +51,33 @@ IMPORTS = {
         'const {zoom, zoomIdentity} = globalThis.d3;',
     'import {brushX} from "https://cdn.skypack.dev/d3-brush@1";': 'const {brushX} = globalThis.d3;',
 }
+
+# Added before </body>, first: what makes Chromium's --dump-dom wait for the page. --dump-dom serializes the DOM
+# once the page's load event has fired (with --virtual-time-budget, once that much virtual time has passed after
+# it; but under virtual time the animation frames that MemoryViz.js and our driver wait on all but stop: 3 frames
+# in 20 s of virtual time, tried by hand. No budget waits for them, and a page whose frames had not come by its
+# load event was dumped unfinished, which a loaded machine made happen). So the page holds its own load event
+# back: with ?memprof-wait=MS in its URL, a hidden <iframe> of `serve`'s /memprof-wait?ms=MS, which that server
+# answers only after MS ms of real time. The load event waits for the iframe; the driver removes it once the page
+# is done (an uncaught error removes it too: the page will not finish then), so the load event, and the dump,
+# come right after the page is done, or after MS ms when it never is. When the wait runs out, the iframe's load
+# marks <html> data-memprof-wait. The script leaves one newline in the DOM (both pages of a comparison alike).
+HOLD_SCRIPT = """<script>
+(function () {
+  window.memprofRelease = () => {};
+  const ms = new URLSearchParams(location.search).get('memprof-wait');
+  if (!ms) return;
+  const hold = document.createElement('iframe');
+  hold.style.display = 'none';
+  hold.onload = () => document.documentElement.setAttribute('data-memprof-wait', ms);
+  hold.src = '/memprof-wait?ms=' + encodeURIComponent(ms);
+  document.body.appendChild(hold);
+  window.memprofRelease = () => hold.remove();
+  window.addEventListener('error', () => hold.remove());
+  window.addEventListener('unhandledrejection', () => hold.remove());
+})();
+</script>
+"""
 
 # Added before </body>. A classic script runs while the page is parsed, before any module script (those are
 # deferred), so it sees every error MemoryViz.js raises, and console.error/warn calls; it keeps them in an
@@ -74,10 +104,11 @@ ERRORS_SCRIPT = """<script>
 # text of the view's <pre>s that are no hover targets (the segment view's stack pane, the timeline's context
 # pane: sizes, addresses, states, streams, frames). The notes go into a <pre data-memprof-hover> at the end of
 # the body, compared with the rest. Then it waits two animation frames (the segment view selects its last event
-# in one) and marks <html> data-memprof-done with the number of views drawn.
+# in one), marks <html> data-memprof-done with the number of views drawn and lets the page's load event come
+# (HOLD_SCRIPT).
 DRIVER_SCRIPT = """<script type="module">
 const sel = Array.from(document.querySelectorAll('body > select'));
-const done = n => document.documentElement.setAttribute('data-memprof-done', String(n));
+const done = n => { document.documentElement.setAttribute('data-memprof-done', String(n)); memprofRelease(); };
 if (sel.length !== 3) {
   done('no selects: ' + sel.length);
 } else {
@@ -247,7 +278,7 @@ def page(memory_viz_py, kind, pickle_path, url, out_path):
     html = {"trace_plot": mv.trace_plot, "segment_plot": mv.segment_plot}[kind](None)
     if html.count(CDN) != 1 or html.count("</body>") != 1:
         sys.exit(f"memoryviz_page: {memory_viz_py}: its page does not import {CDN} once")
-    html = html.replace(CDN, url).replace("</body>", ERRORS_SCRIPT + DRIVER_SCRIPT + "</body>")
+    html = html.replace(CDN, url).replace("</body>", HOLD_SCRIPT + ERRORS_SCRIPT + DRIVER_SCRIPT + "</body>")
     with open(out_path, "w", encoding="utf-8") as f:
         f.write(html)
 
@@ -325,7 +356,9 @@ def dom(dump_path, pickle_path, out_path):
     devs = devices(snap)
     m = re.search(r' data-memprof-done="([^"]*)"', text)
     if not m:
-        problems.append("the page never finished (no data-memprof-done)")
+        w = re.search(r' data-memprof-wait="(\d+)"', text)
+        problems.append("the page never finished (no data-memprof-done" +
+                        (f"; its wait of {int(w.group(1)) / 1000:g} s ran out)" if w else ")"))
     elif m.group(1) != str(len(VIEWS) * len(devs)):
         problems.append(f"{m.group(1)} views drawn, expected {len(VIEWS)} kinds x devices {devs}")
     m = re.search(r"add_local_files\(local_files, '([^']*)'\)", text)
@@ -410,6 +443,25 @@ def serve(directory, port_file):
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *_args):
             pass
+
+        def do_GET(self):
+            url = urllib.parse.urlsplit(self.path)
+            if url.path != "/memprof-wait":
+                super().do_GET()
+                return
+            # The page's hold (HOLD_SCRIPT): answered after ms of real time. A page that finishes first removes
+            # its iframe and drops the connection; this thread then only sleeps out its time.
+            ms = int(urllib.parse.parse_qs(url.query).get("ms", ["0"])[0])
+            time.sleep(ms / 1000)
+            body = b"memprof: the page's wait ran out\n"
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            except OSError:
+                pass
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=directory))
     with open(port_file + ".tmp", "w", encoding="ascii") as f:
