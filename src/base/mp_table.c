@@ -5,11 +5,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-static uint64_t make_slot(uint32_t hash, uint32_t id)
-{
-	return (uint64_t)hash << 32 | ((uint64_t)id + 1);
-}
-
 static uint32_t slot_hash(uint64_t slot)
 {
 	return (uint32_t)(slot >> 32);
@@ -52,20 +47,17 @@ static mp_err grow(mp_table *t)
 	return MP_OK;
 }
 
-mp_err mp_table_add(mp_table *t, mp_table_probe *p, uint32_t id)
+mp_err mp_table_add_slow_(mp_table *t, mp_table_probe *p, uint32_t id)
 {
 	mp_err err;
 
 	if (id == MP_TABLE_NONE || t->count >= MP_TABLE_MAX_COUNT)
 		return MP_E_LIMIT;
-	/* At most half full after the add: runs stay short. A new table puts the id where its
-	   hash says, not where P stopped. */
-	if (t->slots == NULL || 2 * (t->count + 1) > t->mask + 1) {
-		if ((err = grow(t)) != MP_OK)
-			return err;
-		p->pos = free_slot(t->slots, t->mask, p->hash);
-	}
-	t->slots[p->pos] = make_slot(p->hash, id);
+	if ((err = grow(t)) != MP_OK)
+		return err;
+	/* The grown table puts the id where its hash says, not where P stopped. */
+	p->pos = free_slot(t->slots, t->mask, p->hash);
+	t->slots[p->pos] = mp_table_slot_(p->hash, id);
 	t->count++;
 	return MP_OK;
 }

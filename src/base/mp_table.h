@@ -95,11 +95,29 @@ static inline uint32_t mp_table_next(const mp_table *t, mp_table_probe *p)
 	return mp_table_scan_(t, p);
 }
 
+/* The slot of ID under hash bits HASH. (Not for callers.) */
+static inline uint64_t mp_table_slot_(uint32_t hash, uint32_t id)
+{
+	return (uint64_t)hash << 32 | ((uint64_t)id + 1);
+}
+
+/* mp_table_add when T must grow first, or refuse. (Not for callers.) */
+mp_err mp_table_add_slow_(mp_table *t, mp_table_probe *p, uint32_t id) MP_WUR;
+
 /* Add ID under the hash of the lookup P, which has just returned MP_TABLE_NONE (nothing in T
    changed since): IDs are the caller's, each added once, and below MP_TABLE_NONE. P is spent.
    Returns MP_OK, MP_E_LIMIT (T holds MP_TABLE_MAX_COUNT entries, or ID is MP_TABLE_NONE) or
-   MP_E_NOMEM; on an error T is as it was. */
-mp_err mp_table_add(mp_table *t, mp_table_probe *p, uint32_t id) MP_WUR;
+   MP_E_NOMEM; on an error T is as it was. Inline while T has room: interning a million values
+   adds a million ids, and a call into the library for each shows. */
+static inline mp_err mp_table_add(mp_table *t, mp_table_probe *p, uint32_t id)
+{
+	/* At most half full after the add: runs stay short. */
+	if (t->slots == NULL || 2 * (t->count + 1) > t->mask + 1 || id == MP_TABLE_NONE)
+		return mp_table_add_slow_(t, p, id);
+	t->slots[p->pos] = mp_table_slot_(p->hash, id);
+	t->count++;
+	return MP_OK;
+}
 
 /* Add ID under HASH without looking for an entry equal to it: for an id known to be new. Returns
    what mp_table_add returns. */

@@ -227,6 +227,10 @@ static void test_limits(void)
 	CU_ASSERT_EQUAL(mp_table_find(&t, 1, &p), MP_TABLE_NONE);
 	CU_ASSERT_EQUAL(mp_table_insert(&t, 1, MP_TABLE_NONE - 1), MP_OK);
 	CU_ASSERT_EQUAL(mp_table_find(&t, 1, &p), MP_TABLE_NONE - 1);
+	/* ... also into a table with room (no growth on the way) */
+	CU_ASSERT_EQUAL(mp_table_insert(&t, 3, MP_TABLE_NONE), MP_E_LIMIT);
+	CU_ASSERT_EQUAL(mp_table_count(&t), 1);
+	CU_ASSERT_EQUAL(mp_table_find(&t, 3, &p), MP_TABLE_NONE);
 	/* A full table refuses one more and stays as it was. */
 	saved = t.count;
 	t.count = MP_TABLE_MAX_COUNT;
