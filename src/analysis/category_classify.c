@@ -1,11 +1,11 @@
 /* category_classify.c - a block's category: from the data, else the first rule that matches,
    else UNKNOWN. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "category_int.h"
 #include "mp_array.h"
-#include "mp_hash.h"
 #include "mp_snapshot_extras.h"
 
 mp_err category_classifier_init(category_classifier *c, const mp_snapshot *snap, const mp_category_ruleset *rules,
@@ -25,6 +25,7 @@ void category_classifier_free(category_classifier *c)
 {
 	free(c->allocs);
 	category_frame_index_free(c->frames);
+	mp_table_free(&c->memo_index);
 	free(c->memo);
 	free(c->hits);
 }
@@ -109,60 +110,47 @@ static bool block_meets(const mp_snapshot *snap, const mp_category_rule *rule, c
 	       (rule->segment_type == NULL || type_is(snap, seg, rule->segment_type));
 }
 
-static mp_err memo_grow(category_classifier *c)
+/* Work out the rules whose frame conditions FRAMES meets (looked up with P, not found) into a new
+   memo entry: its id in *ID. */
+static mp_err memo_add(category_classifier *c, mp_val frames, mp_table_probe *p, uint32_t *id)
 {
-	size_t ncap = c->memo ? 2 * (c->memo_mask + 1) : 256;
-	category_memo *nm = calloc(ncap, sizeof *nm);
+	size_t nrules = c->nuser + c->ndefaults;
+	category_memo *m;
 
-	if (nm == NULL)
+	if (mp_array_grow((void **)&c->memo, &c->memo_cap, c->nmemo + 1, sizeof *c->memo) != MP_OK)
 		return no_memory(c);
-	for (size_t i = 0; c->memo != NULL && i <= c->memo_mask; i++) {
-		size_t j = mp_hash_finish(c->memo[i].frames) & (ncap - 1);
+	m = &c->memo[c->nmemo];
+	m->frames = frames;
+	m->off = (uint32_t)c->nhits;
+	if (category_frames_summarise(c->frames, frames) != MP_OK)
+		return no_memory(c);
+	for (size_t i = 0; i < nrules; i++) {
+		int32_t frame;
 
-		if (!c->memo[i].used)
+		if (!category_frames_meet(c->frames, i, &frame))
 			continue;
-		while (nm[j].used)
-			j = (j + 1) & (ncap - 1);
-		nm[j] = c->memo[i];
+		if (mp_array_grow((void **)&c->hits, &c->hits_cap, c->nhits + 1, sizeof *c->hits) != MP_OK)
+			return no_memory(c);
+		c->hits[c->nhits++] = (category_hit){ (uint32_t)i, frame };
 	}
-	free(c->memo);
-	c->memo = nm;
-	c->memo_mask = ncap - 1;
+	m->len = (uint32_t)(c->nhits - m->off);
+	if (mp_table_add(&c->memo_index, p, (uint32_t)c->nmemo) != MP_OK)
+		return no_memory(c);
+	*id = (uint32_t)c->nmemo++;
 	return MP_OK;
 }
 
 /* The rules whose frame conditions FRAMES meet, in order, computed once per FRAMES. */
 static mp_err frame_hits(category_classifier *c, mp_val frames, const category_memo **out)
 {
-	size_t nrules = c->nuser + c->ndefaults, j;
-	category_memo *m;
+	mp_table_probe p;
+	uint32_t id = mp_table_find_u64(&c->memo_index, frames, c->memo, sizeof *c->memo,
+					offsetof(category_memo, frames), &p);
 	mp_err err;
 
-	if (2 * (c->memo_used + 1) > (c->memo ? c->memo_mask + 1 : 0) && (err = memo_grow(c)) != MP_OK)
+	if (id == MP_TABLE_NONE && (err = memo_add(c, frames, &p, &id)) != MP_OK)
 		return err;
-	j = mp_hash_finish(frames) & c->memo_mask;
-	while (c->memo[j].used && c->memo[j].frames != frames)
-		j = (j + 1) & c->memo_mask;
-	m = &c->memo[j];
-	if (!m->used) {
-		m->frames = frames;
-		m->off = (uint32_t)c->nhits;
-		if ((err = category_frames_summarise(c->frames, frames)) != MP_OK)
-			return no_memory(c);
-		for (size_t i = 0; i < nrules; i++) {
-			int32_t frame;
-
-			if (!category_frames_meet(c->frames, i, &frame))
-				continue;
-			if (mp_array_grow((void **)&c->hits, &c->hits_cap, c->nhits + 1, sizeof *c->hits) != MP_OK)
-				return no_memory(c);
-			c->hits[c->nhits++] = (category_hit){ (uint32_t)i, frame };
-		}
-		m->len = (uint32_t)(c->nhits - m->off);
-		m->used = 1;
-		c->memo_used++;
-	}
-	*out = m;
+	*out = &c->memo[id];
 	return MP_OK;
 }
 

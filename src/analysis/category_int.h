@@ -8,6 +8,7 @@
 
 #include "block_int.h"
 #include "mp_category.h"
+#include "mp_table.h"
 
 /* A rule whose frame conditions a traceback meets, and the frame the last one met. */
 typedef struct category_hit {
@@ -20,7 +21,6 @@ typedef struct category_hit {
 typedef struct category_memo {
 	mp_val frames;
 	uint32_t off, len; /* in hits */
-	uint32_t used;
 } category_memo;
 
 /* The live alloc trace entry at a (device, address) (from category_trace.c). */
@@ -39,8 +39,9 @@ typedef struct category_classifier {
 	category_alloc *allocs; /* sorted by (device, addr), one each; NULL when the trace has no category */
 	size_t nallocs;
 	category_frame_index *frames; /* what each distinct frame meets (category_match.c) */
+	mp_table memo_index; /* memo by frames handle */
 	category_memo *memo;
-	size_t memo_mask, memo_used;
+	size_t nmemo, memo_cap;
 	category_hit *hits;
 	size_t nhits, hits_cap;
 	size_t unreadable; /* 'category' values that name no category */

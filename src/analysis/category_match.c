@@ -6,17 +6,18 @@
    summarised as the OR of its frames' sets plus the set of its innermost user frame, and a rule
    meets it when each of its conditions' bits is in the right one of the two. */
 #include <fnmatch.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "category_int.h"
 #include "mp_array.h"
 #include "mp_frame_filter.h"
-#include "mp_hash.h"
+#include "mp_table.h"
 
 /* A distinct frame dict and the conditions it meets (WORDS words at BITS in the index's pool). */
 struct frame_entry {
-	mp_val frame; /* MP_ABSENT: an empty slot */
+	mp_val frame;
 	size_t bits;
 	bool user; /* mp_frame_is_user */
 };
@@ -26,8 +27,9 @@ struct category_frame_index {
 	size_t nrules;
 	size_t *first; /* per rule: its first condition's number (NRULES + 1 entries) */
 	size_t words;  /* uint64_t words in a set of every condition */
-	struct frame_entry *table;
-	size_t mask, used;
+	mp_table index; /* entries by frame handle */
+	struct frame_entry *entries;
+	size_t nentries, entries_cap;
 	uint64_t *pool; /* the entries' sets */
 	size_t pool_len, pool_cap;
 	uint64_t *any, *user; /* the summarised traceback's sets */
@@ -70,7 +72,8 @@ void category_frame_index_free(category_frame_index *fi)
 	if (fi == NULL)
 		return;
 	free(fi->first);
-	free(fi->table);
+	mp_table_free(&fi->index);
+	free(fi->entries);
 	free(fi->pool);
 	free(fi->any);
 	free(fi->user);
@@ -109,28 +112,6 @@ static void fill_bits(category_frame_index *fi, const mp_frame *f, uint64_t *bit
 	}
 }
 
-static mp_err table_grow(category_frame_index *fi)
-{
-	size_t ncap = fi->table != NULL ? 2 * (fi->mask + 1) : 1024;
-	struct frame_entry *nt = calloc(ncap, sizeof *nt);
-
-	if (nt == NULL)
-		return MP_E_NOMEM;
-	for (size_t i = 0; fi->table != NULL && i <= fi->mask; i++) {
-		size_t j;
-
-		if (fi->table[i].frame == MP_ABSENT)
-			continue;
-		for (j = mp_hash_finish(fi->table[i].frame) & (ncap - 1); nt[j].frame != MP_ABSENT; j = (j + 1) & (ncap - 1))
-			;
-		nt[j] = fi->table[i];
-	}
-	free(fi->table);
-	fi->table = nt;
-	fi->mask = ncap - 1;
-	return MP_OK;
-}
-
 /* The entry of frame I of FRAMES (its dict handle), made on first sight; NULL when frame I is no
    frame dict (*ERR stays MP_OK) or memory ran out (*ERR = MP_E_NOMEM). */
 static const struct frame_entry *frame_entry(category_frame_index *fi, mp_val frames, size_t i, mp_err *err)
@@ -138,32 +119,30 @@ static const struct frame_entry *frame_entry(category_frame_index *fi, mp_val fr
 	const mp_snapshot *snap = fi->cl->snap;
 	mp_val handle = mp_heap_items(snap->heap, frames)[i];
 	struct frame_entry *e;
+	mp_table_probe p;
+	uint32_t id;
 	mp_frame f;
-	size_t j;
 
 	*err = MP_OK;
-	if (fi->table != NULL) {
-		for (j = mp_hash_finish(handle) & fi->mask; fi->table[j].frame != MP_ABSENT; j = (j + 1) & fi->mask)
-			if (fi->table[j].frame == handle)
-				return &fi->table[j];
-	}
+	id = mp_table_find_u64(&fi->index, handle, fi->entries, sizeof *fi->entries, offsetof(struct frame_entry, frame),
+			       &p);
+	if (id != MP_TABLE_NONE)
+		return &fi->entries[id];
 	if (!mp_frames_get(snap, frames, i, &f))
 		return NULL; /* rare (not a frame dict): not remembered */
-	if ((fi->table == NULL || 2 * (fi->used + 1) > fi->mask + 1) && (*err = table_grow(fi)) != MP_OK)
+	if ((*err = mp_array_grow((void **)&fi->entries, &fi->entries_cap, fi->nentries + 1, sizeof *fi->entries)) !=
+		    MP_OK ||
+	    (*err = mp_array_grow((void **)&fi->pool, &fi->pool_cap, fi->pool_len + fi->words, sizeof *fi->pool)) !=
+		    MP_OK ||
+	    (*err = mp_table_add(&fi->index, &p, (uint32_t)fi->nentries)) != MP_OK)
 		return NULL;
-	if ((*err = mp_array_grow((void **)&fi->pool, &fi->pool_cap, fi->pool_len + fi->words, sizeof *fi->pool)) !=
-	    MP_OK)
-		return NULL;
-	for (j = mp_hash_finish(handle) & fi->mask; fi->table[j].frame != MP_ABSENT; j = (j + 1) & fi->mask)
-		;
-	e = &fi->table[j];
+	e = &fi->entries[fi->nentries++];
 	e->frame = handle;
 	e->bits = fi->pool_len;
 	e->user = mp_frame_is_user(&f);
 	memset(fi->pool + e->bits, 0, fi->words * sizeof *fi->pool);
 	fill_bits(fi, &f, fi->pool + e->bits);
 	fi->pool_len += fi->words;
-	fi->used++;
 	return e;
 }
 

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "mp_err.h"
+#include "mp_table.h"
 
 /* A distinct frame name. S points into the caller's text: memory grows with
    distinct names and call paths, never with copies of the input. */
@@ -29,17 +30,6 @@ typedef struct fnode {
 	uint32_t parent, child, next;
 } fnode;
 
-/* Open-addressing hash index from keys to ids, at most half full. Keeping 32
-   bits of the hash in the slot avoids most key compares and all rehashing. */
-typedef struct fslot {
-	uint32_t id, hash;
-} fslot;
-
-typedef struct findex {
-	fslot *slots;
-	size_t mask, count;
-} findex;
-
 /* One frame of the line being added: where it ends, its hashes, its node. */
 typedef struct pframe {
 	size_t end;
@@ -55,17 +45,17 @@ typedef struct ftree {
 	uint32_t nnames, namecap;
 	fnode *nodes;
 	uint32_t n, cap;
-	findex name_index, node_index;
+	mp_table name_index; /* names by their bytes' hash; ids index names */
+	mp_table node_index; /* the children of WIDE nodes by path hash; ids index nodes */
 	const char *prev;
 	pframe *path; /* PREV's frames, then the current line's */
 	size_t depth, pathcap;
 	uint64_t sum;
 } ftree;
 
-/* Ids are 32-bit to keep nodes at 24 bytes; NONE marks "no id". The cap
-   keeps hash tables within 2^32 slots, so the 32 hash bits kept in a slot are
-   enough to place it again when the table grows, and it leaves the top bit
-   of a node's name free for the WIDE flag. */
+/* Ids are 32-bit to keep nodes at 24 bytes; NONE marks "no id" (it is
+   MP_TABLE_NONE, what a lookup that finds nothing returns). The cap leaves the
+   top bit of a node's name free for the WIDE flag. */
 #define NONE UINT32_MAX
 #define MAX_IDS (UINT32_C(1) << 30)
 #define WIDE UINT32_C(0x80000000)

@@ -15,53 +15,7 @@
 #define NAME_SEED 0x6e616d65ull
 #define ROOT_HASH 0x616c6cull
 
-#if defined(__GNUC__)
-#define PREFETCH(p) __builtin_prefetch(p)
-#else
-#define PREFETCH(p) ((void)(p))
-#endif
-
 /* ---- the trie ---------------------------------------------------------- */
-
-static bool index_init(findex *ix)
-{
-	ix->mask = 1023;
-	ix->count = 0;
-	ix->slots = malloc((ix->mask + 1) * sizeof *ix->slots);
-	if (ix->slots == NULL)
-		return false;
-	memset(ix->slots, 0xff, (ix->mask + 1) * sizeof *ix->slots);
-	return true;
-}
-
-/* Double IX's table; slots move by their stored hash bits. */
-static bool index_grow(findex *ix)
-{
-	size_t nmask = ix->mask * 2 + 1, i, j;
-	fslot *ns = malloc((nmask + 1) * sizeof *ns);
-
-	if (ns == NULL)
-		return false;
-	memset(ns, 0xff, (nmask + 1) * sizeof *ns);
-	for (i = 0; i <= ix->mask; i++) {
-		if (ix->slots[i].id == NONE)
-			continue;
-		for (j = ix->slots[i].hash & nmask; ns[j].id != NONE; j = (j + 1) & nmask)
-			;
-		ns[j] = ix->slots[i];
-	}
-	free(ix->slots);
-	ix->slots = ns;
-	ix->mask = nmask;
-	return true;
-}
-
-/* Fill the empty slot I (where a lookup for HASH stopped) with ID. */
-static bool index_put(findex *ix, size_t i, uint32_t id, uint64_t hash)
-{
-	ix->slots[i] = (fslot){ id, (uint32_t)hash };
-	return ++ix->count * 2 <= ix->mask || index_grow(ix);
-}
 
 /* P with room for element N (doubling CAP), or NULL with P left intact. */
 static void *make_room(void *p, uint32_t n, uint32_t *cap, size_t elem)
@@ -81,22 +35,20 @@ static void *make_room(void *p, uint32_t n, uint32_t *cap, size_t elem)
 /* The id of name S (LEN bytes, hash HASH), added if new. NONE when out of memory. */
 static uint32_t intern_name(ftree *t, const char *s, size_t len, uint64_t hash)
 {
-	findex *ix = &t->name_index;
+	mp_table *ix = &t->name_index;
+	mp_table_probe p;
 	fname *nn;
-	size_t i;
+	uint32_t id;
 
-	for (i = hash & ix->mask; ix->slots[i].id != NONE; i = (i + 1) & ix->mask) {
-		const fname *nm = &t->names[ix->slots[i].id];
-
-		if (ix->slots[i].hash == (uint32_t)hash && nm->len == len && memcmp(nm->s, s, len) == 0)
-			return ix->slots[i].id;
-	}
+	for (id = mp_table_find(ix, hash, &p); id != MP_TABLE_NONE; id = mp_table_next(ix, &p))
+		if (t->names[id].len == len && memcmp(t->names[id].s, s, len) == 0)
+			return id;
 	nn = make_room(t->names, t->nnames, &t->namecap, sizeof *nn);
 	if (nn == NULL)
 		return NONE;
 	t->names = nn;
 	t->names[t->nnames] = (fname){ s, hash, (uint32_t)len };
-	if (!index_put(ix, i, t->nnames, hash))
+	if (mp_table_add(ix, &p, t->nnames) != MP_OK)
 		return NONE;
 	return t->nnames++;
 }
@@ -112,39 +64,32 @@ static uint64_t path_hash(uint64_t parent_hash, uint64_t name_hash)
 typedef enum kids { NO_KIDS, ONE_KID, INDEXED } kids;
 
 /* The child of PARENT called NAME, or NONE; *HOW says how PARENT's children
-   are found, and for INDEXED *SLOT gets the empty slot where the lookup for
-   HASH ended. */
+   are found, and for INDEXED *P is the lookup of HASH, ready for mp_table_add. */
 static uint32_t find_child(const ftree *t, uint32_t parent, uint32_t name, uint64_t hash, kids *how,
-			   size_t *slot)
+			   mp_table_probe *p)
 {
-	const findex *ix = &t->node_index;
+	const mp_table *ix = &t->node_index;
 	uint32_t c = t->nodes[parent].child;
-	size_t i;
 
 	/* The flag lives in the parent, which is in cache: no extra memory access. */
 	*how = c == NONE ? NO_KIDS : t->nodes[parent].name & WIDE ? INDEXED : ONE_KID;
 	if (*how != INDEXED)
 		return c != NONE && mp_flame_name_of(&t->nodes[c]) == name ? c : NONE;
-	for (i = hash & ix->mask; ix->slots[i].id != NONE; i = (i + 1) & ix->mask) {
-		const fnode *n = &t->nodes[ix->slots[i].id];
+	for (c = mp_table_find(ix, hash, p); c != MP_TABLE_NONE; c = mp_table_next(ix, p)) {
+		const fnode *n = &t->nodes[c];
 
-		if (ix->slots[i].hash == (uint32_t)hash && n->parent == parent && mp_flame_name_of(n) == name)
-			return ix->slots[i].id;
+		if (n->parent == parent && mp_flame_name_of(n) == name)
+			return c;
 	}
-	*slot = i;
 	return NONE;
 }
 
 /* Index the child C of a node whose path hash is PARENT_HASH. */
 static bool index_child(ftree *t, uint32_t c, uint64_t parent_hash)
 {
-	findex *ix = &t->node_index;
 	uint64_t h = path_hash(parent_hash, t->names[mp_flame_name_of(&t->nodes[c])].hash);
-	size_t i;
 
-	for (i = h & ix->mask; ix->slots[i].id != NONE; i = (i + 1) & ix->mask)
-		;
-	return index_put(ix, i, c, h);
+	return mp_table_insert(&t->node_index, h, c) == MP_OK;
 }
 
 /* The child of PARENT (path hash PARENT_HASH) called NAME (path hash HASH),
@@ -152,9 +97,9 @@ static bool index_child(ftree *t, uint32_t c, uint64_t parent_hash)
    mp_flame_sum_totals relies on. NONE when out of memory. */
 static uint32_t find_or_add(ftree *t, uint32_t parent, uint64_t parent_hash, uint32_t name, uint64_t hash)
 {
-	size_t slot = 0;
+	mp_table_probe p;
 	kids how;
-	uint32_t id = find_child(t, parent, name, hash, &how, &slot);
+	uint32_t id = find_child(t, parent, name, hash, &how, &p);
 	fnode *nn;
 
 	if (id != NONE)
@@ -167,7 +112,7 @@ static uint32_t find_or_add(ftree *t, uint32_t parent, uint64_t parent_hash, uin
 	t->nodes[id] = (fnode){ 0, name, parent, NONE, t->nodes[parent].child };
 	t->nodes[parent].child = id;
 	if (how == INDEXED)
-		return index_put(&t->node_index, slot, id, hash) ? id : NONE;
+		return mp_table_add(&t->node_index, &p, id) == MP_OK ? id : NONE;
 	if (how == NO_KIDS)
 		return id;
 	/* A second child: from now on both are found through the index. */
@@ -232,8 +177,8 @@ static size_t split_frames(ftree *t, const char *s, size_t slen, size_t k, bool 
 			return 0;
 		}
 		ph = path_hash(ph, nh);
-		PREFETCH(&t->name_index.slots[nh & t->name_index.mask]);
-		PREFETCH(&t->node_index.slots[ph & t->node_index.mask]);
+		mp_table_prefetch(&t->name_index, nh);
+		mp_table_prefetch(&t->node_index, ph);
 		t->path[k++] = (pframe){ end, nh, ph, NONE };
 		pos = end + 1;
 	}
@@ -326,8 +271,8 @@ void mp_flame_tree_free(ftree *t)
 {
 	free(t->names);
 	free(t->nodes);
-	free(t->name_index.slots);
-	free(t->node_index.slots);
+	mp_table_free(&t->name_index);
+	mp_table_free(&t->node_index);
 	free(t->path);
 }
 
@@ -337,7 +282,7 @@ bool mp_flame_tree_init(ftree *t)
 	t->namecap = t->cap = 1024;
 	t->names = malloc(t->namecap * sizeof *t->names);
 	t->nodes = malloc(t->cap * sizeof *t->nodes);
-	if (t->names == NULL || t->nodes == NULL || !index_init(&t->name_index) || !index_init(&t->node_index))
+	if (t->names == NULL || t->nodes == NULL)
 		return false;
 	/* The root's name is not indexed: a frame called "all" is a different frame. */
 	t->names[0] = (fname){ "all", 0, 3 };

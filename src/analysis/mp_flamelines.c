@@ -1,20 +1,22 @@
 /* mp_flamelines.c - folded stack lines of segments(), memory() and compare() (_write_blocks). */
 #include "mp_flamelines.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mp_array.h"
 #include "mp_blocks.h"
 #include "mp_format.h"
 #include "mp_frame_filter.h"
-#include "mp_hash.h"
+#include "mp_table.h"
 
 static const char non_python[] = "<non-python>";
 
 /* A formatted frames fragment, cached per (hash-consed) frames-list handle:
    a million blocks usually share a few thousand tracebacks. */
-struct frag_slot {
-	mp_val frames; /* MP_ABSENT: empty slot */
+struct frag {
+	mp_val frames;
 	size_t off, len; /* in the arena */
 };
 
@@ -23,8 +25,9 @@ struct flame {
 	const char *analysis;
 	mp_out *out;
 	mp_diag *diag;
-	struct frag_slot *slots;
-	size_t mask, used;
+	mp_table cache; /* frags by frames handle */
+	struct frag *frags;
+	size_t nfrags, frags_cap;
 	char *arena;
 	size_t arena_len, arena_cap;
 	char prefix[128];
@@ -43,7 +46,8 @@ static void flame_init(struct flame *f, const mp_snapshot *snap, const char *ana
 
 static void flame_free(struct flame *f)
 {
-	free(f->slots);
+	mp_table_free(&f->cache);
+	free(f->frags);
 	free(f->arena);
 }
 
@@ -53,38 +57,6 @@ static mp_err out_of_memory(struct flame *f)
 }
 
 /* ---- the fragment cache */
-
-static mp_err cache_grow(struct flame *f)
-{
-	size_t ncap = f->slots ? 2 * (f->mask + 1) : 1024;
-	struct frag_slot *ns = calloc(ncap, sizeof *ns);
-
-	if (ns == NULL)
-		return out_of_memory(f);
-	for (size_t i = 0; f->slots != NULL && i <= f->mask; i++) {
-		size_t j = mp_hash_finish(f->slots[i].frames) & (ncap - 1);
-
-		if (f->slots[i].frames == MP_ABSENT)
-			continue;
-		while (ns[j].frames != MP_ABSENT)
-			j = (j + 1) & (ncap - 1);
-		ns[j] = f->slots[i];
-	}
-	free(f->slots);
-	f->slots = ns;
-	f->mask = ncap - 1;
-	return MP_OK;
-}
-
-/* The slot of FRAMES: its cached fragment, or the empty slot to fill. */
-static struct frag_slot *cache_slot(struct flame *f, mp_val frames)
-{
-	size_t j = mp_hash_finish(frames) & f->mask;
-
-	while (f->slots[j].frames != MP_ABSENT && f->slots[j].frames != frames)
-		j = (j + 1) & f->mask;
-	return &f->slots[j];
-}
 
 static mp_err arena_append(struct flame *f, const char *s, size_t n)
 {
@@ -155,10 +127,29 @@ static mp_err format_frames(struct flame *f, mp_val frames, size_t *off, size_t 
 	return err;
 }
 
+/* Format FRAMES, looked up with P and not found, into a new fragment: its id in *ID. */
+static mp_err add_fragment(struct flame *f, mp_val frames, mp_table_probe *p, uint32_t *id)
+{
+	struct frag *g;
+	mp_err err;
+
+	if (mp_array_grow((void **)&f->frags, &f->frags_cap, f->nfrags + 1, sizeof *f->frags) != MP_OK)
+		return out_of_memory(f);
+	g = &f->frags[f->nfrags];
+	g->frames = frames;
+	if ((err = format_frames(f, frames, &g->off, &g->len)) != MP_OK)
+		return err;
+	if ((err = mp_table_add(&f->cache, p, (uint32_t)f->nfrags)) != MP_OK)
+		return mp_fail(f->diag, err, "%s: %s", f->analysis, mp_strerror(err));
+	*id = (uint32_t)f->nfrags++;
+	return MP_OK;
+}
+
 /* frames_fragment(FRAMES): "<non-python>" for an empty list, else the kept frames. */
 static mp_err fragment(struct flame *f, mp_val frames, const char **text, size_t *len)
 {
-	struct frag_slot *slot;
+	mp_table_probe p;
+	uint32_t id;
 	mp_err err;
 
 	if (frames == MP_ABSENT || (mp_val_type(frames) == MP_T_LIST && mp_frames_len(f->snap, frames) == 0)) {
@@ -168,18 +159,11 @@ static mp_err fragment(struct flame *f, mp_val frames, const char **text, size_t
 	}
 	if (mp_val_type(frames) != MP_T_LIST)
 		return mp_fail(f->diag, MP_E_TYPE, "%s: 'frames' is not a list", f->analysis);
-	if (2 * (f->used + 1) > (f->slots ? f->mask + 1 : 0) && (err = cache_grow(f)) != MP_OK)
+	id = mp_table_find_u64(&f->cache, frames, f->frags, sizeof *f->frags, offsetof(struct frag, frames), &p);
+	if (id == MP_TABLE_NONE && (err = add_fragment(f, frames, &p, &id)) != MP_OK)
 		return err;
-	slot = cache_slot(f, frames);
-	if (slot->frames == MP_ABSENT) {
-		err = format_frames(f, frames, &slot->off, &slot->len);
-		if (err != MP_OK)
-			return err;
-		slot->frames = frames;
-		f->used++;
-	}
-	*text = slot->len ? f->arena + slot->off : "";
-	*len = slot->len;
+	*text = f->frags[id].len ? f->arena + f->frags[id].off : "";
+	*len = f->frags[id].len;
 	return MP_OK;
 }
 

@@ -14,12 +14,14 @@
    never fires). */
 #include "mp_trace_text.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mp_array.h"
 #include "mp_format.h"
-#include "mp_hash.h"
 #include "mp_repr.h"
+#include "mp_table.h"
 
 /* ---- first-come interval cover: which earliest-added interval holds an address */
 
@@ -102,65 +104,54 @@ static bool cover_add(struct cover *c, mp_i128 lo, mp_i128 hi, size_t value)
 
 /* ---- address -> name */
 
-struct name_slot {
+struct name_entry {
 	int64_t addr;
-	uint64_t name_plus1; /* 0: empty slot */
+	uint64_t name;
 };
 
 struct name_map {
-	struct name_slot *s;
-	size_t mask, n;
+	mp_table index; /* entries by address */
+	struct name_entry *e;
+	size_t n, cap;
 };
 
-static size_t name_slot_of(const struct name_map *m, int64_t addr)
+static uint32_t name_map_find(const struct name_map *m, int64_t addr, mp_table_probe *p)
 {
-	size_t j = mp_hash_finish(mp_hash_mix(0, (uint64_t)addr)) & m->mask;
-
-	while (m->s[j].name_plus1 != 0 && m->s[j].addr != addr)
-		j = (j + 1) & m->mask;
-	return j;
-}
-
-static bool name_map_grow(struct name_map *m)
-{
-	struct name_map nm = { NULL, m->s ? 2 * m->mask + 1 : 255, m->n };
-
-	nm.s = calloc(nm.mask + 1, sizeof *nm.s);
-	if (nm.s == NULL)
-		return false;
-	for (size_t i = 0; m->s != NULL && i <= m->mask; i++)
-		if (m->s[i].name_plus1 != 0)
-			nm.s[name_slot_of(&nm, m->s[i].addr)] = m->s[i];
-	free(m->s);
-	*m = nm;
-	return true;
+	return mp_table_find_u64(&m->index, (uint64_t)addr, m->e, sizeof *m->e, offsetof(struct name_entry, addr), p);
 }
 
 /* ADDR's name is now NAME (a later allocation at the same address replaces it). */
 static bool name_map_put(struct name_map *m, int64_t addr, uint64_t name)
 {
-	size_t j;
+	mp_table_probe p;
+	uint32_t id = name_map_find(m, addr, &p);
 
-	if (2 * (m->n + 1) > (m->s ? m->mask + 1 : 0) && !name_map_grow(m))
+	if (id != MP_TABLE_NONE) {
+		m->e[id].name = name;
+		return true;
+	}
+	if (mp_array_grow((void **)&m->e, &m->cap, m->n + 1, sizeof *m->e) != MP_OK ||
+	    mp_table_add(&m->index, &p, (uint32_t)m->n) != MP_OK)
 		return false;
-	j = name_slot_of(m, addr);
-	if (m->s[j].name_plus1 == 0)
-		m->n++;
-	m->s[j] = (struct name_slot){ addr, name + 1 };
+	m->e[m->n++] = (struct name_entry){ addr, name };
 	return true;
 }
 
 static bool name_map_get(const struct name_map *m, int64_t addr, uint64_t *name)
 {
-	size_t j;
+	mp_table_probe p;
+	uint32_t id = name_map_find(m, addr, &p);
 
-	if (m->s == NULL)
+	if (id == MP_TABLE_NONE)
 		return false;
-	j = name_slot_of(m, addr);
-	if (m->s[j].name_plus1 == 0)
-		return false;
-	*name = m->s[j].name_plus1 - 1;
+	*name = m->e[id].name;
 	return true;
+}
+
+static void name_map_free(struct name_map *m)
+{
+	mp_table_free(&m->index);
+	free(m->e);
 }
 
 /* ---- one ring */
@@ -196,8 +187,8 @@ static void ring_free(struct ring *r)
 	free(r->snap_segs.p);
 	free(r->mallocs.p);
 	free(r->seen);
-	free(r->alloc_names.s);
-	free(r->segment_names.s);
+	name_map_free(&r->alloc_names);
+	name_map_free(&r->segment_names);
 }
 
 static mp_err ring_init(struct ring *r, mp_snapshot *snap, size_t device, mp_out *out, mp_diag *diag)

@@ -54,61 +54,25 @@ static void arena_free(struct arena *a)
 	memset(a, 0, sizeof *a);
 }
 
-/* ---- id tables */
-
-static mp_err idtable_grow(struct idtable *t)
-{
-	size_t nsize = t->slots ? (t->mask + 1) * 2 : 1024;
-	uint64_t *ns = calloc(nsize, sizeof *ns);
-
-	if (ns == NULL)
-		return MP_E_NOMEM;
-	for (size_t i = 0; t->slots && i <= t->mask; i++) {
-		size_t j;
-
-		if (t->slots[i] == 0)
-			continue;
-		j = SLOT_HASH(t->slots[i]) & (nsize - 1);
-		while (ns[j] != 0)
-			j = (j + 1) & (nsize - 1);
-		ns[j] = t->slots[i];
-	}
-	free(t->slots);
-	t->slots = ns;
-	t->mask = nsize - 1;
-	return MP_OK;
-}
-
-mp_err mp_value_idtable_reserve(struct idtable *t)
-{
-	if (t->slots == NULL || t->count * 2 >= t->mask + 1)
-		return idtable_grow(t);
-	return MP_OK;
-}
-
 /* ---- atoms */
 
 static mp_err intern_atom(mp_heap *heap, enum mp_vtype type, const void *data, size_t len,
 			  mp_val *out)
 {
-	uint32_t hash = (uint32_t)mp_hash_bytes(data, len, type);
-	struct idtable *t = &heap->atom_index;
+	mp_table *t = &heap->atom_index;
+	mp_table_probe p;
 	struct atom *a;
 	char *copy;
-	size_t j;
+	uint32_t id;
 	mp_err err;
 
 	if (len > UINT32_MAX - 1)
 		return MP_E_LIMIT;
-	err = mp_value_idtable_reserve(t);
-	if (err != MP_OK)
-		return err;
-	for (j = hash & t->mask; t->slots[j] != 0; j = (j + 1) & t->mask) {
-		if (SLOT_HASH(t->slots[j]) != hash)
-			continue;
-		a = &heap->atoms[SLOT_ID(t->slots[j])];
+	for (id = mp_table_find(t, mp_hash_bytes(data, len, type), &p); id != MP_TABLE_NONE;
+	     id = mp_table_next(t, &p)) {
+		a = &heap->atoms[id];
 		if (a->type == type && a->len == len && memcmp(a->data, data, len) == 0) {
-			*out = make_handle(SLOT_ID(t->slots[j]), type);
+			*out = make_handle(id, type);
 			return MP_OK;
 		}
 	}
@@ -125,10 +89,9 @@ static mp_err intern_atom(mp_heap *heap, enum mp_vtype type, const void *data, s
 	a = &heap->atoms[heap->natoms];
 	a->data = copy;
 	a->len = (uint32_t)len;
-	a->hash = hash;
 	a->type = (uint8_t)type;
-	t->slots[j] = SLOT(hash, heap->natoms);
-	t->count++;
+	if ((err = mp_table_add(t, &p, (uint32_t)heap->natoms)) != MP_OK)
+		return err;
 	*out = make_handle(heap->natoms++, type);
 	return MP_OK;
 }
@@ -271,10 +234,10 @@ void mp_heap_free(mp_heap *heap)
 	free(heap->open);
 	free(heap->free_open);
 	free(heap->atoms);
-	free(heap->atom_index.slots);
+	mp_table_free(&heap->atom_index);
 	free(heap->floats);
 	free(heap->conts);
-	free(heap->cont_index.slots);
+	mp_table_free(&heap->cont_index);
 	free(heap);
 }
 
@@ -289,6 +252,6 @@ size_t mp_heap_footprint(const mp_heap *heap)
 
 	n += heap->atoms_cap * sizeof *heap->atoms + heap->floats_cap * sizeof(double);
 	n += heap->conts_cap * sizeof *heap->conts + heap->open_cap * sizeof *heap->open;
-	n += (heap->atom_index.mask + 1 + heap->cont_index.mask + 1) * sizeof(uint64_t);
+	n += mp_table_bytes(&heap->atom_index) + mp_table_bytes(&heap->cont_index);
 	return n;
 }

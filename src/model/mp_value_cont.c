@@ -195,38 +195,21 @@ static bool dict_has_repeats(const mp_val *items, size_t npairs)
 	return false;
 }
 
-/* Find a frozen container equal to TYPE/ITEMS (NH handles); its id in *FOUND,
-   or the free table slot in *SLOT and the hash in *HASH. Large containers are
-   not looked up. */
-static mp_err hashcons_find(mp_heap *heap, uint8_t type, const mp_val *items, size_t nh,
-			    size_t *found, size_t *slot, uint32_t *hash)
+/* The id of a frozen container equal to TYPE/ITEMS (NH handles, at most HASHCONS_MAX_ITEMS), or
+   SIZE_MAX with *P ready to add this one. */
+static size_t hashcons_find(const mp_heap *heap, uint8_t type, const mp_val *items, size_t nh, mp_table_probe *p)
 {
-	struct idtable *t = &heap->cont_index;
-	size_t j;
-	mp_err err;
+	const mp_table *t = &heap->cont_index;
 
-	*found = SIZE_MAX;
-	*slot = SIZE_MAX;
-	if (nh > HASHCONS_MAX_ITEMS)
-		return MP_OK;
-	err = mp_value_idtable_reserve(t);
-	if (err != MP_OK)
-		return err;
-	*hash = (uint32_t)cont_hash(type, items, nh);
-	for (j = *hash & t->mask; t->slots[j] != 0; j = (j + 1) & t->mask) {
-		const struct cont *o;
+	for (uint32_t id = mp_table_find(t, cont_hash(type, items, nh), p); id != MP_TABLE_NONE;
+	     id = mp_table_next(t, p)) {
+		const struct cont *o = &heap->conts[id];
 
-		if (SLOT_HASH(t->slots[j]) != *hash)
-			continue;
-		o = &heap->conts[SLOT_ID(t->slots[j])];
 		if (o->type == type && o->n * handles_per_item(type) == nh &&
-		    (nh == 0 || memcmp(o->d.items, items, nh * sizeof(mp_val)) == 0)) {
-			*found = SLOT_ID(t->slots[j]);
-			return MP_OK;
-		}
+		    (nh == 0 || memcmp(o->d.items, items, nh * sizeof(mp_val)) == 0))
+			return id;
 	}
-	*slot = j;
-	return MP_OK;
+	return SIZE_MAX;
 }
 
 static void close_open_slot(mp_heap *heap, struct cont *c)
@@ -248,8 +231,9 @@ mp_err mp_heap_freeze(mp_heap *heap, mp_val cont, mp_val *out)
 	struct cont *c = cont_of(heap, cont);
 	struct open_items *o;
 	mp_val *items;
-	size_t npairs, nh, found, slot;
-	uint32_t hash = 0;
+	size_t npairs, nh, found = SIZE_MAX;
+	mp_table_probe p;
+	bool hashcons;
 	mp_err err;
 
 	if (c == NULL)
@@ -266,9 +250,10 @@ mp_err mp_heap_freeze(mp_heap *heap, mp_val cont, mp_val *out)
 			return err;
 	}
 	nh = npairs * handles_per_item(c->type);
-	err = hashcons_find(heap, c->type, o->items, nh, &found, &slot, &hash);
-	if (err != MP_OK)
-		return err;
+	/* Large containers are not looked up. */
+	hashcons = nh <= HASHCONS_MAX_ITEMS;
+	if (hashcons)
+		found = hashcons_find(heap, c->type, o->items, nh, &p);
 	if (found != SIZE_MAX) {
 		close_open_slot(heap, c);
 		c->state = CONT_ALIAS;
@@ -279,16 +264,15 @@ mp_err mp_heap_freeze(mp_heap *heap, mp_val cont, mp_val *out)
 	items = mp_value_arena_alloc(&heap->bytes, nh ? nh * sizeof(mp_val) : 1, sizeof(mp_val));
 	if (items == NULL)
 		return MP_E_NOMEM;
+	/* Indexed before it is frozen: a failure leaves it open, as it was. */
+	if (hashcons && (err = mp_table_add(&heap->cont_index, &p, (uint32_t)handle_index(cont))) != MP_OK)
+		return err;
 	if (nh > 0)
 		memcpy(items, o->items, nh * sizeof(mp_val));
 	close_open_slot(heap, c);
 	c->n = (uint32_t)npairs;
 	c->state = CONT_FROZEN;
 	c->d.items = items;
-	if (slot != SIZE_MAX) {
-		heap->cont_index.slots[slot] = SLOT(hash, handle_index(cont));
-		heap->cont_index.count++;
-	}
 	*out = mp_heap_resolve(heap, cont);
 	return MP_OK;
 }

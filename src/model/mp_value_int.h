@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "mp_err.h"
+#include "mp_table.h"
 #include "mp_value.h"
 
 /* Indexes are stored in 60-bit payloads but kept below 2^31 so that 32-bit
@@ -22,7 +23,6 @@ enum cont_state { CONT_FREE = 0, CONT_OPEN, CONT_FROZEN, CONT_ALIAS };
 struct atom {
 	const char *data;
 	uint32_t len;
-	uint32_t hash;
 	uint8_t type;
 };
 
@@ -55,24 +55,11 @@ struct arena {
 	size_t total;
 };
 
-/* Open addressing table of ids. A slot holds the id + 1 in its low 32 bits
-   (0 = empty) and the entry's 32-bit hash in its high bits, so that probing
-   and growing never touch the entries themselves (cache misses dominate). */
-struct idtable {
-	uint64_t *slots;
-	size_t mask;
-	size_t count;
-};
-
-#define SLOT(hash, id) (((uint64_t)(uint32_t)(hash) << 32) | ((uint64_t)(id) + 1))
-#define SLOT_ID(slot) ((uint32_t)(slot) - 1)
-#define SLOT_HASH(slot) ((uint32_t)((slot) >> 32))
-
 struct mp_heap {
 	struct arena bytes; /* atom bytes and frozen items */
 	struct atom *atoms;
 	size_t natoms, atoms_cap;
-	struct idtable atom_index;
+	mp_table atom_index; /* atoms by type and bytes; ids index atoms[] */
 	double *floats;
 	size_t nfloats, floats_cap;
 	struct cont *conts;
@@ -82,7 +69,7 @@ struct mp_heap {
 	size_t nopen, open_cap;
 	uint32_t *free_open; /* stack of reusable slots in open[] */
 	size_t nfree_open, free_open_cap;
-	struct idtable cont_index;
+	mp_table cont_index; /* frozen hash-consed containers by type and items; ids index conts[] */
 	mp_keys keys;
 };
 
@@ -98,8 +85,5 @@ static inline size_t handle_index(mp_val v)
 
 /* SIZE bytes aligned to ALIGN from arena A; they never move. NULL when out of memory. */
 void *mp_value_arena_alloc(struct arena *a, size_t size, size_t align);
-
-/* Make room in T for one more entry. */
-mp_err mp_value_idtable_reserve(struct idtable *t);
 
 #endif

@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static size_t bucket_of(uint64_t addr)
+/* Fibonacci hashing of the page number: one multiply on the path of every cached read, and the
+   product's upper half (which mp_table indexes by) depends on all of the number's bits. */
+static uint64_t page_hash(uint64_t addr)
 {
-	uint64_t h = (addr / TARGET_PAGE) * 0x9e3779b97f4a7c15ull;
-
-	return (size_t)(h >> 32) % TARGET_CACHE_BUCKETS;
+	return (addr / TARGET_PAGE) * 0x9e3779b97f4a7c15ull >> 32;
 }
 
 static void lru_unlink(struct target_cache *c, struct cache_page *p)
@@ -36,52 +36,57 @@ static void lru_push(struct target_cache *c, struct cache_page *p)
 		c->tail = p;
 }
 
-static void bucket_remove(struct target_cache *c, struct cache_page *p)
+/* Take P out of the index, if it is there (see link_page). */
+static void unindex(struct target_cache *c, const struct cache_page *p)
 {
-	struct cache_page **pp = &c->buckets[bucket_of(p->addr)];
+	mp_table_probe probe;
 
-	while (*pp != NULL && *pp != p)
-		pp = &(*pp)->hnext;
-	if (*pp != NULL)
-		*pp = p->hnext;
-	p->hnext = NULL;
+	for (uint32_t id = mp_table_find(&c->index, page_hash(p->addr), &probe); id != MP_TABLE_NONE;
+	     id = mp_table_next(&c->index, &probe))
+		if (&c->pool[id] == p) {
+			mp_table_remove(&c->index, &probe);
+			return;
+		}
 }
 
-/* A page struct to fill: a new one while under the bound, else the least recently used. */
+/* A page struct to fill: a new one while under the bound, else the least recently used. The pool
+   is one allocation, so that a page's id is its index in it: a lookup goes from the table to the
+   page without another load, and the pool's untouched pages never take memory. */
 static struct cache_page *take_page(struct target_cache *c)
 {
 	struct cache_page *p;
 
-	if (c->npages < TARGET_CACHE_PAGES && (p = calloc(1, sizeof *p)) != NULL) {
-		c->npages++;
-		return p;
-	}
+	if (c->pool == NULL && (c->pool = calloc(TARGET_CACHE_PAGES, sizeof *c->pool)) == NULL)
+		return NULL;
+	if (c->npages < TARGET_CACHE_PAGES)
+		return &c->pool[c->npages++];
 	p = c->tail;
 	if (p == NULL)
 		return NULL;
 	lru_unlink(c, p);
-	bucket_remove(c, p);
+	unindex(c, p);
 	return p;
 }
 
 /* The cached page at ADDR, or NULL; the LRU order is left as it is. */
 static struct cache_page *find(const struct target_cache *c, uint64_t addr)
 {
-	struct cache_page *p;
+	mp_table_probe probe;
 
-	for (p = c->buckets[bucket_of(addr)]; p != NULL; p = p->hnext)
-		if (p->addr == addr)
-			return p;
+	for (uint32_t id = mp_table_find(&c->index, page_hash(addr), &probe); id != MP_TABLE_NONE;
+	     id = mp_table_next(&c->index, &probe))
+		if (c->pool[id].addr == addr)
+			return &c->pool[id];
 	return NULL;
 }
 
-/* Put P, filled, into its bucket as the most recent page. */
+/* Put P, filled, into the index as the most recent page. Out of memory for the index, P is
+   still returned once but then forgotten: it gets an address that is no page's (not aligned),
+   so that no lookup finds it and no second page at its address is ever shadowed by it. */
 static void link_page(struct target_cache *c, struct cache_page *p)
 {
-	size_t b = bucket_of(p->addr);
-
-	p->hnext = c->buckets[b];
-	c->buckets[b] = p;
+	if (mp_table_insert(&c->index, page_hash(p->addr), (uint32_t)(p - c->pool)) != MP_OK)
+		p->addr = UINT64_MAX;
 	lru_push(c, p);
 }
 
@@ -167,14 +172,9 @@ const struct cache_page *cache_get(mp_target *t, uint64_t addr)
 
 void cache_clear(struct target_cache *c)
 {
-	struct cache_page *p = c->head, *next;
-
-	for (size_t i = 0; i < TARGET_CACHE_BUCKETS; i++)
-		c->buckets[i] = NULL;
-	for (; p != NULL; p = next) {
-		next = p->next;
-		free(p);
-	}
+	mp_table_free(&c->index);
+	free(c->pool);
+	c->pool = NULL;
 	c->head = c->tail = NULL;
 	c->npages = 0;
 	memset(c->streams, 0, sizeof c->streams);

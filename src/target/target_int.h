@@ -6,11 +6,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mp_table.h"
 #include "mp_target.h"
 
 #define TARGET_PAGE 4096u
 #define TARGET_CACHE_PAGES 1024u /* up to 4 MiB of cached memory */
-#define TARGET_CACHE_BUCKETS 2048u
 #define TARGET_READAHEAD_MAX 64u  /* pages read at once by a run of sequential misses (256 KiB) */
 #define TARGET_READAHEAD_STREAMS 4u
 
@@ -34,7 +34,6 @@ struct target_ops {
 struct cache_page {
 	uint64_t addr;
 	uint32_t valid;
-	struct cache_page *hnext;       /* in its bucket */
 	struct cache_page *prev, *next; /* in the LRU list, most recent first */
 	unsigned char data[TARGET_PAGE];
 };
@@ -48,9 +47,10 @@ struct readahead_stream {
 };
 
 struct target_cache {
-	struct cache_page *buckets[TARGET_CACHE_BUCKETS];
-	struct cache_page *head, *tail; /* LRU list */
-	size_t npages;
+	struct cache_page *pool;        /* TARGET_CACHE_PAGES pages, allocated at the first miss */
+	size_t npages;                  /* of POOL in use */
+	mp_table index;                 /* the pages by address; ids index POOL */
+	struct cache_page *head, *tail; /* LRU list: every page in use */
 	struct readahead_stream streams[TARGET_READAHEAD_STREAMS];
 	unsigned next_stream;  /* the slot a new run takes (round robin) */
 	unsigned char *extent; /* TARGET_READAHEAD_MAX pages, for reads of several pages */
