@@ -1,5 +1,5 @@
 /* category_modes.h - the outputs of `categories` that replace its table: --sites and --segsum
-   (private to src/analysis; --explain is category_int.h's). */
+   (private to src/categories; --explain is category_int.h's). */
 #ifndef MEMPROF_CATEGORY_MODES_H
 #define MEMPROF_CATEGORY_MODES_H
 

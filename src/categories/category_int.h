@@ -1,5 +1,5 @@
 /* category_int.h - the block classifier shared by the categories report and its --explain
-   (private to src/analysis). */
+   (private to src/categories). */
 #ifndef MEMPROF_CATEGORY_INT_H
 #define MEMPROF_CATEGORY_INT_H
 
