@@ -57,7 +57,7 @@ static bool data_category(category_classifier *c, mp_val v, enum mp_category *ou
 	return false;
 }
 
-static bool from_data(category_classifier *c, const block_ref *r, mp_category_why *why)
+static bool from_data(category_classifier *c, const mp_block_ref *r, mp_category_why *why)
 {
 	const mp_block *b = &c->snap->blocks[r->block];
 	size_t t;
@@ -98,7 +98,7 @@ static bool type_is(const mp_snapshot *snap, const mp_segment *seg, const char *
 }
 
 /* The conditions of RULE that are not about frames. */
-static bool block_meets(const mp_snapshot *snap, const mp_category_rule *rule, const block_ref *r)
+static bool block_meets(const mp_snapshot *snap, const mp_category_rule *rule, const mp_block_ref *r)
 {
 	const mp_segment *seg = &snap->segments[r->seg];
 
@@ -154,7 +154,7 @@ static mp_err frame_hits(category_classifier *c, mp_val frames, const category_m
 	return MP_OK;
 }
 
-mp_err category_classify(category_classifier *c, const block_ref *r, mp_category_why *why)
+mp_err category_classify(category_classifier *c, const mp_block_ref *r, mp_category_why *why)
 {
 	const category_memo *m = NULL;
 	mp_err err;
@@ -168,7 +168,7 @@ mp_err category_classify(category_classifier *c, const block_ref *r, mp_category
 	}
 	if (from_data(c, r, why))
 		return MP_OK;
-	if ((err = frame_hits(c, block_frames(c->snap, &c->snap->blocks[r->block]), &m)) != MP_OK)
+	if ((err = frame_hits(c, mp_block_frames(c->snap, &c->snap->blocks[r->block]), &m)) != MP_OK)
 		return err;
 	for (uint32_t i = 0; i < m->len; i++) {
 		const category_hit *h = &c->hits[m->off + i];

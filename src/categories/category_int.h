@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "block_int.h"
+#include "mp_block_rows.h"
 #include "mp_category.h"
 #include "mp_table.h"
 
@@ -53,7 +53,7 @@ mp_err category_classifier_init(category_classifier *c, const mp_snapshot *snap,
 void category_classifier_free(category_classifier *c);
 
 /* R's category and where it came from. MP_E_NOMEM only. */
-mp_err category_classify(category_classifier *c, const block_ref *r, mp_category_why *why) MP_WUR;
+mp_err category_classify(category_classifier *c, const mp_block_ref *r, mp_category_why *why) MP_WUR;
 
 /* Rule I of C (user rules first). */
 const mp_category_rule *category_rule(const category_classifier *c, size_t i);

@@ -101,7 +101,7 @@ static void legend(void *ctx, mp_out *out)
 			 "    free pages are segsum's (pending frees count as free)\n");
 }
 
-static bool keep_block(const mp_snapshot *snap, const block_ref *r, const void *ctx)
+static bool keep_block(const mp_snapshot *snap, const mp_block_ref *r, const void *ctx)
 {
 	(void)snap;
 	return segment_kept(ctx, r->seg);
@@ -111,9 +111,9 @@ static bool keep_block(const mp_snapshot *snap, const block_ref *r, const void *
 static mp_err classify_all(struct painter *p)
 {
 	const mp_snapshot *snap = p->cl->snap;
-	block_ref *refs = NULL;
+	mp_block_ref *refs = NULL;
 	size_t n = 0;
-	mp_err err = block_refs_collect(snap, keep_block, p, &refs, &n, "categories", p->cl->diag);
+	mp_err err = mp_block_refs_collect(snap, keep_block, p, &refs, &n, "categories", p->cl->diag);
 
 	for (size_t i = 0; i < snap->nsegments; i++)
 		p->nsegments += segment_kept(p, i);

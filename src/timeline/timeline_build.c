@@ -184,7 +184,7 @@ static mp_err ring_events(struct build *b, const mp_trace_list *l)
 
 /* ---- the snapshot's live blocks */
 
-static bool keep_active(const mp_snapshot *snap, const block_ref *r, const void *ctx)
+static bool keep_active(const mp_snapshot *snap, const mp_block_ref *r, const void *ctx)
 {
 	(void)snap;
 	return r->device == *(const int64_t *)ctx && (r->state & (MP_BS_ACTIVE_ALLOCATED | MP_BS_ACTIVE_PENDING_FREE));
@@ -192,7 +192,7 @@ static bool keep_active(const mp_snapshot *snap, const block_ref *r, const void 
 
 static int cmp_ref(const void *pa, const void *pb)
 {
-	const block_ref *a = pa, *b = pb;
+	const mp_block_ref *a = pa, *b = pb;
 
 	if (a->address != b->address)
 		return a->address < b->address ? -1 : 1;
@@ -200,7 +200,7 @@ static int cmp_ref(const void *pa, const void *pb)
 }
 
 /* The block of REFS (N, sorted by address) at ADDR, or NULL. */
-static block_ref *block_at(block_ref *refs, size_t n, int64_t addr)
+static mp_block_ref *block_at(mp_block_ref *refs, size_t n, int64_t addr)
 {
 	size_t lo = 0, hi = n;
 
@@ -217,7 +217,7 @@ static block_ref *block_at(block_ref *refs, size_t n, int64_t addr)
 
 /* What block R's allocation asked for: the ring records requested sizes (the caller's size at
    alloc, the block's requested_size at the frees), so the blocks are compared in the same terms. */
-static int64_t requested(const mp_snapshot *snap, const block_ref *r)
+static int64_t requested(const mp_snapshot *snap, const mp_block_ref *r)
 {
 	const mp_block *blk = &snap->blocks[r->block];
 
@@ -228,9 +228,9 @@ static int64_t requested(const mp_snapshot *snap, const block_ref *r)
    live allocations are checked against the blocks. A matched block's state is cleared. */
 static mp_err block_events(struct build *b)
 {
-	block_ref *refs = NULL;
+	mp_block_ref *refs = NULL;
 	size_t n = 0;
-	mp_err err = block_refs_collect(b->snap, keep_active, &b->d->device, &refs, &n, "timeline", b->diag);
+	mp_err err = mp_block_refs_collect(b->snap, keep_active, &b->d->device, &refs, &n, "timeline", b->diag);
 
 	if (err != MP_OK)
 		return err;
@@ -238,7 +238,7 @@ static mp_err block_events(struct build *b)
 	for (size_t i = 0; i < n; i++)
 		b->d->active_bytes += requested(b->snap, &refs[i]);
 	for (size_t i = 0; i < b->nlive; i++) {
-		block_ref *r = block_at(refs, n, b->live[i].addr);
+		mp_block_ref *r = block_at(refs, n, b->live[i].addr);
 
 		if (r == NULL || r->state == 0)
 			b->dis.not_in_snap++;
