@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "category_modes.h"
-#include "segsum_int.h"
+#include "mp_segsum_hooks.h"
 
 struct painter {
 	category_classifier *cl;
@@ -132,7 +132,7 @@ static mp_err classify_all(struct painter *p)
 mp_err category_segsum(category_classifier *c, const mp_category_opts *o, mp_out *out)
 {
 	struct painter p = { .cl = c, .o = o };
-	const segsum_hooks h = {
+	const mp_segsum_hooks h = {
 		.what = "categories", .ctx = &p, .keep = keep_segment, .begin = begin,
 		.touch = touch, .paint = paint, .legend = legend,
 	};
@@ -141,7 +141,7 @@ mp_err category_segsum(category_classifier *c, const mp_category_opts *o, mp_out
 	if (err == MP_OK && o->device >= 0 && p.nsegments == 0)
 		err = mp_fail(c->diag, MP_E_NOTFOUND, "categories: no segments on device %lld", (long long)o->device);
 	if (err == MP_OK)
-		err = segsum_run(c->snap, &h, out, c->diag);
+		err = mp_segsum_run(c->snap, &h, out, c->diag);
 	free(p.row);
 	free(p.bytes);
 	free(p.order);
