@@ -25,7 +25,7 @@ static void put_globs(mp_out *out, const char *what, const char *const *globs)
 }
 
 /* The conditions of RULE, one line each, and the frame the last frame condition met. */
-static void put_conditions(const category_classifier *c, const mp_category_rule *rule, mp_val frames, int32_t frame,
+static void put_conditions(const mp_category_classifier *c, const mp_category_rule *rule, mp_val frames, int32_t frame,
 			   mp_out *out)
 {
 	for (size_t i = 0; i < rule->nframes; i++) {
@@ -52,7 +52,7 @@ static void put_conditions(const category_classifier *c, const mp_category_rule 
 	}
 }
 
-static void put_source(const category_classifier *c, const mp_block_ref *r, const mp_category_why *why, mp_out *out)
+static void put_source(const mp_category_classifier *c, const mp_block_ref *r, const mp_category_why *why, mp_out *out)
 {
 	const mp_snapshot *snap = c->snap;
 	const mp_block *b = &snap->blocks[r->block];
@@ -83,7 +83,7 @@ static void put_source(const category_classifier *c, const mp_block_ref *r, cons
 	}
 }
 
-mp_err category_explain(category_classifier *c, const mp_category_opts *o, mp_out *out)
+mp_err category_explain(mp_category_classifier *c, const mp_category_opts *o, mp_out *out)
 {
 	mp_block_ref *refs = NULL;
 	size_t n = 0;
@@ -96,7 +96,7 @@ mp_err category_explain(category_classifier *c, const mp_category_opts *o, mp_ou
 	if (n == 0)
 		return mp_fail(c->diag, MP_E_NOTFOUND, "categories: no block holds 0x%llx",
 			       (unsigned long long)o->explain_addr);
-	if ((err = category_classify(c, &refs[0], &why)) == MP_OK) {
+	if ((err = mp_category_classify(c, &refs[0], &why)) == MP_OK) {
 		mp_block_table_init(&t, c->snap, o->units, out);
 		mp_block_table_heads(&t, true);
 		mp_out_puts(out, "frame\n");

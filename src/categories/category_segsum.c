@@ -8,7 +8,7 @@
 #include "mp_segsum_hooks.h"
 
 struct painter {
-	category_classifier *cl;
+	mp_category_classifier *cl;
 	const mp_category_opts *o;
 	uint8_t *row;   /* per block of the snapshot: its category as the scheme shows it */
 	int64_t *bytes; /* per page and category: the allocated bytes segsum counted there */
@@ -122,14 +122,14 @@ static mp_err classify_all(struct painter *p)
 	for (size_t i = 0; err == MP_OK && i < n; i++) {
 		mp_category_why why;
 
-		if ((err = category_classify(p->cl, &refs[i], &why)) == MP_OK)
+		if ((err = mp_category_classify(p->cl, &refs[i], &why)) == MP_OK)
 			p->row[refs[i].block] = (uint8_t)mp_category_in(why.category, p->o->scheme);
 	}
 	free(refs);
 	return err;
 }
 
-mp_err category_segsum(category_classifier *c, const mp_category_opts *o, mp_out *out)
+mp_err category_segsum(mp_category_classifier *c, const mp_category_opts *o, mp_out *out)
 {
 	struct painter p = { .cl = c, .o = o };
 	const mp_segsum_hooks h = {

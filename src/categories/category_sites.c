@@ -40,7 +40,7 @@ struct site_group {
 };
 
 struct sites {
-	category_classifier *cl;
+	mp_category_classifier *cl;
 	const mp_category_opts *o;
 	mp_out *out;
 	struct site_rec *recs;
@@ -183,7 +183,7 @@ static mp_err collect(struct sites *st, const mp_block_ref *refs, size_t n)
 
 		if (st->ndevices == 0 || st->devices[st->ndevices - 1] != refs[i].device)
 			st->devices[st->ndevices++] = refs[i].device;
-		if ((err = category_classify(st->cl, &refs[i], &why)) != MP_OK)
+		if ((err = mp_category_classify(st->cl, &refs[i], &why)) != MP_OK)
 			return err;
 		if (why.source == MP_CSRC_INACTIVE)
 			continue;
@@ -477,7 +477,7 @@ static mp_err sites_run(struct sites *st, mp_block_ref *refs, size_t n)
 	return MP_OK;
 }
 
-mp_err category_sites(category_classifier *c, const mp_category_opts *o, mp_out *out)
+mp_err category_sites(mp_category_classifier *c, const mp_category_opts *o, mp_out *out)
 {
 	struct sites st = { .cl = c, .o = o, .out = out };
 	mp_block_ref *refs = NULL;

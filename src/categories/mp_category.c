@@ -21,7 +21,7 @@ struct report {
 	const mp_snapshot *snap;
 	const mp_category_opts *o;
 	mp_out *out;
-	category_classifier cl;
+	mp_category_classifier cl;
 	struct device_sum *sums;
 	size_t nsums;
 	bool first_block; /* JSON: no comma before the next block */
@@ -97,7 +97,7 @@ static mp_err add_up(struct report *rp, const mp_block_ref *refs, size_t n)
 		struct device_sum *s = sum_of(rp, refs[i].device);
 		mp_category_why why;
 		enum mp_category row;
-		mp_err err = category_classify(&rp->cl, &refs[i], &why);
+		mp_err err = mp_category_classify(&rp->cl, &refs[i], &why);
 
 		if (err != MP_OK)
 			return err;

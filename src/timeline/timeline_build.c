@@ -2,8 +2,9 @@
    allocations made and returned, and what was there before the ring (TIMELINE.md). */
 #include <stdlib.h>
 
-#include "category_int.h"
 #include "mp_array.h"
+#include "mp_block_rows.h"
+#include "mp_category_classify.h"
 #include "mp_timeline.h"
 
 /* An alloc or free_completed entry of the ring: its address and index in snap->trace. */
@@ -29,7 +30,7 @@ struct disagreement {
 
 struct build {
 	const mp_snapshot *snap;
-	category_classifier cl;
+	mp_category_classifier *cl;
 	mp_diag *diag;
 	mp_timeline_device *d;
 	size_t cap; /* of d->events */
@@ -107,7 +108,7 @@ static mp_err create(struct build *b, size_t i, enum mp_category *cat)
 	mp_category_why why;
 	mp_err err;
 
-	if ((err = category_classify_entry(&b->cl, e, true, &why)) != MP_OK)
+	if ((err = mp_category_classify_entry(b->cl, e, true, &why)) != MP_OK)
 		return err;
 	*cat = why.category;
 	return add_event(b, time_of(e), e->size, i, MP_TL_CREATE, why.category);
@@ -129,7 +130,7 @@ static mp_err complete_free(struct build *b, size_t alloc, size_t i)
 		return add_event(b, time_of(e), a->size, i, MP_TL_DESTROY, cat);
 	}
 	/* Allocated before the ring began: only data on the free can say what it was. */
-	if ((err = category_classify_entry(&b->cl, e, false, &why)) != MP_OK ||
+	if ((err = mp_category_classify_entry(b->cl, e, false, &why)) != MP_OK ||
 	    (err = add_event(b, 0, e->size, i, MP_TL_PREEXISTING, why.category)) != MP_OK)
 		return err;
 	return add_event(b, time_of(e), e->size, i, MP_TL_DESTROY, why.category);
@@ -252,7 +253,7 @@ static mp_err block_events(struct build *b)
 
 		if (refs[i].state == 0)
 			continue;
-		if ((err = category_classify(&b->cl, &refs[i], &why)) == MP_OK)
+		if ((err = mp_category_classify(b->cl, &refs[i], &why)) == MP_OK)
 			err = add_event(b, 0, requested(b->snap, &refs[i]), b->snap->ntrace + refs[i].block,
 					MP_TL_PREEXISTING, why.category);
 	}
@@ -373,16 +374,17 @@ mp_err mp_timeline_build(const mp_snapshot *snap, const mp_category_ruleset *rul
 		free(tl);
 		return no_memory(&b);
 	}
-	err = category_classifier_init(&b.cl, snap, rules, diag);
+	err = mp_category_classifier_new(snap, rules, diag, &b.cl);
 	for (size_t i = 0; i < snap->ndevice_traces && err == MP_OK; i++) {
 		if (snap->device_traces[i].n == 0 || (device >= 0 && (int64_t)i != device))
 			continue;
 		b.d = &tl->devices[tl->ndevices++];
 		err = device_timeline(&b, (int64_t)i);
 	}
-	if (err == MP_OK && b.cl.unreadable > 0)
-		mp_warn(diag, "timeline: %zu 'category' values name no category: passed over", b.cl.unreadable);
-	category_classifier_free(&b.cl);
+	if (err == MP_OK && mp_category_classifier_unreadable(b.cl) > 0)
+		mp_warn(diag, "timeline: %zu 'category' values name no category: passed over",
+			mp_category_classifier_unreadable(b.cl));
+	mp_category_classifier_free(b.cl);
 	free(b.marks);
 	free(b.live);
 	if (err != MP_OK) {
