@@ -67,7 +67,7 @@ const mp_command mp_cmd_categories = {
 	"AUTOGRAD_DETAIL, UNKNOWN) or, with --scheme tracker, MemTracker's (Parameter, Buffer, Gradient,\n"
 	"Activation, Temp, Optstate, Unknown). A block's category comes from a 'category' key in the data\n"
 	"(on the block or its alloc trace entry), else from the first rule its allocation frames match\n"
-	"(the rules of --rules FILE, then memprof's defaults: src/analysis/CATEGORY-RULES.md), else it is\n"
+	"(the rules of --rules FILE, then memprof's defaults: src/categories/CATEGORY-RULES.md), else it is\n"
 	"UNKNOWN. Inactive blocks are free memory and get no category.\n",
 	"[snapshot]",
 	(const mp_option[]){
