@@ -181,10 +181,14 @@ int cli_check_targets(mp_command_ctx *c, const mp_command_args *a)
 	char kind[32];
 
 	for (int i = 0; mp_command_positional_kind(a->cmd, i, kind, sizeof kind)[0] != '\0'; i++) {
-		want += strcmp(kind, "snapshot") == 0;
-		given += i < a->npos && strcmp(kind, "snapshot") == 0;
+		if (strcmp(kind, "snapshot") == 0) {
+			want++;
+			given += i < a->npos;
+		} else if (i >= a->npos) { /* on the command line every word is required */
+			return mp_command_error(c, "%s: missing %s", a->cmd->name, kind);
+		}
 	}
-	if (want == 0 || given == want)
+	if (given == want)
 		return MP_CMD_OK;
 	return mp_command_error(c, "%s: expected %s", a->cmd->name, want == 1 ? "one target" : "two targets");
 }

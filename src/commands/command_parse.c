@@ -134,21 +134,21 @@ static int check_value(mp_command_ctx *c, const char *cmd, const mp_option *o, c
 	case MP_OPT_COUNT:
 		if (value == NULL || (mp_parse_long(value, &n) && n >= 1))
 			return MP_CMD_OK;
-		return mp_command_error(c, "%s: %s '%s' is not a positive count", cmd, o->name, value);
+		return mp_command_error(c, "%s: bad value '%s' for %s: not a positive count", cmd, value, o->name);
 	case MP_OPT_INTEGER:
 		if (mp_parse_long(value, &n))
 			return MP_CMD_OK;
-		return mp_command_error(c, "%s: %s '%s' is not a whole number", cmd, o->name, value);
+		return mp_command_error(c, "%s: bad value '%s' for %s: not a whole number", cmd, value, o->name);
 	case MP_OPT_DEVICE:
 		if (strcmp(value, "all") == 0 || (mp_parse_long(value, &n) && n >= 0 && n <= MP_CMD_MAX_DEVICE))
 			return MP_CMD_OK;
-		return mp_command_error(c, "%s: %s '%s' is not a device number (0 to %d) or all", cmd, o->name, value,
-					MP_CMD_MAX_DEVICE);
+		return mp_command_error(c, "%s: bad value '%s' for %s: not a device number (0 to %d) or all", cmd, value,
+					o->name, MP_CMD_MAX_DEVICE);
 	case MP_OPT_SIZE:
 		if (mp_parse_size(value, &size))
 			return MP_CMD_OK;
-		return mp_command_error(c, "%s: %s '%s' is not a size (4096, 64KiB, 1.5MiB, ...)", cmd, o->name,
-					value);
+		return mp_command_error(c, "%s: bad value '%s' for %s: not a size (4096, 64KiB, 1.5MiB, ...)", cmd,
+					value, o->name);
 	case MP_OPT_CHOICE:
 		if (one_of(o->choices, value))
 			return MP_CMD_OK;
@@ -251,12 +251,18 @@ int mp_command_parse(mp_command_ctx *c, const mp_command *cmd, const mp_option *
 			a->pos[a->npos++] = argv[i];
 		}
 	}
-	if (a->npos < min) {
-		char kind[32];
+	return MP_CMD_OK;
+}
 
-		return mp_command_error(c, "%s: missing %s", cmd->name,
-					mp_command_positional_kind(cmd, a->npos, kind, sizeof kind));
-	}
+int mp_command_check_words(mp_command_ctx *c, const mp_command_args *a)
+{
+	char kind[32];
+	int min, max;
+
+	mp_command_positional_count(a->cmd, &min, &max);
+	if (a->npos < min)
+		return mp_command_error(c, "%s: missing %s", a->cmd->name,
+					mp_command_positional_kind(a->cmd, a->npos, kind, sizeof kind));
 	return MP_CMD_OK;
 }
 

@@ -7,16 +7,6 @@
 #include "flame_svg.h"
 #include "mp_file.h"
 
-int mp_command_run(mp_command_ctx *c, const mp_command *cmd, const mp_option *extra, int argc, char **argv,
-		   mp_command_args *a)
-{
-	int rc = mp_command_parse(c, cmd, extra, argc, argv, a);
-
-	if (rc != MP_CMD_OK || a->help)
-		return rc;
-	return cmd->run(c, a);
-}
-
 int cmd_snapshot(mp_command_ctx *c, const mp_command_args *a, int i, unsigned load_flags, unsigned walk_flags,
 		 mp_snapshot **snap, bool *owned)
 {

@@ -146,14 +146,14 @@ const mp_command *mp_command_find(const mp_command *const *list, size_t n, const
 				  const mp_command **alias);
 
 /* Parse ARGV (the words after the name) for CMD with the front end's EXTRA options (NULL-ended, or
-   NULL). MP_CMD_OK, or MP_CMD_BAD with the one-line usage error in C->error ("NAME: ..."). */
+   NULL): every option and its value by its rule, at most as many positional words as CMD takes.
+   MP_CMD_OK, or MP_CMD_BAD with the one-line usage error in C->error ("NAME: ..."). */
 int mp_command_parse(mp_command_ctx *c, const mp_command *cmd, const mp_option *extra, int argc, char **argv,
 		     mp_command_args *a);
 
-/* Parse and run: MP_CMD_OK, MP_CMD_NOTHING or MP_CMD_BAD (C->error says why). A run asked for help
-   (A->help after the parse) runs nothing and returns MP_CMD_OK. */
-int mp_command_run(mp_command_ctx *c, const mp_command *cmd, const mp_option *extra, int argc, char **argv,
-		   mp_command_args *a);
+/* Whether A has every positional word CMD requires (the debugger's way: an optional SNAPSHOT word
+   defaults to 'now'); if not, the usage error. The command line checks its targets itself. */
+int mp_command_check_words(mp_command_ctx *c, const mp_command_args *a);
 
 /* The value of option NAME (NULL when not given or a flag) and whether it was given. */
 const char *mp_arg(const mp_command_args *a, const char *name);

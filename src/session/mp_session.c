@@ -298,6 +298,8 @@ static int run_command(mp_session *s, int argc, char **argv)
 	} else {
 		rc = mp_command_parse(&ctx, c, NULL, argc - 1, argv + 1, &a);
 	}
+	if (rc == MP_CMD_OK && !a.help)
+		rc = mp_command_check_words(&ctx, &a);
 	if (rc != MP_CMD_OK) {
 		rc = session_error(s, "%s (see 'help memprof %s')", ctx.error, c->name);
 		ctx.error[0] = '\0';
