@@ -53,8 +53,8 @@ expect "compare needs two" 2 EMPTY 'expected two targets' -- "$MEMPROF" compare 
 expect "--pid counts as a target" 2 EMPTY 'expected one target' -- "$MEMPROF" segsum "$example" --pid 1
 expect "convert takes no --pid" 2 EMPTY "unknown option '--pid'" -- "$MEMPROF" convert --pid 1 "$example" x.json
 expect "segsum takes no --stats" 2 EMPTY "unknown option '--stats'" -- "$MEMPROF" segsum --stats "$example"
-expect "bad pid" 2 EMPTY "bad value 'abc'" -- "$MEMPROF" segsum --pid abc
-expect "bad device" 2 EMPTY "bad value '-1'" -- "$MEMPROF" summary --device -1 "$example"
+expect "bad pid" 2 EMPTY "--pid 'abc'" -- "$MEMPROF" segsum --pid abc
+expect "bad device" 2 EMPTY "--device '-1'" -- "$MEMPROF" summary --device -1 "$example"
 # Targets that are not what the command needs: one line each, never a crash.
 one_line_error "snapshot needs -o" -- "$MEMPROF" snapshot "$example"
 one_line_error "snapshot of an unknown format" -- "$MEMPROF" snapshot "$example" -o "$tmp/x.txt"

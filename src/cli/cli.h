@@ -17,12 +17,12 @@ extern const mp_option cli_target_options[];
 
 /* A run's context for CMD (its words parsed into A, which the front end reads for the targets). */
 void cli_ctx_init(mp_command_ctx *c, const mp_command_args *a);
-/* Whether the targets A names fit CMD: one for each SNAPSHOT word (--pid counts as one); if not,
-   the usage error is set. */
-int cli_check_targets(mp_command_ctx *c, const mp_command_args *a);
+/* Whether the words of A fit its command on the command line: every positional word given, a target
+   for each SNAPSHOT word (--pid counts as one, the last); if not, the usage error is set. */
+int cli_check_targets(mp_command_ctx *c, mp_command_args *a);
 
 /* The commands only the command line has. */
-extern const mp_command cli_cmd_convert, cli_cmd_snapshot;
+extern const mp_command cli_cmd_convert;
 
 /* Print "memprof: MESSAGE" on stderr, control characters escaped. */
 void cli_error(const char *fmt, ...) MP_PRINTF(1, 2);

@@ -34,28 +34,6 @@ static const char *target_name(mp_command_ctx *c, int i, const char *word, char 
 	return buf;
 }
 
-enum file_kind { FILE_SNAPSHOT, FILE_CORE, FILE_OTHER_ELF, FILE_UNREADABLE };
-
-/* An ELF file whose e_type is ET_CORE is a core; anything else is left to the snapshot reader. */
-static enum file_kind file_kind(const char *path)
-{
-	unsigned char h[18];
-	FILE *f;
-	size_t n;
-
-	if (strcmp(path, "-") == 0)
-		return FILE_SNAPSHOT;
-	f = fopen(path, "rb");
-	if (f == NULL)
-		return FILE_UNREADABLE;
-	n = fread(h, 1, sizeof h, f);
-	fclose(f);
-	if (n < sizeof h || memcmp(h, "\177ELF", 4) != 0)
-		return FILE_SNAPSHOT;
-	/* e_type sits at 16 in both ELF classes, in the file's byte order (h[5]: 1 LE, 2 BE) */
-	return (h[5] == 2 ? (h[16] << 8 | h[17]) : (h[17] << 8 | h[16])) == 4 ? FILE_CORE : FILE_OTHER_ELF;
-}
-
 /* Progress on a terminal: the walk of a big heap takes a while. */
 static void show_progress(void *ctx, size_t blocks)
 {
@@ -109,7 +87,7 @@ static int walk(mp_command_ctx *c, int i, const char *word, mp_target **t, mp_wa
 static int walked(mp_command_ctx *c, int i, const char *word, mp_target **t, mp_walk **w, bool *owned)
 {
 	*owned = true;
-	if (word != NULL && file_kind(word) != FILE_CORE)
+	if (word != NULL && mp_file_kind(word) != MP_FILE_CORE)
 		return mp_command_error(c, "'%s': not a core dump", word);
 	return walk(c, i, word, t, w);
 }
@@ -126,17 +104,17 @@ static int snapshot(mp_command_ctx *c, int i, const char *word, unsigned load_fl
 
 	*owned = true;
 	mp_command_diag(c, &diag);
-	switch (word != NULL ? file_kind(word) : FILE_CORE) {
-	case FILE_SNAPSHOT:
-	case FILE_UNREADABLE: /* the loader says why */
+	switch (word != NULL ? mp_file_kind(word) : MP_FILE_CORE) {
+	case MP_FILE_SNAPSHOT:
+	case MP_FILE_UNREADABLE: /* the loader says why */
 		if ((err = mp_snapshot_load(word, load_flags, snap, &diag)) == MP_OK)
 			return MP_CMD_OK;
 		if (diag.msg[0] != '\0')
 			return mp_command_error(c, "%s", diag.msg);
 		return mp_command_error(c, "'%s': %s", word, mp_strerror(err));
-	case FILE_OTHER_ELF:
+	case MP_FILE_OTHER_ELF:
 		return mp_command_error(c, "'%s': an ELF file but not a core dump", word);
-	case FILE_CORE:
+	case MP_FILE_CORE:
 		break;
 	}
 	if ((rc = walk(c, i, word, &t, &w)) != MP_CMD_OK)
@@ -175,20 +153,35 @@ void cli_ctx_init(mp_command_ctx *c, const mp_command_args *a)
 	c->one_device = 0; /* as torch.cuda.memory_summary() */
 }
 
-int cli_check_targets(mp_command_ctx *c, const mp_command_args *a)
+/* --pid stands for the last SNAPSHOT word (after the others, as the command line names targets):
+   the words from there on move one place on. */
+static void place_pid(mp_command_args *a, int last)
 {
-	int want = 0, given = mp_arg_given(a, "--pid");
+	for (int i = a->npos; i > last; i--)
+		a->pos[i] = a->pos[i - 1];
+	a->pos[last] = NULL;
+	a->npos++;
+}
+
+int cli_check_targets(mp_command_ctx *c, mp_command_args *a)
+{
+	int want = 0, words = 0, last = -1, pid = mp_arg_given(a, "--pid"), missing;
 	char kind[32];
 
 	for (int i = 0; mp_command_positional_kind(a->cmd, i, kind, sizeof kind)[0] != '\0'; i++) {
-		if (strcmp(kind, "snapshot") == 0) {
-			want++;
-			given += i < a->npos;
-		} else if (i >= a->npos) { /* on the command line every word is required */
-			return mp_command_error(c, "%s: missing %s", a->cmd->name, kind);
-		}
+		words++;
+		if (strcmp(kind, "snapshot") == 0)
+			want++, last = i;
 	}
-	if (given == want)
+	if (a->npos + pid == words) {
+		if (pid)
+			place_pid(a, last);
 		return MP_CMD_OK;
-	return mp_command_error(c, "%s: expected %s", a->cmd->name, want == 1 ? "one target" : "two targets");
+	}
+	/* The first word not given, the words filling the places --pid leaves. */
+	missing = pid && a->npos >= last ? a->npos + 1 : a->npos;
+	mp_command_positional_kind(a->cmd, missing < words ? missing : last, kind, sizeof kind);
+	if (a->npos + pid > words || strcmp(kind, "snapshot") == 0)
+		return mp_command_usage_error(c, "%s: expected %s", a->cmd->name, want == 1 ? "one target" : "two targets");
+	return mp_command_usage_error(c, "%s: missing %s", a->cmd->name, kind);
 }

@@ -22,7 +22,6 @@ static void list_commands(void)
 	for (size_t i = 0; i < mp_ncommands; i++)
 		if (mp_commands[i]->fronts & MP_FRONT_CLI)
 			commands[ncommands++] = mp_commands[i];
-	commands[ncommands++] = &cli_cmd_snapshot;
 	commands[ncommands++] = &cli_cmd_convert;
 	commands[ncommands++] = &cli_cmd_stats;
 }
@@ -39,8 +38,9 @@ static void usage(FILE *to)
 	      to);
 	for (size_t i = 0; i < ncommands; i++)
 		if (commands[i]->alias_of == NULL)
-			fprintf(to, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
-	fputs("\n'memprof COMMAND -h' describes one command.\n", to);
+				fprintf(to, "  %-14s %s\n", commands[i]->name, commands[i]->summary);
+	fputs("\n'memprof COMMAND -h' describes one command. 'memprof snapshot TARGET -o FILE' is short for\n"
+	      "'memprof snapshot save TARGET FILE'.\n", to);
 }
 
 /* Whether CMD names targets (and so takes the target options). */
@@ -83,13 +83,45 @@ static int run(const mp_command *cmd, int argc, char **argv)
 		rc = cli_check_targets(&c, &a);
 	if (rc != MP_CMD_OK) {
 		cli_error("%s", c.error);
-		fprintf(stderr, "Try 'memprof %s --help'.\n", cmd->name);
+		if (c.usage)
+			fprintf(stderr, "Try 'memprof %s --help'.\n", cmd->name);
 		return rc;
 	}
 	rc = cmd->run(&c, &a);
 	if (rc != MP_CMD_OK && c.error[0] != '\0')
 		cli_error("%s", c.error);
 	return rc;
+}
+
+/* `snapshot save WORDS`, or the short form `snapshot WORDS -o FILE` as `snapshot save WORDS FILE`. */
+static int snapshot(int argc, char **argv)
+{
+	const mp_command *save = &mp_cmd_snapshot_save;
+	char *words[256], *file = NULL;
+	int n = 0;
+
+	if (argc >= 1 && strcmp(argv[0], "save") == 0)
+		return run(save, argc - 1, argv + 1);
+	if (argc > (int)(sizeof words / sizeof words[0]) - 1) {
+		cli_error("snapshot: too many arguments");
+		return MP_CMD_BAD;
+	}
+	for (int i = 0; i < argc; i++) {
+		if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) && i + 1 < argc)
+			file = argv[++i];
+		else if (strncmp(argv[i], "-o", 2) == 0 && argv[i][2] != '\0')
+			file = argv[i] + 2;
+		else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+			return run(save, 1, argv + i);
+		else
+			words[n++] = argv[i];
+	}
+	if (file == NULL) {
+		cli_error("snapshot: name the output with -o FILE.pickle or -o FILE.json (or: snapshot save TARGET FILE)");
+		return MP_CMD_BAD;
+	}
+	words[n++] = file;
+	return run(save, n, words);
 }
 
 int main(int argc, char **argv)
@@ -111,6 +143,11 @@ int main(int argc, char **argv)
 	if (strcmp(name, "--version") == 0) {
 		puts("memprof " PACKAGE_VERSION);
 		return MP_CMD_OK;
+	}
+	if (strcmp(name, "snapshot") == 0) {
+		rc = snapshot(argc - 2, argv + 2);
+		cli_warnings_finish(rc != MP_CMD_BAD);
+		return rc;
 	}
 	if ((cmd = mp_command_find(commands, ncommands, name, MP_FRONT_CLI, &alias)) == NULL) {
 		cli_error("'%s' is not a memprof command", argv[1]);

@@ -35,12 +35,12 @@ static int run_info(mp_command_ctx *c, const mp_command_args *a)
 	if (rc != MP_CMD_OK)
 		return rc;
 	mp_out_init(&out);
-	if (c->front->info_lines != NULL)
+	if (c->front->info_lines != NULL && !owned) /* the front end's own target */
 		c->front->info_lines(c, &out, false);
 	mp_describe_target(&out, t);
 	mp_describe_library(&out, &w->c10);
 	mp_describe_walk(&out, w);
-	if (c->front->info_lines != NULL)
+	if (c->front->info_lines != NULL && !owned)
 		c->front->info_lines(c, &out, true);
 	rc = cmd_emit(c, &out, false);
 	mp_out_free(&out);

@@ -9,14 +9,34 @@
 
 #include "mp_command.h"
 
+/* C's error, formatted; USAGE: about which words the command takes. */
+static int set_error(mp_command_ctx *c, bool usage, const char *fmt, va_list ap)
+{
+	vsnprintf(c->error, sizeof c->error, fmt, ap);
+	c->usage = usage;
+	return MP_CMD_BAD;
+}
+
 int mp_command_error(mp_command_ctx *c, const char *fmt, ...)
 {
 	va_list ap;
+	int rc;
 
 	va_start(ap, fmt);
-	vsnprintf(c->error, sizeof c->error, fmt, ap);
+	rc = set_error(c, false, fmt, ap);
 	va_end(ap);
-	return MP_CMD_BAD;
+	return rc;
+}
+
+int mp_command_usage_error(mp_command_ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = set_error(c, true, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 int mp_command_fail(mp_command_ctx *c, const char *what, mp_err err, const mp_diag *diag)
@@ -134,26 +154,26 @@ static int check_value(mp_command_ctx *c, const char *cmd, const mp_option *o, c
 	case MP_OPT_COUNT:
 		if (value == NULL || (mp_parse_long(value, &n) && n >= 1))
 			return MP_CMD_OK;
-		return mp_command_error(c, "%s: bad value '%s' for %s: not a positive count", cmd, value, o->name);
+		return mp_command_error(c, "%s: %s '%s': not a positive count", cmd, o->name, value);
 	case MP_OPT_INTEGER:
 		if (mp_parse_long(value, &n))
 			return MP_CMD_OK;
-		return mp_command_error(c, "%s: bad value '%s' for %s: not a whole number", cmd, value, o->name);
+		return mp_command_error(c, "%s: %s '%s': not a whole number", cmd, o->name, value);
 	case MP_OPT_DEVICE:
 		if (strcmp(value, "all") == 0 || (mp_parse_long(value, &n) && n >= 0 && n <= MP_CMD_MAX_DEVICE))
 			return MP_CMD_OK;
-		return mp_command_error(c, "%s: bad value '%s' for %s: not a device number (0 to %d) or all", cmd, value,
-					o->name, MP_CMD_MAX_DEVICE);
+		return mp_command_error(c, "%s: %s '%s': not a device number (0 to %d) or all", cmd, o->name,
+					value, MP_CMD_MAX_DEVICE);
 	case MP_OPT_SIZE:
 		if (mp_parse_size(value, &size))
 			return MP_CMD_OK;
-		return mp_command_error(c, "%s: bad value '%s' for %s: not a size (4096, 64KiB, 1.5MiB, ...)", cmd,
-					value, o->name);
+		return mp_command_error(c, "%s: %s '%s': not a size (4096, 64KiB, 1.5MiB, ...)", cmd, o->name,
+					value);
 	case MP_OPT_CHOICE:
 		if (one_of(o->choices, value))
 			return MP_CMD_OK;
-		return mp_command_error(c, "%s: %s must be %s, not '%s'", cmd, o->name,
-					choice_list(o->choices, buf, sizeof buf), value);
+		return mp_command_error(c, "%s: %s '%s': choose %s", cmd, o->name, value,
+					choice_list(o->choices, buf, sizeof buf));
 	}
 	return MP_CMD_OK;
 }
@@ -205,16 +225,16 @@ static int take_option(mp_command_ctx *c, mp_command_args *a, int argc, char **a
 	else if (word[1] != '-' && n > 2)
 		n = 2; /* -oFILE */
 	if ((o = find_in(a->cmd->options, word, n)) == NULL && (o = find_in(a->extra, word, n)) == NULL)
-		return mp_command_error(c, "%s: unknown option '%.*s'", a->cmd->name, (int)n, word);
+		return mp_command_usage_error(c, "%s: unknown option '%.*s'", a->cmd->name, (int)n, word);
 	if (eq != NULL || n < strlen(word))
 		value = eq != NULL ? eq + 1 : word + n;
 	if (o->kind == MP_OPT_FLAG && value != NULL)
-		return mp_command_error(c, "%s: option '%s' takes no value", a->cmd->name, o->name);
+		return mp_command_usage_error(c, "%s: option '%s' takes no value", a->cmd->name, o->name);
 	if (o->kind == MP_OPT_FLAG_COUNT && value == NULL && *i + 1 < argc && is_count_word(argv[*i + 1]))
 		value = argv[++*i];
 	if (value == NULL && o->kind != MP_OPT_FLAG && o->kind != MP_OPT_FLAG_COUNT) {
 		if (*i + 1 >= argc)
-			return mp_command_error(c, "%s: option '%s' needs a value", a->cmd->name, o->name);
+			return mp_command_usage_error(c, "%s: option '%s' needs a value", a->cmd->name, o->name);
 		value = argv[++*i];
 	}
 	if ((rc = check_value(c, a->cmd->name, o, value)) != MP_CMD_OK)
@@ -235,6 +255,7 @@ int mp_command_parse(mp_command_ctx *c, const mp_command *cmd, const mp_option *
 	a->cmd = cmd;
 	a->extra = extra;
 	c->error[0] = '\0';
+	c->usage = false;
 	mp_command_positional_count(cmd, &min, &max);
 	for (int i = 0; i < argc; i++) {
 		if (!only_positional && strcmp(argv[i], "--") == 0) {
@@ -246,7 +267,7 @@ int mp_command_parse(mp_command_ctx *c, const mp_command *cmd, const mp_option *
 			if ((rc = take_option(c, a, argc, argv, &i)) != MP_CMD_OK)
 				return rc;
 		} else if (a->npos == max || a->npos == MP_CMD_MAX_POSITIONAL) {
-			return mp_command_error(c, "%s: too many arguments (from '%s')", cmd->name, argv[i]);
+			return mp_command_usage_error(c, "%s: too many arguments (from '%s')", cmd->name, argv[i]);
 		} else {
 			a->pos[a->npos++] = argv[i];
 		}
@@ -261,7 +282,7 @@ int mp_command_check_words(mp_command_ctx *c, const mp_command_args *a)
 
 	mp_command_positional_count(a->cmd, &min, &max);
 	if (a->npos < min)
-		return mp_command_error(c, "%s: missing %s", a->cmd->name,
+		return mp_command_usage_error(c, "%s: missing %s", a->cmd->name,
 					mp_command_positional_kind(a->cmd, a->npos, kind, sizeof kind));
 	return MP_CMD_OK;
 }

@@ -109,6 +109,9 @@ struct mp_command_ctx {
 	bool interactive;
 	const char *name;         /* the command as typed (an old spelling names its failures) */
 	char error[640];          /* the failure, one line without "memprof: " */
+	/* The error is about which words the command takes (an unknown option, a word missing or too
+	   many): the front end says where its help is. A bad value is said in the one line. */
+	bool usage;
 };
 
 struct mp_command {
@@ -136,7 +139,8 @@ enum mp_command_flags {
 
 /* The commands every front end shares, each by name, and in help order; the front ends add their own. */
 extern const mp_command mp_cmd_segsum, mp_cmd_summary, mp_cmd_segments, mp_cmd_memory, mp_cmd_compare,
-	mp_cmd_trace, mp_cmd_blocks, mp_cmd_block, mp_cmd_categories, mp_cmd_timeline, mp_cmd_info;
+	mp_cmd_trace, mp_cmd_blocks, mp_cmd_block, mp_cmd_categories, mp_cmd_timeline, mp_cmd_info,
+	mp_cmd_snapshot_save;
 extern const mp_command *const mp_commands[];
 extern const size_t mp_ncommands;
 
@@ -173,6 +177,10 @@ void mp_command_help_body(const mp_command *cmd, const mp_option *extra, mp_out 
 /* The option NAME among CMD's and EXTRA's, or NULL. */
 const mp_option *mp_command_option(const mp_command *cmd, const mp_option *extra, const char *name);
 
+/* What file PATH is ('-', standard input, is a snapshot), by its first bytes. */
+enum mp_file_kind { MP_FILE_SNAPSHOT, MP_FILE_CORE, MP_FILE_OTHER_ELF, MP_FILE_UNREADABLE };
+enum mp_file_kind mp_file_kind(const char *path);
+
 /* Parse a size ("4096", "64KiB", "1.5M", "2GiB") into *OUT; false when it is none. */
 bool mp_parse_size(const char *text, int64_t *out);
 /* Parse a whole number (decimal, or 0x hex) into *OUT; false when it is none. */
@@ -180,6 +188,8 @@ bool mp_parse_long(const char *text, long *out);
 
 /* Set C's error to the formatted line; returns MP_CMD_BAD. */
 int mp_command_error(mp_command_ctx *c, const char *fmt, ...) MP_PRINTF(2, 3);
+/* The same for an error about which words the command takes (sets C->usage). */
+int mp_command_usage_error(mp_command_ctx *c, const char *fmt, ...) MP_PRINTF(2, 3);
 /* The error of a failed library call: DIAG's line (else ERR's text) after WHAT. */
 int mp_command_fail(mp_command_ctx *c, const char *what, mp_err err, const mp_diag *diag);
 /* A diag whose warnings go to the front end. */

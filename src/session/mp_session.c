@@ -232,7 +232,10 @@ static bool old_trace_words(int argc, char **argv, char **words, int *n)
 
 	*n = 0;
 	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--of") == 0 && i + 1 < argc) {
+		if (strcmp(argv[i], "--last") == 0 && i + 1 < argc) { /* the new spelling: its count as it is */
+			words[(*n)++] = argv[i];
+			words[(*n)++] = argv[++i];
+		} else if (strcmp(argv[i], "--of") == 0 && i + 1 < argc) {
 			words[(*n)++] = argv[++i];
 			old = true;
 		} else if (argv[i][0] != '\0' && strspn(argv[i], "0123456789") == strlen(argv[i])) {
@@ -301,7 +304,8 @@ static int run_command(mp_session *s, int argc, char **argv)
 	if (rc == MP_CMD_OK && !a.help)
 		rc = mp_command_check_words(&ctx, &a);
 	if (rc != MP_CMD_OK) {
-		rc = session_error(s, "%s (see 'help memprof %s')", ctx.error, c->name);
+		rc = ctx.usage ? session_error(s, "%s (see 'help memprof %s')", ctx.error, c->name)
+			       : session_error(s, "%s", ctx.error);
 		ctx.error[0] = '\0';
 	} else if (a.help) {
 		for (size_t i = 0; i < session_ncommands; i++)

@@ -79,6 +79,11 @@ uint64_t mp_session_reads(const mp_session *s);
 const char *mp_session_command_name(int i);
 /* The help text of command I: its first line is the summary `help memprof` lists. */
 const char *mp_session_command_help(int i);
+/* What command I takes, for a front end that builds its own calls (a Python API, the tests), one
+   line each: "positional KINDS" (blank-separated, "[...]" optional: "[snapshot]", "address
+   [snapshot]"), then "option NAME KIND [WORDS...]" per option, KIND one of flag, text, file, choice,
+   device, count, integer, size, snapshot, flag-count, and WORDS its choices (or a list's words). */
+const char *mp_session_command_spec(int i);
 /* Flags of command I (enum mp_session_command_flags). */
 unsigned mp_session_command_flags(int i);
 

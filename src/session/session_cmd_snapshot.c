@@ -2,11 +2,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #include "mp_array.h"
-#include "mp_file.h"
 #include "mp_snapshot_file.h"
 #include "mp_snapshot_walk.h"
 #include "session_int.h"
@@ -128,42 +126,6 @@ static int run_list(mp_command_ctx *c, const mp_command_args *a)
 	return MP_SESSION_OK;
 }
 
-static int run_save(mp_command_ctx *c, const mp_command_args *a)
-{
-	mp_session *s = c->data;
-	char **pos = (char **)a->pos;
-	const char *format = mp_arg(a, "--format");
-	enum mp_format fmt;
-	mp_snapshot *snap;
-	mp_out out;
-	mp_diag diag;
-	mp_err err;
-	bool owned;
-	int rc;
-
-	if (format == NULL)
-		fmt = mp_format_from_name(pos[1]) == MP_FMT_JSON ? MP_FMT_JSON : MP_FMT_PICKLE;
-	else /* the parser checked it */
-		fmt = strcasecmp(format, "json") == 0 ? MP_FMT_JSON : MP_FMT_PICKLE;
-	if ((rc = session_resolve(s, pos[0], &snap, &owned)) != MP_SESSION_OK)
-		return rc;
-	mp_out_init(&out);
-	session_diag_init(s, &diag);
-	err = mp_snapshot_save(snap, fmt, &out, &diag);
-	if (err == MP_OK)
-		err = mp_file_write(pos[1], out.data, out.len, &diag);
-	if (err != MP_OK)
-		rc = session_fail(s, "snapshot save", err, &diag);
-	else
-		mp_out_printf(&s->out, "wrote %s (%s, %zu segments, %zu blocks)\n", pos[1],
-			      fmt == MP_FMT_JSON ? "JSON" : "pickle", snap->nsegments, snap->nblocks);
-	mp_out_free(&out);
-	if (owned)
-		mp_snapshot_free(snap);
-	return rc;
-}
-
-
 #define NAMES "NAME: letters, digits, '_', '-', '.'; an existing name is replaced.\n"
 
 const mp_command session_cmd_snapshot = {
@@ -179,20 +141,6 @@ const mp_command session_cmd_take = {
 const mp_command session_cmd_list = {
 	"snapshot list", MP_FRONT_SESSION, "list the named snapshots: where and when each was taken, its size",
 	"", "", "", NULL, "", run_list, 0, NULL,
-};
-
-const mp_command session_cmd_save = {
-	"snapshot save", MP_FRONT_SESSION, "write a snapshot to FILE as PyTorch's pickle or memprof JSON",
-	"NAME FILE [--format pickle|json]",
-	"NAME may be 'now'. Without --format, a FILE ending in .json gets JSON, anything else\n"
-	"a pickle that torch.cuda._memory_viz and the memory_viz web page read; device\n"
-	"statistics ride along under 'device_stats', which they ignore.\n",
-	"snapshot file",
-	(const mp_option[]){
-		{ "--format", MP_OPT_CHOICE, "pickle json", "F", "the file's format, whatever its name" },
-		{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
-	},
-	"", run_save, 0, NULL,
 };
 
 const mp_command session_cmd_load = {

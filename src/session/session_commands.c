@@ -13,7 +13,7 @@
 /* In the order `help memprof` lists them: the shared ones with the named snapshots after segsum and summary. */
 const mp_command *const session_commands[] = {
 	&mp_cmd_segsum, &mp_cmd_summary, &session_cmd_stats, &session_cmd_snapshot, &session_cmd_take, &session_cmd_list,
-	&session_cmd_save, &session_cmd_load, &session_cmd_drop, &mp_cmd_compare, &mp_cmd_segments,
+	&mp_cmd_snapshot_save, &session_cmd_load, &session_cmd_drop, &mp_cmd_compare, &mp_cmd_segments,
 	&mp_cmd_memory, &mp_cmd_trace, &mp_cmd_blocks, &mp_cmd_block, &mp_cmd_categories, &mp_cmd_timeline,
 	&mp_cmd_info,
 };
@@ -43,15 +43,50 @@ static char *make_help(const mp_command *c)
 	return text;
 }
 
+/* Command I's text from MAKE, made at the first call and kept in CACHE (NULL when out of memory). */
+static const char *cached(char **cache, int i, char *(*make)(const mp_command *))
+{
+	if (i < 0 || (size_t)i >= session_ncommands)
+		return NULL;
+	if (cache[i] == NULL)
+		cache[i] = make(session_commands[i]);
+	return cache[i];
+}
+
 const char *mp_session_command_help(int i)
 {
 	static char *help[sizeof session_commands / sizeof session_commands[0]];
+	const char *text = cached(help, i, make_help);
 
-	if (i < 0 || (size_t)i >= session_ncommands)
-		return NULL;
-	if (help[i] == NULL)
-		help[i] = make_help(session_commands[i]);
-	return help[i] != NULL ? help[i] : session_commands[i]->summary;
+	return text != NULL || i < 0 || (size_t)i >= session_ncommands ? text : session_commands[i]->summary;
+}
+
+static char *make_spec(const mp_command *c)
+{
+	static const char *const kinds[] = {
+		[MP_OPT_FLAG] = "flag", [MP_OPT_TEXT] = "text", [MP_OPT_FILE] = "file", [MP_OPT_CHOICE] = "choice",
+		[MP_OPT_DEVICE] = "device", [MP_OPT_COUNT] = "count", [MP_OPT_INTEGER] = "integer", [MP_OPT_SIZE] = "size",
+		[MP_OPT_SNAPSHOT] = "snapshot", [MP_OPT_FLAG_COUNT] = "flag-count",
+	};
+	char *text;
+	mp_out out;
+
+	mp_out_init(&out);
+	mp_out_printf(&out, "positional %s\n", c->positional != NULL ? c->positional : "");
+	for (const mp_option *o = c->options; o != NULL && o->name != NULL; o++)
+		mp_out_printf(&out, "option %s %s%s%s\n", o->name, kinds[o->kind], o->choices != NULL ? " " : "",
+			      o->choices != NULL ? o->choices : "");
+	text = mp_out_take(&out, NULL);
+	mp_out_free(&out);
+	return text;
+}
+
+const char *mp_session_command_spec(int i)
+{
+	static char *spec[sizeof session_commands / sizeof session_commands[0]];
+	const char *text = cached(spec, i, make_spec);
+
+	return text != NULL || i < 0 || (size_t)i >= session_ncommands ? text : "";
 }
 
 unsigned mp_session_command_flags(int i)

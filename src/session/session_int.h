@@ -89,7 +89,7 @@ struct session_snap *session_find(mp_session *s, const char *name);
 void session_emit(mp_session *s, mp_out *out, bool print_newline);
 
 /* The session's own commands (session_cmd_snapshot.c). */
-extern const mp_command session_cmd_snapshot, session_cmd_take, session_cmd_list, session_cmd_save,
+extern const mp_command session_cmd_snapshot, session_cmd_take, session_cmd_list,
 	session_cmd_load, session_cmd_drop, session_cmd_stats;
 
 #endif

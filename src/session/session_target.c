@@ -191,15 +191,38 @@ static int front_snapshot(mp_command_ctx *c, int i, const char *word, unsigned l
 	return session_resolve(c->data, word, snap, owned);
 }
 
+/* Core PATH walked on its own (info CORE), with the session's layout setting. */
+static int walk_core(mp_command_ctx *c, const char *path, mp_target **t, mp_walk **w)
+{
+	mp_session *s = c->data;
+	mp_walk_opts opts = { .max_blocks = s->max_blocks, .progress_ctx = s, .interrupted = poll_interrupt };
+	mp_target_opts topts = { 0 };
+	mp_diag diag;
+	mp_err err;
+
+	if (mp_file_kind(path) != MP_FILE_CORE)
+		return mp_command_error(c, "'%s': not a core dump", path);
+	if (s->layout_path != NULL)
+		opts.layout = &s->layout;
+	mp_command_diag(c, &diag);
+	if ((err = mp_target_open_core(path, &topts, t, &diag)) != MP_OK)
+		return mp_command_fail(c, c->name, err, &diag);
+	if ((err = mp_walk_run(*t, NULL, &opts, w, &diag)) != MP_OK) {
+		mp_target_close(*t);
+		return mp_command_fail(c, c->name, err, &diag);
+	}
+	return MP_CMD_OK;
+}
+
 static int front_walked(mp_command_ctx *c, int i, const char *word, mp_target **t, mp_walk **w, bool *owned)
 {
 	mp_session *s = c->data;
 	int rc;
 
 	(void)i;
-	*owned = false;
+	*owned = word != NULL;
 	if (word != NULL)
-		return mp_command_error(c, "%s: describes the debugger's target: no '%s' here", c->name, word);
+		return walk_core(c, word, t, w);
 	if ((rc = session_walk(s)) != MP_SESSION_OK)
 		return rc;
 	*t = s->target;
