@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# layering.sh - each layer includes only its own and lower layers; each header compiles alone.
+# layering.sh - each layer includes only its own and lower layers, and a private header (*_int.h) only
+# from its own folder; each header compiles alone.
 set -u
 top=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$top" || exit 1
-layers=(src/base coredump src/target src/symbols src/walker src/model src/analysis src/session src/cli)
+layers=(src/base coredump src/target src/symbols src/walker src/model src/analysis src/categories src/timeline src/session src/cli)
 pass=0 fail=0
 
 layer_of() { # FILE -> index of its layer, or -1
@@ -25,6 +26,10 @@ for f in $(find src coredump -name '*.[ch]' | sort); do
 		theirs=$(header_layer "$inc")
 		if [ "$theirs" -gt "$mine" ]; then
 			echo "FAIL: $f includes $inc from a higher layer (${layers[$theirs]})"
+			fail=$((fail + 1))
+		elif [ "$theirs" -ge 0 ] && case "$inc" in *_int.h) true ;; *) false ;; esac &&
+			[ "$(dirname "${layers[$theirs]}/$inc")" != "$(dirname "$f")" ]; then
+			echo "FAIL: $f includes $inc, private to $(dirname "${layers[$theirs]}/$inc")"
 			fail=$((fail + 1))
 		else
 			pass=$((pass + 1))

@@ -7,10 +7,10 @@
 #include "mp_blocks.h"
 #include "mp_repr.h"
 
-mp_err block_refs_collect(const mp_snapshot *snap, block_keep_fn keep, const void *ctx, block_ref **out,
-			  size_t *n, const char *analysis, mp_diag *diag)
+mp_err mp_block_refs_collect(const mp_snapshot *snap, mp_block_keep_fn keep, const void *ctx, mp_block_ref **out,
+			     size_t *n, const char *analysis, mp_diag *diag)
 {
-	block_ref *refs = NULL;
+	mp_block_ref *refs = NULL;
 	size_t count = 0, cap = 0;
 
 	for (size_t i = 0; i < snap->nsegments; i++) {
@@ -19,7 +19,7 @@ mp_err block_refs_collect(const mp_snapshot *snap, block_keep_fn keep, const voi
 		mp_i128 next = seg->address;
 
 		for (size_t j = 0; j < seg->nblocks; j++) {
-			block_ref r = {
+			mp_block_ref r = {
 				.device = (seg->present & MP_F_SEG_DEVICE) ? seg->device : -1,
 				.address = block_address(&blocks[j], &next),
 				.size = blocks[j].size,
@@ -66,7 +66,7 @@ unsigned block_state_bit(const mp_snapshot *snap, const mp_block *b)
 	return MP_BS_OTHER;
 }
 
-mp_val block_frames(const mp_snapshot *snap, const mp_block *b)
+mp_val mp_block_frames(const mp_snapshot *snap, const mp_block *b)
 {
 	static const mp_block_at nowhere = { "blocks", 0, 0 };
 	mp_history_item first;
@@ -104,7 +104,7 @@ void block_put_word(const mp_snapshot *snap, bool present, mp_val v, mp_out *out
 		mp_repr(snap->heap, v, out);
 }
 
-void block_put_frame(const mp_snapshot *snap, mp_val frames, size_t i, const char *sep, mp_out *out)
+void mp_block_put_frame(const mp_snapshot *snap, mp_val frames, size_t i, const char *sep, mp_out *out)
 {
 	mp_frame f;
 
@@ -132,7 +132,7 @@ void block_put_field(mp_out *out, bool present, int64_t v)
 		mp_out_putc(out, '-');
 }
 
-void block_table_init(block_table *t, const mp_snapshot *snap, enum mp_units u, mp_out *out)
+void mp_block_table_init(mp_block_table *t, const mp_snapshot *snap, enum mp_units u, mp_out *out)
 {
 	t->snap = snap;
 	t->units = u;
@@ -140,12 +140,12 @@ void block_table_init(block_table *t, const mp_snapshot *snap, enum mp_units u, 
 	mp_out_init(&t->cell);
 }
 
-void block_table_free(block_table *t)
+void mp_block_table_free(mp_block_table *t)
 {
 	mp_out_free(&t->cell);
 }
 
-void block_table_end_cell(block_table *t, int width)
+void mp_block_table_end_cell(mp_block_table *t, int width)
 {
 	size_t len = t->cell.len;
 	int pad = len < (size_t)width ? width - (int)len : 0;
@@ -158,59 +158,59 @@ void block_table_end_cell(block_table *t, int width)
 	t->cell.len = 0;
 }
 
-void block_table_head(block_table *t, const char *text, int width)
+void mp_block_table_head(mp_block_table *t, const char *text, int width)
 {
 	mp_out_puts(&t->cell, text);
-	block_table_end_cell(t, width);
+	mp_block_table_end_cell(t, width);
 }
 
-void block_table_heads(block_table *t, bool with_requested)
+void mp_block_table_heads(mp_block_table *t, bool with_requested)
 {
-	block_table_head(t, "address", BT_ADDRESS);
-	block_table_head(t, "size", BT_SIZE);
+	mp_block_table_head(t, "address", BT_ADDRESS);
+	mp_block_table_head(t, "size", BT_SIZE);
 	if (with_requested)
-		block_table_head(t, "requested", BT_SIZE);
-	block_table_head(t, "state", BT_STATE);
-	block_table_head(t, "device", BT_NUMBER);
-	block_table_head(t, "stream", BT_NUMBER);
+		mp_block_table_head(t, "requested", BT_SIZE);
+	mp_block_table_head(t, "state", BT_STATE);
+	mp_block_table_head(t, "device", BT_NUMBER);
+	mp_block_table_head(t, "stream", BT_NUMBER);
 }
 
-void block_table_cells(block_table *t, const block_ref *r, bool with_requested)
+void mp_block_table_cells(mp_block_table *t, const mp_block_ref *r, bool with_requested)
 {
 	const mp_segment *seg = &t->snap->segments[r->seg];
 	const mp_block *b = &t->snap->blocks[r->block];
 
 	block_put_hex(&t->cell, r->address);
-	block_table_end_cell(t, BT_ADDRESS);
+	mp_block_table_end_cell(t, BT_ADDRESS);
 	mp_format_size(&t->cell, r->size, t->units);
-	block_table_end_cell(t, BT_SIZE);
+	mp_block_table_end_cell(t, BT_SIZE);
 	if (with_requested) {
 		if (b->present & MP_F_BLK_REQUESTED_SIZE)
 			mp_format_size(&t->cell, b->requested_size, t->units);
 		else
 			mp_out_putc(&t->cell, '-');
-		block_table_end_cell(t, BT_SIZE);
+		mp_block_table_end_cell(t, BT_SIZE);
 	}
 	block_put_word(t->snap, b->present & MP_F_BLK_STATE, b->state, &t->cell);
-	block_table_end_cell(t, BT_STATE);
+	mp_block_table_end_cell(t, BT_STATE);
 	block_put_field(&t->cell, seg->present & MP_F_SEG_DEVICE, seg->device);
-	block_table_end_cell(t, BT_NUMBER);
+	mp_block_table_end_cell(t, BT_NUMBER);
 	block_put_field(&t->cell, seg->present & MP_F_SEG_STREAM, seg->stream);
-	block_table_end_cell(t, BT_NUMBER);
+	mp_block_table_end_cell(t, BT_NUMBER);
 }
 
-void block_table_frame(block_table *t, const block_ref *r)
+void mp_block_table_frame(mp_block_table *t, const mp_block_ref *r)
 {
-	mp_val frames = block_frames(t->snap, &t->snap->blocks[r->block]);
+	mp_val frames = mp_block_frames(t->snap, &t->snap->blocks[r->block]);
 
 	if (mp_frames_len(t->snap, frames) == 0)
 		mp_out_putc(t->out, '-');
 	else
-		block_put_frame(t->snap, frames, 0, " ", t->out);
+		mp_block_put_frame(t->snap, frames, 0, " ", t->out);
 	mp_out_putc(t->out, '\n');
 }
 
-mp_err block_out_status(const mp_out *out, const char *analysis, mp_diag *diag)
+mp_err mp_block_out_status(const mp_out *out, const char *analysis, mp_diag *diag)
 {
 	if (out->err == MP_OK)
 		return MP_OK;

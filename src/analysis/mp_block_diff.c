@@ -10,7 +10,7 @@
 
 /* One +/- line: a block of one side with no equal block on the other. */
 struct change {
-	block_ref ref;
+	mp_block_ref ref;
 	const mp_snapshot *snap; /* the side it comes from */
 	bool added;
 };
@@ -22,7 +22,7 @@ struct changes {
 	size_t nadded;
 };
 
-static bool keep_active(const mp_snapshot *snap, const block_ref *r, const void *ctx)
+static bool keep_active(const mp_snapshot *snap, const mp_block_ref *r, const void *ctx)
 {
 	(void)snap;
 	(void)ctx;
@@ -30,7 +30,7 @@ static bool keep_active(const mp_snapshot *snap, const block_ref *r, const void 
 }
 
 /* What makes two blocks "the same": device, address, size and state. */
-static int cmp_same(const block_ref *a, const block_ref *b)
+static int cmp_same(const mp_block_ref *a, const mp_block_ref *b)
 {
 	if (a->device != b->device)
 		return a->device < b->device ? -1 : 1;
@@ -43,7 +43,7 @@ static int cmp_same(const block_ref *a, const block_ref *b)
 
 static int cmp_ref(const void *pa, const void *pb)
 {
-	const block_ref *a = pa, *b = pb;
+	const mp_block_ref *a = pa, *b = pb;
 	int c = cmp_same(a, b);
 
 	return c != 0 ? c : (a->block < b->block ? -1 : a->block > b->block);
@@ -63,7 +63,7 @@ static int cmp_change(const void *pa, const void *pb)
 	return cmp_ref(&a->ref, &b->ref);
 }
 
-static bool add_change(struct changes *ch, const mp_snapshot *snap, const block_ref *r, bool added)
+static bool add_change(struct changes *ch, const mp_snapshot *snap, const mp_block_ref *r, bool added)
 {
 	if (mp_array_grow((void **)&ch->c, &ch->cap, ch->n + 1, sizeof *ch->c) != MP_OK)
 		return false;
@@ -78,8 +78,8 @@ static bool add_change(struct changes *ch, const mp_snapshot *snap, const block_
 }
 
 /* The blocks of each sorted side without an equal one on the other (a multiset difference). */
-static bool find_changes(const mp_snapshot *before, const block_ref *b, size_t nb, const mp_snapshot *after,
-			 const block_ref *a, size_t na, struct changes *ch)
+static bool find_changes(const mp_snapshot *before, const mp_block_ref *b, size_t nb, const mp_snapshot *after,
+			 const mp_block_ref *a, size_t na, struct changes *ch)
 {
 	size_t i = 0, j = 0;
 
@@ -101,23 +101,23 @@ static bool find_changes(const mp_snapshot *before, const block_ref *b, size_t n
 
 static void write_changes(const struct changes *ch, enum mp_units u, mp_out *out)
 {
-	block_table t;
+	mp_block_table t;
 	size_t nfreed = ch->n - ch->nadded;
 	mp_i128 net = ch->added - ch->freed;
 
-	block_table_init(&t, NULL, u, out);
+	mp_block_table_init(&t, NULL, u, out);
 	if (ch->n > 0) {
 		mp_out_puts(out, "  ");
-		block_table_heads(&t, false);
+		mp_block_table_heads(&t, false);
 		mp_out_puts(out, "frame\n");
 	}
 	for (size_t i = 0; i < ch->n; i++) {
 		t.snap = ch->c[i].snap;
 		mp_out_puts(out, ch->c[i].added ? "+ " : "- ");
-		block_table_cells(&t, &ch->c[i].ref, false);
-		block_table_frame(&t, &ch->c[i].ref);
+		mp_block_table_cells(&t, &ch->c[i].ref, false);
+		mp_block_table_frame(&t, &ch->c[i].ref);
 	}
-	block_table_free(&t);
+	mp_block_table_free(&t);
 	mp_out_printf(out, "%zu allocated (", ch->nadded);
 	mp_format_size(out, ch->added, u);
 	mp_out_printf(out, "), %zu freed (", nfreed);
@@ -130,13 +130,13 @@ static void write_changes(const struct changes *ch, enum mp_units u, mp_out *out
 mp_err mp_analysis_block_diff(const mp_snapshot *before, const mp_snapshot *after, enum mp_units u, mp_out *out,
 			      size_t *nchanges, mp_diag *diag)
 {
-	block_ref *b = NULL, *a = NULL;
+	mp_block_ref *b = NULL, *a = NULL;
 	size_t nb = 0, na = 0;
 	struct changes ch = { 0 };
-	mp_err err = block_refs_collect(before, keep_active, NULL, &b, &nb, "diff", diag);
+	mp_err err = mp_block_refs_collect(before, keep_active, NULL, &b, &nb, "diff", diag);
 
 	if (err == MP_OK)
-		err = block_refs_collect(after, keep_active, NULL, &a, &na, "diff", diag);
+		err = mp_block_refs_collect(after, keep_active, NULL, &a, &na, "diff", diag);
 	if (err == MP_OK) {
 		if (nb > 1)
 			qsort(b, nb, sizeof *b, cmp_ref);
@@ -150,7 +150,7 @@ mp_err mp_analysis_block_diff(const mp_snapshot *before, const mp_snapshot *afte
 			qsort(ch.c, ch.n, sizeof *ch.c, cmp_change);
 		write_changes(&ch, u, out);
 		*nchanges = ch.n;
-		err = block_out_status(out, "diff", diag);
+		err = mp_block_out_status(out, "diff", diag);
 	}
 	free(ch.c);
 	free(a);

@@ -77,7 +77,7 @@ void mp_block_filter_init(mp_block_filter *f)
 	*f = (mp_block_filter){ .device = -1, .any_stream = true, .states = 0, .min_size = INT64_MIN, .top = 0 };
 }
 
-static bool filter_keeps(const mp_snapshot *snap, const block_ref *r, const void *ctx)
+static bool filter_keeps(const mp_snapshot *snap, const mp_block_ref *r, const void *ctx)
 {
 	const mp_block_filter *f = ctx;
 	const mp_segment *seg = &snap->segments[r->seg];
@@ -92,14 +92,14 @@ static bool filter_keeps(const mp_snapshot *snap, const block_ref *r, const void
 }
 
 /* Last keys of both orders: list position, so that equal blocks keep their order. */
-static int cmp_index(const block_ref *a, const block_ref *b)
+static int cmp_index(const mp_block_ref *a, const mp_block_ref *b)
 {
 	return a->block < b->block ? -1 : a->block > b->block;
 }
 
 static int cmp_device_address(const void *pa, const void *pb)
 {
-	const block_ref *a = pa, *b = pb;
+	const mp_block_ref *a = pa, *b = pb;
 
 	if (a->device != b->device)
 		return a->device < b->device ? -1 : 1;
@@ -110,7 +110,7 @@ static int cmp_device_address(const void *pa, const void *pb)
 
 static int cmp_largest(const void *pa, const void *pb)
 {
-	const block_ref *a = pa, *b = pb;
+	const mp_block_ref *a = pa, *b = pb;
 
 	if (a->size != b->size)
 		return a->size > b->size ? -1 : 1;
@@ -124,22 +124,22 @@ static void put_count(mp_out *out, size_t n)
 	mp_out_printf(out, "%zu block%s", n, n == 1 ? "" : "s");
 }
 
-static void write_row(block_table *t, const block_ref *r)
+static void write_row(mp_block_table *t, const mp_block_ref *r)
 {
 	const mp_segment *seg = &t->snap->segments[r->seg];
 
-	block_table_cells(t, r, true);
+	mp_block_table_cells(t, r, true);
 	block_put_hex(&t->cell, seg->address);
-	block_table_end_cell(t, BT_ADDRESS);
+	mp_block_table_end_cell(t, BT_ADDRESS);
 	if (seg->present & MP_F_SEG_SEGMENT_POOL_ID)
 		mp_repr(t->snap->heap, seg->segment_pool_id, &t->cell);
 	else
 		mp_out_putc(&t->cell, '-');
-	block_table_end_cell(t, BT_NUMBER);
-	block_table_frame(t, r);
+	mp_block_table_end_cell(t, BT_NUMBER);
+	mp_block_table_frame(t, r);
 }
 
-static void write_table(block_table *t, const block_ref *refs, size_t n, size_t shown)
+static void write_table(mp_block_table *t, const mp_block_ref *refs, size_t n, size_t shown)
 {
 	mp_i128 total = 0, total_shown = 0;
 
@@ -149,9 +149,9 @@ static void write_table(block_table *t, const block_ref *refs, size_t n, size_t 
 			total_shown += refs[i].size;
 	}
 	if (shown > 0) {
-		block_table_heads(t, true);
-		block_table_head(t, "segment", BT_ADDRESS);
-		block_table_head(t, "pool", BT_NUMBER);
+		mp_block_table_heads(t, true);
+		mp_block_table_head(t, "segment", BT_ADDRESS);
+		mp_block_table_head(t, "pool", BT_NUMBER);
 		mp_out_puts(t->out, "frame\n");
 	}
 	for (size_t i = 0; i < shown; i++)
@@ -173,10 +173,10 @@ static void write_table(block_table *t, const block_ref *refs, size_t n, size_t 
 mp_err mp_analysis_blocks(const mp_snapshot *snap, const mp_block_filter *f, enum mp_units u, mp_out *out,
 			  size_t *nmatched, mp_diag *diag)
 {
-	block_ref *refs;
+	mp_block_ref *refs;
 	size_t n, shown;
-	block_table t;
-	mp_err err = block_refs_collect(snap, filter_keeps, f, &refs, &n, "blocks", diag);
+	mp_block_table t;
+	mp_err err = mp_block_refs_collect(snap, filter_keeps, f, &refs, &n, "blocks", diag);
 
 	if (err != MP_OK)
 		return err;
@@ -184,10 +184,10 @@ mp_err mp_analysis_blocks(const mp_snapshot *snap, const mp_block_filter *f, enu
 	if (n > 1)
 		qsort(refs, n, sizeof *refs, f->top > 0 ? cmp_largest : cmp_device_address);
 	shown = f->top > 0 && f->top < n ? f->top : n;
-	block_table_init(&t, snap, u, out);
+	mp_block_table_init(&t, snap, u, out);
 	write_table(&t, refs, n, shown);
-	block_table_free(&t);
+	mp_block_table_free(&t);
 	free(refs);
 	*nmatched = n;
-	return block_out_status(out, "blocks", diag);
+	return mp_block_out_status(out, "blocks", diag);
 }

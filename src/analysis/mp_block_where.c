@@ -47,7 +47,7 @@ static void write_segment(const mp_snapshot *snap, const mp_segment *seg, enum m
 static void write_block(const mp_snapshot *snap, const mp_block *b, int64_t address, uint64_t addr,
 			enum mp_units u, mp_out *out)
 {
-	mp_val frames = block_frames(snap, b);
+	mp_val frames = mp_block_frames(snap, b);
 	size_t nframes = mp_frames_len(snap, frames);
 
 	mp_out_puts(out, "block ");
@@ -71,7 +71,7 @@ static void write_block(const mp_snapshot *snap, const mp_block *b, int64_t addr
 	mp_out_puts(out, "frames, innermost first:\n");
 	for (size_t i = 0; i < nframes; i++) {
 		mp_out_puts(out, "  ");
-		block_put_frame(snap, frames, i, " at ", out);
+		mp_block_put_frame(snap, frames, i, " at ", out);
 		mp_out_putc(out, '\n');
 	}
 }
@@ -109,5 +109,5 @@ mp_err mp_analysis_block_at(const mp_snapshot *snap, uint64_t addr, enum mp_unit
 		write_segment(snap, seg, u, out);
 		write_block_of(snap, seg, addr, u, out);
 	}
-	return block_out_status(out, "block", diag);
+	return mp_block_out_status(out, "block", diag);
 }

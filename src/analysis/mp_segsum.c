@@ -6,7 +6,7 @@
 
 #include "mp_blocks.h"
 #include "mp_format.h"
-#include "segsum_int.h"
+#include "mp_segsum_hooks.h"
 
 #define PAGE_SIZE ((int64_t)20 << 20)
 
@@ -34,7 +34,7 @@ struct seg_key {
 struct segsum {
 	const mp_snapshot *snap;
 	const mp_keys *k;
-	const segsum_hooks *h;
+	const mp_segsum_hooks *h;
 	const char *what;
 	mp_out *out;
 	mp_diag *diag;
@@ -290,7 +290,7 @@ static void write_totals(struct segsum *s)
 		mp_out_write(s->out, legend, sizeof legend - 1);
 }
 
-mp_err segsum_run(const mp_snapshot *snap, const segsum_hooks *h, mp_out *out, mp_diag *diag)
+mp_err mp_segsum_run(const mp_snapshot *snap, const mp_segsum_hooks *h, mp_out *out, mp_diag *diag)
 {
 	struct segsum s = { .snap = snap, .k = mp_heap_keys(snap->heap), .h = h, .what = h->what,
 			    .out = out, .diag = diag };
@@ -315,7 +315,7 @@ mp_err segsum_run(const mp_snapshot *snap, const segsum_hooks *h, mp_out *out, m
 
 mp_err mp_analysis_segsum(const mp_snapshot *snap, mp_out *out, mp_diag *diag)
 {
-	static const segsum_hooks plain = { .what = "stats" };
+	static const mp_segsum_hooks plain = { .what = "stats" };
 
-	return segsum_run(snap, &plain, out, diag);
+	return mp_segsum_run(snap, &plain, out, diag);
 }

@@ -74,7 +74,7 @@ const struct cli_command cli_cmd_categories = {
 	"MemTracker's (Parameter, Buffer, Gradient, Activation, Temp, Optstate, Unknown).\n"
 	"A block's category comes from a 'category' key in the data (on the block or its\n"
 	"alloc trace entry), else from the first rule its allocation matches (the rules\n"
-	"of --rules FILE, then memprof's defaults: src/analysis/CATEGORY-RULES.md), else\n"
+	"of --rules FILE, then memprof's defaults: src/categories/CATEGORY-RULES.md), else\n"
 	"it is UNKNOWN. Inactive blocks are free memory and get no category.\n"
 	"  --units U       B, KiB, MiB, GiB or auto (tables; JSON counts bytes)\n"
 	"  --format F      plain (default), rst (reStructuredText tables) or json\n"

@@ -96,7 +96,7 @@ const struct cli_command cli_cmd_timeline = {
 	"was on) into the bytes of each category over time, per device: an allocation counts\n"
 	"from its 'alloc' entry until its 'free_completed', in the category of its 'category' key,\n"
 	"else of the first rule its frames match (as 'memprof categories'), else UNKNOWN; blocks\n"
-	"the ring does not see allocated count from its start (src/analysis/TIMELINE.md).\n"
+	"the ring does not see allocated count from its start (src/timeline/TIMELINE.md).\n"
 	"Without -o, print per device the time span, the peak and when, and each category at\n"
 	"the peak and at the end. With -o FILE, write (format from --format, else FILE's end):\n"
 	"  json      .json      torch.profiler export_memory_timeline: [times_us, sizes]\n"

@@ -6,7 +6,7 @@
 #include "mp_snapshot_extras.h"
 
 
-static bool holds_addr(const mp_snapshot *snap, const block_ref *r, const void *ctx)
+static bool holds_addr(const mp_snapshot *snap, const mp_block_ref *r, const void *ctx)
 {
 	const mp_category_opts *o = ctx;
 
@@ -25,7 +25,7 @@ static void put_globs(mp_out *out, const char *what, const char *const *globs)
 }
 
 /* The conditions of RULE, one line each, and the frame the last frame condition met. */
-static void put_conditions(const category_classifier *c, const mp_category_rule *rule, mp_val frames, int32_t frame,
+static void put_conditions(const mp_category_classifier *c, const mp_category_rule *rule, mp_val frames, int32_t frame,
 			   mp_out *out)
 {
 	for (size_t i = 0; i < rule->nframes; i++) {
@@ -47,12 +47,12 @@ static void put_conditions(const category_classifier *c, const mp_category_rule 
 		mp_out_printf(out, "  condition: segment type %s\n", rule->segment_type);
 	if (frame >= 0) {
 		mp_out_printf(out, "  matched frame %d: ", (int)frame);
-		block_put_frame(c->snap, frames, (size_t)frame, " at ", out);
+		mp_block_put_frame(c->snap, frames, (size_t)frame, " at ", out);
 		mp_out_putc(out, '\n');
 	}
 }
 
-static void put_source(const category_classifier *c, const block_ref *r, const mp_category_why *why, mp_out *out)
+static void put_source(const mp_category_classifier *c, const mp_block_ref *r, const mp_category_why *why, mp_out *out)
 {
 	const mp_snapshot *snap = c->snap;
 	const mp_block *b = &snap->blocks[r->block];
@@ -74,7 +74,7 @@ static void put_source(const category_classifier *c, const block_ref *r, const m
 		break;
 	case MP_CSRC_RULE:
 		mp_out_printf(out, "source: %s rule '%s'\n", why->user_rule ? "user" : "default", why->rule->name);
-		put_conditions(c, why->rule, block_frames(snap, b), why->frame, out);
+		put_conditions(c, why->rule, mp_block_frames(snap, b), why->frame, out);
 		break;
 	case MP_CSRC_UNKNOWN:
 		mp_out_printf(out, "source: unknown: no 'category' in the data and none of the %zu rules (%zu user, "
@@ -83,26 +83,26 @@ static void put_source(const category_classifier *c, const block_ref *r, const m
 	}
 }
 
-mp_err category_explain(category_classifier *c, const mp_category_opts *o, mp_out *out)
+mp_err category_explain(mp_category_classifier *c, const mp_category_opts *o, mp_out *out)
 {
-	block_ref *refs = NULL;
+	mp_block_ref *refs = NULL;
 	size_t n = 0;
 	mp_category_why why;
-	mp_err err = block_refs_collect(c->snap, holds_addr, o, &refs, &n, "categories", c->diag);
-	block_table t;
+	mp_err err = mp_block_refs_collect(c->snap, holds_addr, o, &refs, &n, "categories", c->diag);
+	mp_block_table t;
 
 	if (err != MP_OK)
 		return err;
 	if (n == 0)
 		return mp_fail(c->diag, MP_E_NOTFOUND, "categories: no block holds 0x%llx",
 			       (unsigned long long)o->explain_addr);
-	if ((err = category_classify(c, &refs[0], &why)) == MP_OK) {
-		block_table_init(&t, c->snap, o->units, out);
-		block_table_heads(&t, true);
+	if ((err = mp_category_classify(c, &refs[0], &why)) == MP_OK) {
+		mp_block_table_init(&t, c->snap, o->units, out);
+		mp_block_table_heads(&t, true);
 		mp_out_puts(out, "frame\n");
-		block_table_cells(&t, &refs[0], true);
-		block_table_frame(&t, &refs[0]);
-		block_table_free(&t);
+		mp_block_table_cells(&t, &refs[0], true);
+		mp_block_table_frame(&t, &refs[0]);
+		mp_block_table_free(&t);
 		mp_out_printf(out, "category: %s\n",
 			      why.source == MP_CSRC_INACTIVE ? "-"
 							     : mp_category_name(mp_category_in(why.category, o->scheme), o->scheme));

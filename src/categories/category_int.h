@@ -1,13 +1,13 @@
-/* category_int.h - the block classifier shared by the categories report and its --explain
-   (private to src/analysis). */
+/* category_int.h - the block classifier's insides, shared by the categories report, its --explain,
+   --sites and --segsum (private to src/categories; mp_category_classify.h is its interface). */
 #ifndef MEMPROF_CATEGORY_INT_H
 #define MEMPROF_CATEGORY_INT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "block_int.h"
 #include "mp_category.h"
+#include "mp_category_classify.h"
 #include "mp_table.h"
 
 /* A rule whose frame conditions a traceback meets, and the frame the last one met. */
@@ -32,7 +32,7 @@ typedef struct category_alloc {
 
 typedef struct category_frame_index category_frame_index;
 
-typedef struct category_classifier {
+struct mp_category_classifier {
 	const mp_snapshot *snap;
 	const mp_category_rule *user, *defaults;
 	size_t nuser, ndefaults;
@@ -46,32 +46,30 @@ typedef struct category_classifier {
 	size_t nhits, hits_cap;
 	size_t unreadable; /* 'category' values that name no category */
 	mp_diag *diag;
-} category_classifier;
+};
 
-mp_err category_classifier_init(category_classifier *c, const mp_snapshot *snap, const mp_category_ruleset *rules,
+/* mp_category_classifier_new and _free in place, for a classifier in another struct (the report's). */
+mp_err category_classifier_init(mp_category_classifier *c, const mp_snapshot *snap, const mp_category_ruleset *rules,
 				mp_diag *diag) MP_WUR;
-void category_classifier_free(category_classifier *c);
-
-/* R's category and where it came from. MP_E_NOMEM only. */
-mp_err category_classify(category_classifier *c, const block_ref *r, mp_category_why *why) MP_WUR;
+void category_classifier_free(mp_category_classifier *c);
 
 /* Rule I of C (user rules first). */
-const mp_category_rule *category_rule(const category_classifier *c, size_t i);
+const mp_category_rule *category_rule(const mp_category_classifier *c, size_t i);
 
 /* The allocs of SNAP's trace that carry a 'category' key and are still live, into C
    (category_trace.c). */
-mp_err category_trace_index(category_classifier *c) MP_WUR;
+mp_err category_trace_index(mp_category_classifier *c) MP_WUR;
 
 /* The trace entry (index in snap->trace) of the live alloc at ADDR on DEVICE that carries a
    'category', or SIZE_MAX. */
-size_t category_trace_find(const category_classifier *c, int64_t device, int64_t addr);
+size_t category_trace_find(const mp_category_classifier *c, int64_t device, int64_t addr);
 
 /* --explain: the block of the chosen device that holds O->EXPLAIN_ADDR, its category and
    where that came from (category_explain.c). MP_E_NOTFOUND when no block holds it. */
-mp_err category_explain(category_classifier *c, const mp_category_opts *o, mp_out *out) MP_WUR;
+mp_err category_explain(mp_category_classifier *c, const mp_category_opts *o, mp_out *out) MP_WUR;
 
 /* The frame conditions of C's rules, met per distinct frame (category_match.c). */
-mp_err category_frame_index_new(const category_classifier *c, category_frame_index **out) MP_WUR;
+mp_err category_frame_index_new(const mp_category_classifier *c, category_frame_index **out) MP_WUR;
 void category_frame_index_free(category_frame_index *fi);
 
 /* Take FRAMES as the traceback the next category_frames_meet calls ask about. MP_E_NOMEM only. */
@@ -80,11 +78,5 @@ mp_err category_frames_summarise(category_frame_index *fi, mp_val frames) MP_WUR
 /* Whether the summarised traceback meets every frame condition of rule RULE (of category_rule's
    numbering); *FRAME gets the frame the last one met (-1: the rule has none). */
 bool category_frames_meet(category_frame_index *fi, size_t rule, int32_t *frame);
-
-/* The category of trace entry E of C's snapshot (the timeline's allocations): its 'category' key,
-   else, when RULES, the first rule its frames, size and stream meet (see TIMELINE.md for state,
-   pool and segment type), else UNKNOWN. MP_E_NOMEM only. */
-mp_err category_classify_entry(category_classifier *c, const mp_trace_entry *e, bool rules,
-			       mp_category_why *why) MP_WUR;
 
 #endif

@@ -8,7 +8,7 @@
 #include "mp_array.h"
 #include "mp_snapshot_extras.h"
 
-mp_err category_classifier_init(category_classifier *c, const mp_snapshot *snap, const mp_category_ruleset *rules,
+mp_err category_classifier_init(mp_category_classifier *c, const mp_snapshot *snap, const mp_category_ruleset *rules,
 				mp_diag *diag)
 {
 	memset(c, 0, sizeof *c);
@@ -21,7 +21,7 @@ mp_err category_classifier_init(category_classifier *c, const mp_snapshot *snap,
 	return category_trace_index(c);
 }
 
-void category_classifier_free(category_classifier *c)
+void category_classifier_free(mp_category_classifier *c)
 {
 	free(c->allocs);
 	category_frame_index_free(c->frames);
@@ -30,12 +30,42 @@ void category_classifier_free(category_classifier *c)
 	free(c->hits);
 }
 
-const mp_category_rule *category_rule(const category_classifier *c, size_t i)
+mp_err mp_category_classifier_new(const mp_snapshot *snap, const mp_category_ruleset *rules, mp_diag *diag,
+				  mp_category_classifier **out)
+{
+	mp_category_classifier *c = malloc(sizeof *c);
+	mp_err err;
+
+	*out = NULL;
+	if (c == NULL)
+		return mp_fail(diag, MP_E_NOMEM, "categories: out of memory");
+	if ((err = category_classifier_init(c, snap, rules, diag)) != MP_OK) {
+		mp_category_classifier_free(c);
+		return err;
+	}
+	*out = c;
+	return MP_OK;
+}
+
+void mp_category_classifier_free(mp_category_classifier *c)
+{
+	if (c == NULL)
+		return;
+	category_classifier_free(c);
+	free(c);
+}
+
+size_t mp_category_classifier_unreadable(const mp_category_classifier *c)
+{
+	return c->unreadable;
+}
+
+const mp_category_rule *category_rule(const mp_category_classifier *c, size_t i)
 {
 	return i < c->nuser ? &c->user[i] : &c->defaults[i - c->nuser];
 }
 
-static mp_err no_memory(category_classifier *c)
+static mp_err no_memory(mp_category_classifier *c)
 {
 	return mp_fail(c->diag, MP_E_NOMEM, "categories: out of memory");
 }
@@ -43,7 +73,7 @@ static mp_err no_memory(category_classifier *c)
 /* ---- data */
 
 /* V as a category, when it is a str naming one; counts those that name none. */
-static bool data_category(category_classifier *c, mp_val v, enum mp_category *out)
+static bool data_category(mp_category_classifier *c, mp_val v, enum mp_category *out)
 {
 	size_t len;
 	const char *s;
@@ -57,7 +87,7 @@ static bool data_category(category_classifier *c, mp_val v, enum mp_category *ou
 	return false;
 }
 
-static bool from_data(category_classifier *c, const block_ref *r, mp_category_why *why)
+static bool from_data(mp_category_classifier *c, const mp_block_ref *r, mp_category_why *why)
 {
 	const mp_block *b = &c->snap->blocks[r->block];
 	size_t t;
@@ -98,7 +128,7 @@ static bool type_is(const mp_snapshot *snap, const mp_segment *seg, const char *
 }
 
 /* The conditions of RULE that are not about frames. */
-static bool block_meets(const mp_snapshot *snap, const mp_category_rule *rule, const block_ref *r)
+static bool block_meets(const mp_snapshot *snap, const mp_category_rule *rule, const mp_block_ref *r)
 {
 	const mp_segment *seg = &snap->segments[r->seg];
 
@@ -112,7 +142,7 @@ static bool block_meets(const mp_snapshot *snap, const mp_category_rule *rule, c
 
 /* Work out the rules whose frame conditions FRAMES meets (looked up with P, not found) into a new
    memo entry: its id in *ID. */
-static mp_err memo_add(category_classifier *c, mp_val frames, mp_table_probe *p, uint32_t *id)
+static mp_err memo_add(mp_category_classifier *c, mp_val frames, mp_table_probe *p, uint32_t *id)
 {
 	size_t nrules = c->nuser + c->ndefaults;
 	category_memo *m;
@@ -141,7 +171,7 @@ static mp_err memo_add(category_classifier *c, mp_val frames, mp_table_probe *p,
 }
 
 /* The rules whose frame conditions FRAMES meet, in order, computed once per FRAMES. */
-static mp_err frame_hits(category_classifier *c, mp_val frames, const category_memo **out)
+static mp_err frame_hits(mp_category_classifier *c, mp_val frames, const category_memo **out)
 {
 	mp_table_probe p;
 	uint32_t id = mp_table_find_u64(&c->memo_index, frames, c->memo, sizeof *c->memo,
@@ -154,7 +184,7 @@ static mp_err frame_hits(category_classifier *c, mp_val frames, const category_m
 	return MP_OK;
 }
 
-mp_err category_classify(category_classifier *c, const block_ref *r, mp_category_why *why)
+mp_err mp_category_classify(mp_category_classifier *c, const mp_block_ref *r, mp_category_why *why)
 {
 	const category_memo *m = NULL;
 	mp_err err;
@@ -168,7 +198,7 @@ mp_err category_classify(category_classifier *c, const block_ref *r, mp_category
 	}
 	if (from_data(c, r, why))
 		return MP_OK;
-	if ((err = frame_hits(c, block_frames(c->snap, &c->snap->blocks[r->block]), &m)) != MP_OK)
+	if ((err = frame_hits(c, mp_block_frames(c->snap, &c->snap->blocks[r->block]), &m)) != MP_OK)
 		return err;
 	for (uint32_t i = 0; i < m->len; i++) {
 		const category_hit *h = &c->hits[m->off + i];
@@ -210,14 +240,14 @@ static bool entry_meets(const mp_category_rule *rule, const mp_trace_entry *e)
 }
 
 /* WHY for the rule hit H. */
-static void hit_why(const category_classifier *c, const category_hit *h, mp_category_why *why)
+static void hit_why(const mp_category_classifier *c, const category_hit *h, mp_category_why *why)
 {
 	*why = (mp_category_why){ .category = category_rule(c, h->rule)->category, .source = MP_CSRC_RULE,
 				  .rule = category_rule(c, h->rule), .user_rule = h->rule < c->nuser,
 				  .frame = h->frame };
 }
 
-mp_err category_classify_entry(category_classifier *c, const mp_trace_entry *e, bool rules, mp_category_why *why)
+mp_err mp_category_classify_entry(mp_category_classifier *c, const mp_trace_entry *e, bool rules, mp_category_why *why)
 {
 	const category_memo *m = NULL;
 	mp_err err;

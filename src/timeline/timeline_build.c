@@ -2,8 +2,9 @@
    allocations made and returned, and what was there before the ring (TIMELINE.md). */
 #include <stdlib.h>
 
-#include "category_int.h"
 #include "mp_array.h"
+#include "mp_block_rows.h"
+#include "mp_category_classify.h"
 #include "mp_timeline.h"
 
 /* An alloc or free_completed entry of the ring: its address and index in snap->trace. */
@@ -29,7 +30,7 @@ struct disagreement {
 
 struct build {
 	const mp_snapshot *snap;
-	category_classifier cl;
+	mp_category_classifier *cl;
 	mp_diag *diag;
 	mp_timeline_device *d;
 	size_t cap; /* of d->events */
@@ -107,7 +108,7 @@ static mp_err create(struct build *b, size_t i, enum mp_category *cat)
 	mp_category_why why;
 	mp_err err;
 
-	if ((err = category_classify_entry(&b->cl, e, true, &why)) != MP_OK)
+	if ((err = mp_category_classify_entry(b->cl, e, true, &why)) != MP_OK)
 		return err;
 	*cat = why.category;
 	return add_event(b, time_of(e), e->size, i, MP_TL_CREATE, why.category);
@@ -129,7 +130,7 @@ static mp_err complete_free(struct build *b, size_t alloc, size_t i)
 		return add_event(b, time_of(e), a->size, i, MP_TL_DESTROY, cat);
 	}
 	/* Allocated before the ring began: only data on the free can say what it was. */
-	if ((err = category_classify_entry(&b->cl, e, false, &why)) != MP_OK ||
+	if ((err = mp_category_classify_entry(b->cl, e, false, &why)) != MP_OK ||
 	    (err = add_event(b, 0, e->size, i, MP_TL_PREEXISTING, why.category)) != MP_OK)
 		return err;
 	return add_event(b, time_of(e), e->size, i, MP_TL_DESTROY, why.category);
@@ -184,7 +185,7 @@ static mp_err ring_events(struct build *b, const mp_trace_list *l)
 
 /* ---- the snapshot's live blocks */
 
-static bool keep_active(const mp_snapshot *snap, const block_ref *r, const void *ctx)
+static bool keep_active(const mp_snapshot *snap, const mp_block_ref *r, const void *ctx)
 {
 	(void)snap;
 	return r->device == *(const int64_t *)ctx && (r->state & (MP_BS_ACTIVE_ALLOCATED | MP_BS_ACTIVE_PENDING_FREE));
@@ -192,7 +193,7 @@ static bool keep_active(const mp_snapshot *snap, const block_ref *r, const void 
 
 static int cmp_ref(const void *pa, const void *pb)
 {
-	const block_ref *a = pa, *b = pb;
+	const mp_block_ref *a = pa, *b = pb;
 
 	if (a->address != b->address)
 		return a->address < b->address ? -1 : 1;
@@ -200,7 +201,7 @@ static int cmp_ref(const void *pa, const void *pb)
 }
 
 /* The block of REFS (N, sorted by address) at ADDR, or NULL. */
-static block_ref *block_at(block_ref *refs, size_t n, int64_t addr)
+static mp_block_ref *block_at(mp_block_ref *refs, size_t n, int64_t addr)
 {
 	size_t lo = 0, hi = n;
 
@@ -217,7 +218,7 @@ static block_ref *block_at(block_ref *refs, size_t n, int64_t addr)
 
 /* What block R's allocation asked for: the ring records requested sizes (the caller's size at
    alloc, the block's requested_size at the frees), so the blocks are compared in the same terms. */
-static int64_t requested(const mp_snapshot *snap, const block_ref *r)
+static int64_t requested(const mp_snapshot *snap, const mp_block_ref *r)
 {
 	const mp_block *blk = &snap->blocks[r->block];
 
@@ -228,9 +229,9 @@ static int64_t requested(const mp_snapshot *snap, const block_ref *r)
    live allocations are checked against the blocks. A matched block's state is cleared. */
 static mp_err block_events(struct build *b)
 {
-	block_ref *refs = NULL;
+	mp_block_ref *refs = NULL;
 	size_t n = 0;
-	mp_err err = block_refs_collect(b->snap, keep_active, &b->d->device, &refs, &n, "timeline", b->diag);
+	mp_err err = mp_block_refs_collect(b->snap, keep_active, &b->d->device, &refs, &n, "timeline", b->diag);
 
 	if (err != MP_OK)
 		return err;
@@ -238,7 +239,7 @@ static mp_err block_events(struct build *b)
 	for (size_t i = 0; i < n; i++)
 		b->d->active_bytes += requested(b->snap, &refs[i]);
 	for (size_t i = 0; i < b->nlive; i++) {
-		block_ref *r = block_at(refs, n, b->live[i].addr);
+		mp_block_ref *r = block_at(refs, n, b->live[i].addr);
 
 		if (r == NULL || r->state == 0)
 			b->dis.not_in_snap++;
@@ -252,7 +253,7 @@ static mp_err block_events(struct build *b)
 
 		if (refs[i].state == 0)
 			continue;
-		if ((err = category_classify(&b->cl, &refs[i], &why)) == MP_OK)
+		if ((err = mp_category_classify(b->cl, &refs[i], &why)) == MP_OK)
 			err = add_event(b, 0, requested(b->snap, &refs[i]), b->snap->ntrace + refs[i].block,
 					MP_TL_PREEXISTING, why.category);
 	}
@@ -373,16 +374,17 @@ mp_err mp_timeline_build(const mp_snapshot *snap, const mp_category_ruleset *rul
 		free(tl);
 		return no_memory(&b);
 	}
-	err = category_classifier_init(&b.cl, snap, rules, diag);
+	err = mp_category_classifier_new(snap, rules, diag, &b.cl);
 	for (size_t i = 0; i < snap->ndevice_traces && err == MP_OK; i++) {
 		if (snap->device_traces[i].n == 0 || (device >= 0 && (int64_t)i != device))
 			continue;
 		b.d = &tl->devices[tl->ndevices++];
 		err = device_timeline(&b, (int64_t)i);
 	}
-	if (err == MP_OK && b.cl.unreadable > 0)
-		mp_warn(diag, "timeline: %zu 'category' values name no category: passed over", b.cl.unreadable);
-	category_classifier_free(&b.cl);
+	if (err == MP_OK && mp_category_classifier_unreadable(b.cl) > 0)
+		mp_warn(diag, "timeline: %zu 'category' values name no category: passed over",
+			mp_category_classifier_unreadable(b.cl));
+	mp_category_classifier_free(b.cl);
 	free(b.marks);
 	free(b.live);
 	if (err != MP_OK) {

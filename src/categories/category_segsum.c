@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "category_modes.h"
-#include "segsum_int.h"
+#include "mp_segsum_hooks.h"
 
 struct painter {
-	category_classifier *cl;
+	mp_category_classifier *cl;
 	const mp_category_opts *o;
 	uint8_t *row;   /* per block of the snapshot: its category as the scheme shows it */
 	int64_t *bytes; /* per page and category: the allocated bytes segsum counted there */
@@ -101,7 +101,7 @@ static void legend(void *ctx, mp_out *out)
 			 "    free pages are segsum's (pending frees count as free)\n");
 }
 
-static bool keep_block(const mp_snapshot *snap, const block_ref *r, const void *ctx)
+static bool keep_block(const mp_snapshot *snap, const mp_block_ref *r, const void *ctx)
 {
 	(void)snap;
 	return segment_kept(ctx, r->seg);
@@ -111,9 +111,9 @@ static bool keep_block(const mp_snapshot *snap, const block_ref *r, const void *
 static mp_err classify_all(struct painter *p)
 {
 	const mp_snapshot *snap = p->cl->snap;
-	block_ref *refs = NULL;
+	mp_block_ref *refs = NULL;
 	size_t n = 0;
-	mp_err err = block_refs_collect(snap, keep_block, p, &refs, &n, "categories", p->cl->diag);
+	mp_err err = mp_block_refs_collect(snap, keep_block, p, &refs, &n, "categories", p->cl->diag);
 
 	for (size_t i = 0; i < snap->nsegments; i++)
 		p->nsegments += segment_kept(p, i);
@@ -122,17 +122,17 @@ static mp_err classify_all(struct painter *p)
 	for (size_t i = 0; err == MP_OK && i < n; i++) {
 		mp_category_why why;
 
-		if ((err = category_classify(p->cl, &refs[i], &why)) == MP_OK)
+		if ((err = mp_category_classify(p->cl, &refs[i], &why)) == MP_OK)
 			p->row[refs[i].block] = (uint8_t)mp_category_in(why.category, p->o->scheme);
 	}
 	free(refs);
 	return err;
 }
 
-mp_err category_segsum(category_classifier *c, const mp_category_opts *o, mp_out *out)
+mp_err category_segsum(mp_category_classifier *c, const mp_category_opts *o, mp_out *out)
 {
 	struct painter p = { .cl = c, .o = o };
-	const segsum_hooks h = {
+	const mp_segsum_hooks h = {
 		.what = "categories", .ctx = &p, .keep = keep_segment, .begin = begin,
 		.touch = touch, .paint = paint, .legend = legend,
 	};
@@ -141,7 +141,7 @@ mp_err category_segsum(category_classifier *c, const mp_category_opts *o, mp_out
 	if (err == MP_OK && o->device >= 0 && p.nsegments == 0)
 		err = mp_fail(c->diag, MP_E_NOTFOUND, "categories: no segments on device %lld", (long long)o->device);
 	if (err == MP_OK)
-		err = segsum_run(c->snap, &h, out, c->diag);
+		err = mp_segsum_run(c->snap, &h, out, c->diag);
 	free(p.row);
 	free(p.bytes);
 	free(p.order);

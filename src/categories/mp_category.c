@@ -21,7 +21,7 @@ struct report {
 	const mp_snapshot *snap;
 	const mp_category_opts *o;
 	mp_out *out;
-	category_classifier cl;
+	mp_category_classifier cl;
 	struct device_sum *sums;
 	size_t nsums;
 	bool first_block; /* JSON: no comma before the next block */
@@ -36,7 +36,7 @@ void mp_category_opts_init(mp_category_opts *o)
 	o->device = -1;
 }
 
-static bool keep_device(const mp_snapshot *snap, const block_ref *r, const void *ctx)
+static bool keep_device(const mp_snapshot *snap, const mp_block_ref *r, const void *ctx)
 {
 	const mp_category_opts *o = ctx;
 
@@ -69,7 +69,7 @@ static const char *source_word(enum mp_category_source s)
 }
 
 /* JSON: one active block with its category and source. */
-static void put_json_block(struct report *rp, const block_ref *r, const mp_category_why *why)
+static void put_json_block(struct report *rp, const mp_block_ref *r, const mp_category_why *why)
 {
 	mp_out *out = rp->out;
 
@@ -91,13 +91,13 @@ static void put_json_block(struct report *rp, const block_ref *r, const mp_categ
 }
 
 /* Classify every block of the chosen devices into the sums (and, for --blocks, list them). */
-static mp_err add_up(struct report *rp, const block_ref *refs, size_t n)
+static mp_err add_up(struct report *rp, const mp_block_ref *refs, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct device_sum *s = sum_of(rp, refs[i].device);
 		mp_category_why why;
 		enum mp_category row;
-		mp_err err = category_classify(&rp->cl, &refs[i], &why);
+		mp_err err = mp_category_classify(&rp->cl, &refs[i], &why);
 
 		if (err != MP_OK)
 			return err;
@@ -195,10 +195,10 @@ static void put_json_device(struct report *rp, const struct device_sum *s, bool 
 
 static mp_err report_run(struct report *rp, mp_diag *diag)
 {
-	block_ref *refs = NULL;
+	mp_block_ref *refs = NULL;
 	size_t n = 0;
 	bool json = rp->o->format == MP_CFMT_JSON;
-	mp_err err = block_refs_collect(rp->snap, keep_device, rp->o, &refs, &n, "categories", diag);
+	mp_err err = mp_block_refs_collect(rp->snap, keep_device, rp->o, &refs, &n, "categories", diag);
 
 	if (err != MP_OK)
 		return err;
@@ -256,7 +256,7 @@ static mp_err run_mode(struct report *rp, mp_diag *diag)
 static bool any_frames(const mp_snapshot *snap)
 {
 	for (size_t i = 0; i < snap->nblocks; i++)
-		if (mp_frames_len(snap, block_frames(snap, &snap->blocks[i])) > 0)
+		if (mp_frames_len(snap, mp_block_frames(snap, &snap->blocks[i])) > 0)
 			return true;
 	return false;
 }
@@ -279,5 +279,5 @@ mp_err mp_analysis_categories(const mp_snapshot *snap, const mp_category_opts *o
 			"them yet; snapshot files: recorded without _record_memory_history)");
 	category_classifier_free(&rp.cl);
 	free(rp.sums);
-	return err == MP_OK ? block_out_status(out, "categories", diag) : err;
+	return err == MP_OK ? mp_block_out_status(out, "categories", diag) : err;
 }

@@ -25,7 +25,7 @@ static bool trace_has_categories(const mp_snapshot *snap)
 	return false;
 }
 
-mp_err category_trace_index(category_classifier *c)
+mp_err category_trace_index(mp_category_classifier *c)
 {
 	const mp_snapshot *snap = c->snap;
 	const mp_keys *k = mp_heap_keys(snap->heap);
@@ -61,7 +61,7 @@ mp_err category_trace_index(category_classifier *c)
 	return MP_OK;
 }
 
-size_t category_trace_find(const category_classifier *c, int64_t device, int64_t addr)
+size_t category_trace_find(const mp_category_classifier *c, int64_t device, int64_t addr)
 {
 	category_alloc key = { device, addr, 0, 0 };
 	size_t lo = 0, hi = c->nallocs;

@@ -40,7 +40,7 @@ struct site_group {
 };
 
 struct sites {
-	category_classifier *cl;
+	mp_category_classifier *cl;
 	const mp_category_opts *o;
 	mp_out *out;
 	struct site_rec *recs;
@@ -59,7 +59,7 @@ static mp_err no_memory(struct sites *st)
 	return mp_fail(st->cl->diag, MP_E_NOMEM, "categories: out of memory");
 }
 
-static bool keep_device(const mp_snapshot *snap, const block_ref *r, const void *ctx)
+static bool keep_device(const mp_snapshot *snap, const mp_block_ref *r, const void *ctx)
 {
 	const mp_category_opts *o = ctx;
 
@@ -175,7 +175,7 @@ static int cmp_rank(const void *pa, const void *pb)
 }
 
 /* Every chosen block: the devices that have one, and a record for each active one. */
-static mp_err collect(struct sites *st, const block_ref *refs, size_t n)
+static mp_err collect(struct sites *st, const mp_block_ref *refs, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		mp_category_why why;
@@ -183,13 +183,13 @@ static mp_err collect(struct sites *st, const block_ref *refs, size_t n)
 
 		if (st->ndevices == 0 || st->devices[st->ndevices - 1] != refs[i].device)
 			st->devices[st->ndevices++] = refs[i].device;
-		if ((err = category_classify(st->cl, &refs[i], &why)) != MP_OK)
+		if ((err = mp_category_classify(st->cl, &refs[i], &why)) != MP_OK)
 			return err;
 		if (why.source == MP_CSRC_INACTIVE)
 			continue;
 		st->recs[st->nrecs++] = (struct site_rec){
 			.device = refs[i].device,
-			.frames = block_frames(st->cl->snap, &st->cl->snap->blocks[refs[i].block]),
+			.frames = mp_block_frames(st->cl->snap, &st->cl->snap->blocks[refs[i].block]),
 			.size = refs[i].size,
 			.row = (uint8_t)mp_category_in(why.category, st->o->scheme),
 		};
@@ -299,24 +299,24 @@ static void put_share(mp_out *out, mp_i128 part, mp_i128 whole)
 }
 
 /* One row: bytes, blocks, share of ACTIVE, top category and its share, then LABEL. */
-static void put_text_row(struct sites *st, block_table *t, const struct site_sum *s, mp_i128 active,
+static void put_text_row(struct sites *st, mp_block_table *t, const struct site_sum *s, mp_i128 active,
 			 const char *label)
 {
 	int top = top_row(st, s);
 
 	mp_format_size(&t->cell, s->bytes, st->o->units);
-	block_table_end_cell(t, COL_BYTES);
+	mp_block_table_end_cell(t, COL_BYTES);
 	mp_out_printf(&t->cell, "%zu", s->blocks);
-	block_table_end_cell(t, COL_BLOCKS);
+	mp_block_table_end_cell(t, COL_BLOCKS);
 	put_share(&t->cell, s->bytes, active);
-	block_table_end_cell(t, COL_SHARE);
+	mp_block_table_end_cell(t, COL_SHARE);
 	if (top < 0) {
 		mp_out_putc(&t->cell, '-');
 	} else {
 		mp_out_printf(&t->cell, "%s ", mp_category_name((enum mp_category)top, st->o->scheme));
 		put_share(&t->cell, s->cat_bytes[top], s->bytes);
 	}
-	block_table_end_cell(t, COL_TOP);
+	mp_block_table_end_cell(t, COL_TOP);
 	mp_out_puts(st->out, label);
 	mp_out_putc(st->out, '\n');
 }
@@ -387,7 +387,7 @@ static void put_device(struct sites *st, int64_t device, const struct site_group
 	size_t top = n < st->o->sites ? n : st->o->sites;
 	struct site_sum rest = { 0 }, total = { 0 };
 	const char *by = by_words[st->o->by];
-	block_table t;
+	mp_block_table t;
 	char label[64];
 
 	for (size_t i = 0; i < n; i++)
@@ -414,11 +414,11 @@ static void put_device(struct sites *st, int64_t device, const struct site_group
 		mp_out_putc(st->out, '\n');
 		put_border(st->out);
 	}
-	block_table_init(&t, st->cl->snap, st->o->units, st->out);
-	block_table_head(&t, "bytes", COL_BYTES);
-	block_table_head(&t, "blocks", COL_BLOCKS);
-	block_table_head(&t, "share", COL_SHARE);
-	block_table_head(&t, "top category", COL_TOP);
+	mp_block_table_init(&t, st->cl->snap, st->o->units, st->out);
+	mp_block_table_head(&t, "bytes", COL_BYTES);
+	mp_block_table_head(&t, "blocks", COL_BLOCKS);
+	mp_block_table_head(&t, "share", COL_SHARE);
+	mp_block_table_head(&t, "top category", COL_TOP);
 	mp_out_printf(st->out, "%s\n", by);
 	if (rst)
 		put_border(st->out);
@@ -429,7 +429,7 @@ static void put_device(struct sites *st, int64_t device, const struct site_group
 	put_text_row(st, &t, &total, total.bytes, "(total)");
 	if (rst)
 		put_border(st->out);
-	block_table_free(&t);
+	mp_block_table_free(&t);
 }
 
 static void put_report(struct sites *st)
@@ -454,7 +454,7 @@ static void put_report(struct sites *st)
 		mp_out_puts(st->out, "  ]\n}\n");
 }
 
-static mp_err sites_run(struct sites *st, block_ref *refs, size_t n)
+static mp_err sites_run(struct sites *st, mp_block_ref *refs, size_t n)
 {
 	size_t j = 0;
 	mp_err err;
@@ -477,12 +477,12 @@ static mp_err sites_run(struct sites *st, block_ref *refs, size_t n)
 	return MP_OK;
 }
 
-mp_err category_sites(category_classifier *c, const mp_category_opts *o, mp_out *out)
+mp_err category_sites(mp_category_classifier *c, const mp_category_opts *o, mp_out *out)
 {
 	struct sites st = { .cl = c, .o = o, .out = out };
-	block_ref *refs = NULL;
+	mp_block_ref *refs = NULL;
 	size_t n = 0;
-	mp_err err = block_refs_collect(c->snap, keep_device, o, &refs, &n, "categories", c->diag);
+	mp_err err = mp_block_refs_collect(c->snap, keep_device, o, &refs, &n, "categories", c->diag);
 
 	if (err != MP_OK)
 		return err;

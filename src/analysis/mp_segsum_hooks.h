@@ -1,8 +1,8 @@
-/* segsum_int.h - segsum's page map with hooks, so that another analysis (categories --segsum)
-   draws its own characters on exactly the pages _memory_viz segsum marks, with the same lines
-   around them (private to src/analysis). */
-#ifndef MEMPROF_SEGSUM_INT_H
-#define MEMPROF_SEGSUM_INT_H
+/* mp_segsum_hooks.h - segsum's page map with hooks, so that an analysis above src/analysis
+   (categories --segsum) draws its own characters on exactly the pages _memory_viz segsum marks,
+   with the same lines around them. */
+#ifndef MEMPROF_SEGSUM_HOOKS_H
+#define MEMPROF_SEGSUM_HOOKS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -12,7 +12,7 @@
 #include "mp_out.h"
 #include "mp_snapshot.h"
 
-typedef struct segsum_hooks {
+typedef struct mp_segsum_hooks {
 	const char *what; /* the analysis, first word of its errors ("stats") */
 	void *ctx;
 	/* Whether segment SEGI is summed up and drawn (NULL: every segment). */
@@ -26,9 +26,9 @@ typedef struct segsum_hooks {
 	void (*paint)(void *ctx, char *map, size_t npages);
 	/* Write the legend that ends the output (NULL: _memory_viz's). */
 	void (*legend)(void *ctx, mp_out *out);
-} segsum_hooks;
+} mp_segsum_hooks;
 
 /* mp_analysis_segsum with H's hooks (those NULL do nothing). */
-mp_err segsum_run(const mp_snapshot *snap, const segsum_hooks *h, mp_out *out, mp_diag *diag) MP_WUR;
+mp_err mp_segsum_run(const mp_snapshot *snap, const mp_segsum_hooks *h, mp_out *out, mp_diag *diag) MP_WUR;
 
 #endif

@@ -23,7 +23,7 @@ struct frame_entry {
 };
 
 struct category_frame_index {
-	const category_classifier *cl;
+	const mp_category_classifier *cl;
 	size_t nrules;
 	size_t *first; /* per rule: its first condition's number (NRULES + 1 entries) */
 	size_t words;  /* uint64_t words in a set of every condition */
@@ -36,7 +36,7 @@ struct category_frame_index {
 	mp_val summarised;
 };
 
-mp_err category_frame_index_new(const category_classifier *cl, category_frame_index **out)
+mp_err category_frame_index_new(const mp_category_classifier *cl, category_frame_index **out)
 {
 	category_frame_index *fi = calloc(1, sizeof *fi);
 	size_t n = 0;
