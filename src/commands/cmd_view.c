@@ -100,7 +100,7 @@ static int flame(mp_command_ctx *c, const mp_command_args *a, const char *title,
 	if ((err = analysis(snap, &out, &diag)) != MP_OK)
 		rc = mp_command_fail(c, cmd_label(c, a, 0, buf, sizeof buf), err, &diag);
 	else
-		rc = cmd_flame(c, cmd_label(c, a, 0, buf, sizeof buf), &out, mp_arg(a, "-o"), title);
+		rc = cmd_flame(c, a->cmd->name, &out, mp_arg(a, "-o"), title);
 	if (rc == MP_CMD_OK && out.len == 0)
 		rc = MP_CMD_NOTHING;
 	mp_out_free(&out);

@@ -28,13 +28,14 @@ const char *mp_session_command_name(int i)
    lists), the usage, the description, the options, and what SNAPSHOT is. */
 static char *make_help(const mp_command *c)
 {
+	size_t n = strlen(c->summary);
 	char *text;
 	mp_out out;
 
 	mp_out_init(&out);
-	mp_out_printf(&out, "%c%s.\nUsage: memprof %s%s%s\n", c->summary[0] >= 'a' && c->summary[0] <= 'z' ?
-		      c->summary[0] - 'a' + 'A' : c->summary[0], c->summary + 1, c->name, c->synopsis[0] ? " " : "",
-		      c->synopsis);
+	mp_out_printf(&out, "%c%s%s\nUsage: memprof %s%s%s\n", c->summary[0] >= 'a' && c->summary[0] <= 'z' ?
+		      c->summary[0] - 'a' + 'A' : c->summary[0], c->summary + 1, n > 0 && c->summary[n - 1] == '.' ?
+		      "" : ".", c->name, c->synopsis[0] ? " " : "", c->synopsis);
 	mp_command_help_body(c, NULL, &out);
 	if (c->positional != NULL && strstr(c->positional, "snapshot") != NULL)
 		mp_out_puts(&out, SNAPSHOT_ARG);
@@ -190,6 +191,8 @@ const char *mp_session_complete(mp_session *s, int i, const char *text, const ch
 	if (i < 0 || (size_t)i >= session_ncommands || text == NULL || word == NULL || strlen(word) > strlen(text))
 		return "";
 	c = session_commands[i];
+	if (c->alias_of != NULL) /* an old name completes as the command it is now */
+		c = mp_command_find(session_commands, session_ncommands, c->alias_of, MP_FRONT_SESSION, NULL);
 	mp_out_init(&out);
 	what = expected(c, text, word, &o, buf, sizeof buf);
 	if (word[0] == '-')
