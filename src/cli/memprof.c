@@ -65,6 +65,15 @@ static void help(const mp_command *cmd, const mp_option *extra)
 	mp_out_free(&out);
 }
 
+/* Print C's error about the words of command NAME, and where its help is when the words do not fit. */
+static int usage_failed(const mp_command_ctx *c, const char *name)
+{
+	cli_error("%s", c->error);
+	if (c->usage)
+		fprintf(stderr, "Try 'memprof %s --help'.\n", name);
+	return MP_CMD_BAD;
+}
+
 static int run(const mp_command *cmd, int argc, char **argv)
 {
 	const mp_option *extra = reads_targets(cmd) ? cli_target_options : NULL;
@@ -81,12 +90,8 @@ static int run(const mp_command *cmd, int argc, char **argv)
 	}
 	if (rc == MP_CMD_OK)
 		rc = cli_check_targets(&c, &a);
-	if (rc != MP_CMD_OK) {
-		cli_error("%s", c.error);
-		if (c.usage)
-			fprintf(stderr, "Try 'memprof %s --help'.\n", cmd->name);
-		return rc;
-	}
+	if (rc != MP_CMD_OK)
+		return usage_failed(&c, cmd->name);
 	rc = cmd->run(&c, &a);
 	if (rc != MP_CMD_OK && c.error[0] != '\0')
 		cli_error("%s", c.error);
@@ -117,6 +122,13 @@ static int snapshot(int argc, char **argv)
 			words[n++] = argv[i];
 	}
 	if (file == NULL) {
+		mp_command_args a = { 0 };
+		mp_command_ctx c;
+
+		/* its words' errors first (an unknown option), as `snapshot save` would say them */
+		cli_ctx_init(&c, &a);
+		if (mp_command_parse(&c, save, cli_target_options, n, words, &a) != MP_CMD_OK)
+			return usage_failed(&c, "snapshot");
 		cli_error("snapshot: name the output with -o FILE.pickle or -o FILE.json (or: snapshot save TARGET FILE)");
 		return MP_CMD_BAD;
 	}

@@ -212,6 +212,17 @@ static bool is_option_word(const char *word)
 	return word[0] == '-' && word[1] != '\0';
 }
 
+/* An option CMD does not take: named as written, and the command that takes it when one does (a user
+   who mixed up two commands learns which one). */
+static int unknown_option(mp_command_ctx *c, const mp_command *cmd, const char *word, size_t n)
+{
+	for (size_t i = 0; i < mp_ncommands; i++)
+		if (mp_commands[i] != cmd && find_in(mp_commands[i]->options, word, n) != NULL)
+			return mp_command_usage_error(c, "%s: unknown option '%.*s' (an option of '%s')", cmd->name, (int)n,
+						      word, mp_commands[i]->name);
+	return mp_command_usage_error(c, "%s: unknown option '%.*s'", cmd->name, (int)n, word);
+}
+
 /* Take option word ARGV[*I] (and its value) into A. */
 static int take_option(mp_command_ctx *c, mp_command_args *a, int argc, char **argv, int *i)
 {
@@ -225,7 +236,7 @@ static int take_option(mp_command_ctx *c, mp_command_args *a, int argc, char **a
 	else if (word[1] != '-' && n > 2)
 		n = 2; /* -oFILE */
 	if ((o = find_in(a->cmd->options, word, n)) == NULL && (o = find_in(a->extra, word, n)) == NULL)
-		return mp_command_usage_error(c, "%s: unknown option '%.*s'", a->cmd->name, (int)n, word);
+		return unknown_option(c, a->cmd, word, n);
 	if (eq != NULL || n < strlen(word))
 		value = eq != NULL ? eq + 1 : word + n;
 	if (o->kind == MP_OPT_FLAG && value != NULL)

@@ -137,12 +137,13 @@ enum mp_command_flags {
 	MP_CMD_EXPRESSION = 1u << 1, /* the debugger evaluates its first word to an address */
 };
 
-/* The commands every front end shares, each by name, and in help order; the front ends add their own. */
-extern const mp_command mp_cmd_segsum, mp_cmd_summary, mp_cmd_segments, mp_cmd_memory, mp_cmd_compare,
-	mp_cmd_trace, mp_cmd_blocks, mp_cmd_block, mp_cmd_categories, mp_cmd_timeline, mp_cmd_info,
-	mp_cmd_snapshot_save;
+/* The commands the front ends share, in help order (command_table.c); the front ends add their own. */
 extern const mp_command *const mp_commands[];
 extern const size_t mp_ncommands;
+
+/* Commands a front end names: trace (the debugger reads its old words) and snapshot save (the command
+   line's short form). */
+extern const mp_command mp_cmd_trace, mp_cmd_snapshot_save;
 
 /* The command NAME of LIST (N entries) that front MASK offers, or NULL. An alias resolves to the
    command it names (*ALIAS, when not NULL, gets the alias entry, else NULL). */

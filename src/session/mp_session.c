@@ -257,7 +257,7 @@ static const mp_command *find_command(mp_session *s, int *argc, char ***argv)
 	const mp_command *c, *alias;
 	char full[64];
 
-	c = mp_command_find(session_commands, session_ncommands, (*argv)[0], MP_FRONT_SESSION, &alias);
+	c = session_find_command((*argv)[0], &alias);
 	if (c == NULL) {
 		session_error(s, "no command '%s' (see 'help memprof')", (*argv)[0]);
 		return NULL;
@@ -270,7 +270,7 @@ static const mp_command *find_command(mp_session *s, int *argc, char ***argv)
 			return NULL;
 		}
 		snprintf(full, sizeof full, "%s %s", c->name, (*argv)[1]);
-		if ((c = mp_command_find(session_commands, session_ncommands, full, MP_FRONT_SESSION, NULL)) == NULL) {
+		if ((c = session_find_command(full, NULL)) == NULL) {
 			session_error(s, "%s: no subcommand '%s' (take, list, save, load, drop)", (*argv)[0], (*argv)[1]);
 			return NULL;
 		}
@@ -308,9 +308,9 @@ static int run_command(mp_session *s, int argc, char **argv)
 			       : session_error(s, "%s", ctx.error);
 		ctx.error[0] = '\0';
 	} else if (a.help) {
-		for (size_t i = 0; i < session_ncommands; i++)
-			if (session_commands[i] == c)
-				mp_out_puts(&s->out, mp_session_command_help((int)i));
+		for (int i = 0; session_command(i) != NULL; i++)
+			if (session_command(i) == c)
+				mp_out_puts(&s->out, mp_session_command_help(i));
 	} else {
 		rc = c->run(&ctx, &a);
 	}

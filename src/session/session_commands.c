@@ -10,18 +10,52 @@
 	"SNAPSHOT (default now) is a name from 'memprof snapshot take/load', 'now' (the target as\n" \
 	"it stands), or a snapshot file (pickle or memprof JSON).\n"
 
-/* In the order `help memprof` lists them: the shared ones with the named snapshots after segsum and summary. */
-const mp_command *const session_commands[] = {
-	&mp_cmd_segsum, &mp_cmd_summary, &session_cmd_stats, &session_cmd_snapshot, &session_cmd_take, &session_cmd_list,
-	&mp_cmd_snapshot_save, &session_cmd_load, &session_cmd_drop, &mp_cmd_compare, &mp_cmd_segments,
-	&mp_cmd_memory, &mp_cmd_trace, &mp_cmd_blocks, &mp_cmd_block, &mp_cmd_categories, &mp_cmd_timeline,
-	&mp_cmd_info,
-};
-const size_t session_ncommands = sizeof session_commands / sizeof session_commands[0];
+#define MAX_COMMANDS 64
+
+/* The debugger's commands: its own first (the 'snapshot' prefix before any subcommand, as gdb registers
+   them), then the table's that the session offers. Made at the first call. */
+static size_t commands(const mp_command *const **out)
+{
+	static const mp_command *const own[] = {
+		&session_cmd_stats, &session_cmd_snapshot, &session_cmd_take, &session_cmd_list,
+		&session_cmd_load, &session_cmd_drop,
+	};
+	static const mp_command *list[MAX_COMMANDS];
+	static size_t n;
+
+	for (size_t i = 0; n == 0 && i < sizeof own / sizeof own[0]; i++)
+		list[i] = own[i];
+	if (n == 0) {
+		n = sizeof own / sizeof own[0];
+		for (size_t i = 0; i < mp_ncommands && n < MAX_COMMANDS; i++)
+			if (mp_commands[i]->fronts & MP_FRONT_SESSION)
+				list[n++] = mp_commands[i];
+	}
+	*out = list;
+	return n;
+}
+
+const mp_command *session_command(int i)
+{
+	const mp_command *const *list;
+	size_t n = commands(&list);
+
+	return i >= 0 && (size_t)i < n ? list[i] : NULL;
+}
+
+const mp_command *session_find_command(const char *name, const mp_command **alias)
+{
+	const mp_command *const *list;
+	size_t n = commands(&list);
+
+	return mp_command_find(list, n, name, MP_FRONT_SESSION, alias);
+}
 
 const char *mp_session_command_name(int i)
 {
-	return i >= 0 && (size_t)i < session_ncommands ? session_commands[i]->name : NULL;
+	const mp_command *c = session_command(i);
+
+	return c != NULL ? c->name : NULL;
 }
 
 /* Command C's help as the debugger shows it: the summary (its first line, which `help memprof`
@@ -47,19 +81,21 @@ static char *make_help(const mp_command *c)
 /* Command I's text from MAKE, made at the first call and kept in CACHE (NULL when out of memory). */
 static const char *cached(char **cache, int i, char *(*make)(const mp_command *))
 {
-	if (i < 0 || (size_t)i >= session_ncommands)
+	const mp_command *c = session_command(i);
+
+	if (c == NULL)
 		return NULL;
 	if (cache[i] == NULL)
-		cache[i] = make(session_commands[i]);
+		cache[i] = make(c);
 	return cache[i];
 }
 
 const char *mp_session_command_help(int i)
 {
-	static char *help[sizeof session_commands / sizeof session_commands[0]];
+	static char *help[MAX_COMMANDS];
 	const char *text = cached(help, i, make_help);
 
-	return text != NULL || i < 0 || (size_t)i >= session_ncommands ? text : session_commands[i]->summary;
+	return text != NULL || session_command(i) == NULL ? text : session_command(i)->summary;
 }
 
 static char *make_spec(const mp_command *c)
@@ -84,19 +120,17 @@ static char *make_spec(const mp_command *c)
 
 const char *mp_session_command_spec(int i)
 {
-	static char *spec[sizeof session_commands / sizeof session_commands[0]];
+	static char *spec[MAX_COMMANDS];
 	const char *text = cached(spec, i, make_spec);
 
-	return text != NULL || i < 0 || (size_t)i >= session_ncommands ? text : "";
+	return text != NULL || session_command(i) == NULL ? text : "";
 }
 
 unsigned mp_session_command_flags(int i)
 {
-	unsigned f;
+	const mp_command *c = session_command(i);
+	unsigned f = c != NULL ? c->flags : 0;
 
-	if (i < 0 || (size_t)i >= session_ncommands)
-		return 0;
-	f = session_commands[i]->flags;
 	return (f & MP_CMD_PREFIX ? MP_SESSION_PREFIX : 0) | (f & MP_CMD_EXPRESSION ? MP_SESSION_EXPRESSION : 0);
 }
 
@@ -188,11 +222,10 @@ const char *mp_session_complete(mp_session *s, int i, const char *text, const ch
 
 	free(s->completion);
 	s->completion = NULL;
-	if (i < 0 || (size_t)i >= session_ncommands || text == NULL || word == NULL || strlen(word) > strlen(text))
+	if ((c = session_command(i)) == NULL || text == NULL || word == NULL || strlen(word) > strlen(text))
 		return "";
-	c = session_commands[i];
 	if (c->alias_of != NULL) /* an old name completes as the command it is now */
-		c = mp_command_find(session_commands, session_ncommands, c->alias_of, MP_FRONT_SESSION, NULL);
+		c = session_find_command(c->alias_of, NULL);
 	mp_out_init(&out);
 	what = expected(c, text, word, &o, buf, sizeof buf);
 	if (word[0] == '-')

@@ -58,9 +58,10 @@ struct mp_session {
 	void *poll_ctx;
 };
 
-/* The session's commands: the shared table's (src/commands) and its own (named snapshots), in help order. */
-extern const mp_command *const session_commands[];
-extern const size_t session_ncommands;
+/* The session's command I (its own, then the shared table's: src/commands), or NULL past the last. */
+const mp_command *session_command(int i);
+/* The command NAME (an old name's command, *ALIAS set to the old name's entry when ALIAS is not NULL). */
+const mp_command *session_find_command(const char *name, const mp_command **alias);
 
 /* The session as a front end of the command table: SNAPSHOT words are kept names, 'now' or files. */
 extern const mp_command_front session_front;
