@@ -94,7 +94,8 @@ const mp_command mp_cmd_blocks = {
 	"Sizes follow --units on the command line, 'set memprof units' in the debugger.\n",
 	"[snapshot]",
 	(const mp_option[]){
-		{ "--device", MP_OPT_DEVICE, NULL, "N", "only device N, or all (default: every device; in the debugger 'set memprof device')" },
+		{ "--device", MP_OPT_DEVICE, NULL, "N",
+		  "only device N, or all (default: every device; in the debugger 'set memprof device')" },
 		{ "--stream", MP_OPT_INTEGER, NULL, "S", "only blocks of stream S" },
 		{ "--state", MP_OPT_TEXT, "allocated pending inactive active active_allocated active_pending_free", "LIST",
 		  "comma-separated states: allocated, pending (active_pending_free), inactive, active (allocated\n"

@@ -71,7 +71,8 @@ const mp_command mp_cmd_categories = {
 	"UNKNOWN. Inactive blocks are free memory and get no category.\n",
 	"[snapshot]",
 	(const mp_option[]){
-		{ "--scheme", MP_OPT_CHOICE, "profiler tracker", "S", "the category names: the profiler's (default) or MemTracker's" },
+		{ "--scheme", MP_OPT_CHOICE, "profiler tracker", "S",
+		  "the category names: the profiler's (default) or MemTracker's" },
 		{ "--rules", MP_OPT_FILE, NULL, "FILE", "category rules tried before the defaults (CATEGORY-RULES.md)" },
 		{ "--units", MP_OPT_CHOICE, "auto B KiB MiB GiB", "U", "units of the tables (JSON counts bytes)" },
 		{ "--format", MP_OPT_CHOICE, "plain rst json", "F", "plain (default), rst (reStructuredText tables) or json" },

@@ -232,10 +232,12 @@ const mp_command mp_cmd_summary = {
 	"SNAPSHOT [--device N|all] [--abbreviated]",
 	"Allocated, reserved, active and inactive memory (large and small pools), allocation retries and\n"
 	"OOMs of a device, as print(torch.cuda.memory_summary(N)). A snapshot file must carry them:\n"
-	"PyTorch's do not; `memprof snapshot --stats` and `memprof snapshot save` write them.\n",
+	"PyTorch's do not; `memprof snapshot save --stats` writes them (the debugger's always).\n",
 	"[snapshot]",
 	(const mp_option[]){
-		{ "--device", MP_OPT_DEVICE, NULL, "N", "device N, or all: one table each (default: 0 on the command line, the 'memprof device' setting in the debugger)" },
+		{ "--device", MP_OPT_DEVICE, NULL, "N",
+		  "device N, or all: one table each (default: 0 on the command line, as memory_summary();\n"
+		  "the 'memprof device' setting in the debugger)" },
 		{ "--abbreviated", MP_OPT_FLAG, NULL, NULL, "the short form of the table, as memory_summary(abbreviated=True)" },
 		{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
 	},
