@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # categories.sh - time memprof's category analyses on the 1,000,000-block snapshot (gen_big.py, shared with
-# run.sh), against `memprof stats` on the same file in the same run (the reference: 1x).
+# run.sh), against `memprof segsum` on the same file in the same run (the reference: 1x).
 #
 # Environment: MEMPROF (default ./memprof), BENCH_BLOCKS (default 1000000), BENCH_RUNS (best of; default 3).
 # Prints one row per command: wall s, peak RSS MiB, time relative to stats. Exit 1 when a command fails.

@@ -94,24 +94,24 @@ for build in $builds; do
 	row "_memory_viz.py stats (job's pickle) [ref]" "$rw" "$rr" ""
 	read -r w r < <(bench_best "$tmp/out.txt" "$MEMPROF" info "$tmp/kernel/core" "${sysargs[@]}")
 	row "memprof info kernel-core (walk)" "$w" "$r" "$rw"
-	read -r w r < <(bench_best "$tmp/out.txt" "$MEMPROF" stats "$tmp/kernel/core" "${sysargs[@]}")
-	row "memprof stats kernel-core" "$w" "$r" "$rw"
-	cmp -s "$tmp/out.txt" "$tmp/ref.txt" || { echo "memprof stats (kernel core) differs from the reference" >&2; status=1; }
+	read -r w r < <(bench_best "$tmp/out.txt" "$MEMPROF" segsum "$tmp/kernel/core" "${sysargs[@]}")
+	row "memprof segsum kernel-core" "$w" "$r" "$rw"
+	cmp -s "$tmp/out.txt" "$tmp/ref.txt" || { echo "memprof segsum (kernel core) differs from the reference" >&2; status=1; }
 	rm -f "$tmp/kernel/core"
 	t0=$(date +%s%N)
 	FAKECUDA_CAPACITY=$cap "$job" "$build" "$top/tests/testbed/jobs/huge.py" gcore "$tmp/gcore" --blocks "$blocks" >/dev/null 2>&1
 	echo "-- gcore core $(($(stat -c %s "$tmp/gcore/core") / 1048576)) MiB in $(since "$t0") s (job included)"
-	read -r w r < <(bench_best "$tmp/out.txt" "$MEMPROF" stats "$tmp/gcore/core")
+	read -r w r < <(bench_best "$tmp/out.txt" "$MEMPROF" segsum "$tmp/gcore/core")
 	python3 "$memviz" stats "$tmp/gcore/snapshot.pickle" >"$tmp/ref.txt"
-	row "memprof stats gcore-core" "$w" "$r" "$rw"
-	cmp -s "$tmp/out.txt" "$tmp/ref.txt" || { echo "memprof stats (gcore) differs from the reference" >&2; status=1; }
+	row "memprof segsum gcore-core" "$w" "$r" "$rw"
+	cmp -s "$tmp/out.txt" "$tmp/ref.txt" || { echo "memprof segsum (gcore) differs from the reference" >&2; status=1; }
 	rm -f "$tmp/gcore/core"
 	FAKECUDA_CAPACITY=$cap "$job" "$build" "$top/tests/testbed/jobs/huge.py" live "$tmp/live" --blocks "$blocks" >/dev/null 2>&1
 	pid=$(cat "$tmp/live/pid")
 	python3 "$memviz" stats "$tmp/live/snapshot.pickle" >"$tmp/ref.txt"
-	read -r w r < <(bench_best "$tmp/out.txt" "$MEMPROF" stats --pid "$pid")
-	row "memprof stats --pid" "$w" "$r" "$rw"
-	cmp -s "$tmp/out.txt" "$tmp/ref.txt" || { echo "memprof stats (live) differs from the reference" >&2; status=1; }
+	read -r w r < <(bench_best "$tmp/out.txt" "$MEMPROF" segsum --pid "$pid")
+	row "memprof segsum --pid" "$w" "$r" "$rw"
+	cmp -s "$tmp/out.txt" "$tmp/ref.txt" || { echo "memprof segsum (live) differs from the reference" >&2; status=1; }
 	"$job" --stop "$tmp/live" >/dev/null
 done
 exit $status

@@ -41,7 +41,7 @@ done
 
 status=0
 if [ -x "$MEMPROF" ]; then
-    read -r best_w best_r < <(bench_best "$tmp/memprof.txt" "$MEMPROF" stats "$big")
+    read -r best_w best_r < <(bench_best "$tmp/memprof.txt" "$MEMPROF" segsum "$big")
     row "memprof (best of $runs)" "$best_w" "$best_r"
     for suite in trixie sid; do
         awk -v o="${wall[$suite]}" -v m="$best_w" -v s="$suite" \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # timeline.sh - time `memprof timeline` on a long trace ring (a simulated training job from
 # tests/timeline/gen_timeline.py, BENCH_RING entries, made once) and on the 1,000,000-block snapshot
-# (gen_big.py, 10,000-entry ring), against `memprof stats` on the same file in the same run (1x).
+# (gen_big.py, 10,000-entry ring), against `memprof segsum` on the same file in the same run (1x).
 #
 # Environment: MEMPROF (default ./memprof), BENCH_RING (default 1000000), BENCH_BLOCKS (default
 # 1000000), BENCH_RUNS (best of; default 3). Prints one row per command: wall s, peak RSS MiB, time

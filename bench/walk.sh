@@ -6,7 +6,7 @@
 # same state, from the pickle memprof exported (what a user would otherwise do: dump a snapshot, then run it).
 # Environment: MEMPROF (default ./memprof), BENCH_ALLOCATIONS (default "120000 1000000"), BENCH_VARIANT (default
 # stripped: what release builds look like), BENCH_RUNS (memprof runs, best kept; default 3).
-# Exit 0 when every memprof stats output equals the reference's, else 1.
+# Exit 0 when every memprof segsum output equals the reference's, else 1.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -47,16 +47,16 @@ for n in $sizes; do
 	row "_memory_viz.py stats (pickle) [ref]" "$rw" "$rr" "$blocks" ""
 	read -r w r < <(bench_best "$tmp/info.txt" "$MEMPROF" info "$tmp/core/core")
 	row "memprof info core (walk)" "$w" "$r" "$blocks" "$rw"
-	read -r w r < <(bench_best "$tmp/stats.txt" "$MEMPROF" stats "$tmp/core/core")
-	row "memprof stats core" "$w" "$r" "$blocks" "$rw"
-	cmp -s "$tmp/stats.txt" "$tmp/ref.txt" || { echo "memprof stats (core) differs from the reference" >&2; status=1; }
+	read -r w r < <(bench_best "$tmp/stats.txt" "$MEMPROF" segsum "$tmp/core/core")
+	row "memprof segsum core" "$w" "$r" "$blocks" "$rw"
+	cmp -s "$tmp/stats.txt" "$tmp/ref.txt" || { echo "memprof segsum (core) differs from the reference" >&2; status=1; }
 	MEMPROF_HUGE_ALLOCATIONS=$n FAKECUDA_CAPACITY=$cap "$target" huge "$variant" live "$tmp/live" >/dev/null
 	pid=$(cat "$tmp/live/pid")
 	read -r w r < <(bench_best "$tmp/info.txt" "$MEMPROF" info --pid "$pid")
 	row "memprof info --pid (walk)" "$w" "$r" "$blocks" "$rw"
-	read -r w r < <(bench_best "$tmp/stats.txt" "$MEMPROF" stats --pid "$pid")
-	row "memprof stats --pid" "$w" "$r" "$blocks" "$rw"
-	cmp -s "$tmp/stats.txt" "$tmp/ref.txt" || { echo "memprof stats (live) differs from the reference" >&2; status=1; }
+	read -r w r < <(bench_best "$tmp/stats.txt" "$MEMPROF" segsum --pid "$pid")
+	row "memprof segsum --pid" "$w" "$r" "$blocks" "$rw"
+	cmp -s "$tmp/stats.txt" "$tmp/ref.txt" || { echo "memprof segsum (live) differs from the reference" >&2; status=1; }
 	"$target" --stop "$tmp/live" >/dev/null
 done
 exit $status

@@ -44,32 +44,35 @@ one_line_error() {
 expect "top help" 0 '^usage: memprof' EMPTY -- "$MEMPROF" --help
 expect "no args" 2 EMPTY 'usage' -- "$MEMPROF"
 expect "unknown command" 2 EMPTY "'frobnicate' is not a memprof command" -- "$MEMPROF" frobnicate
-for cmd in stats segments memory compare trace convert snapshot summary info; do
+for cmd in segsum summary segments memory compare trace blocks block categories timeline info snapshot convert; do
 	expect "$cmd -h" 0 "^usage: memprof $cmd" EMPTY -- "$MEMPROF" "$cmd" -h
 	expect "$cmd bad option" 2 EMPTY "unknown option" -- "$MEMPROF" "$cmd" --bogus x
 done
-expect "stats needs a file" 2 EMPTY 'expected one target' -- "$MEMPROF" stats
+expect "segsum needs a file" 2 EMPTY 'expected one target' -- "$MEMPROF" segsum
 expect "compare needs two" 2 EMPTY 'expected two targets' -- "$MEMPROF" compare "$example"
-expect "--pid counts as a target" 2 EMPTY 'expected one target' -- "$MEMPROF" stats "$example" --pid 1
+expect "--pid counts as a target" 2 EMPTY 'expected one target' -- "$MEMPROF" segsum "$example" --pid 1
 expect "convert takes no --pid" 2 EMPTY "unknown option '--pid'" -- "$MEMPROF" convert --pid 1 "$example" x.json
-expect "stats takes no --stats" 2 EMPTY "unknown option '--stats'" -- "$MEMPROF" stats --stats "$example"
-expect "bad pid" 2 EMPTY "bad value 'abc'" -- "$MEMPROF" stats --pid abc
-expect "bad device" 2 EMPTY "bad value '-1'" -- "$MEMPROF" summary --device -1 "$example"
+expect "segsum takes no --stats" 2 EMPTY "unknown option '--stats'" -- "$MEMPROF" segsum --stats "$example"
+expect "bad pid" 2 EMPTY "--pid 'abc'" -- "$MEMPROF" segsum --pid abc
+expect "bad device" 2 EMPTY "--device '-1'" -- "$MEMPROF" summary --device -1 "$example"
 # Targets that are not what the command needs: one line each, never a crash.
 one_line_error "snapshot needs -o" -- "$MEMPROF" snapshot "$example"
 one_line_error "snapshot of an unknown format" -- "$MEMPROF" snapshot "$example" -o "$tmp/x.txt"
 one_line_error "info on a pickle" -- "$MEMPROF" info "$example"
 one_line_error "summary without statistics" -- "$MEMPROF" summary "$example"
-one_line_error "an ELF file that is no core" -- "$MEMPROF" stats "$(command -v ls)"
-one_line_error "a pid that does not exist" -- "$MEMPROF" stats --pid 2147483647
+one_line_error "an ELF file that is no core" -- "$MEMPROF" segsum "$(command -v ls)"
+one_line_error "a pid that does not exist" -- "$MEMPROF" segsum --pid 2147483647
 one_line_error "a process without PyTorch" -- "$MEMPROF" info --pid $$
 one_line_error "a missing layout file" -- "$MEMPROF" info --pid $$ --layout "$tmp/none.layout"
 expect "a snapshot file re-exported" 0 EMPTY EMPTY -- "$MEMPROF" snapshot "$example" -o "$tmp/re.pickle"
 expect "summary from a file with device_stats" 0 '^\|  *PyTorch CUDA memory summary, device ID 0 ' EMPTY -- \
 	"$MEMPROF" summary "$top/tests/data/example-stats.json"
 
-expect "stats on the example" 0 '^Summary of segments >= 20.0MiB in size$' EMPTY -- "$MEMPROF" stats "$example"
-expect "stats from stdin" 0 '^total_reserved: 142.0MiB$' EMPTY -- sh -c "\"$MEMPROF\" stats - < \"$example\""
+# The old name of segsum: the same output, and one note.
+expect "stats is segsum's old name" 0 '^Summary of segments >= 20.0MiB in size$' "^memprof: note: 'stats' is now called 'segsum'$" -- \
+	"$MEMPROF" stats "$example"
+expect "segsum on the example" 0 '^Summary of segments >= 20.0MiB in size$' EMPTY -- "$MEMPROF" segsum "$example"
+expect "segsum from stdin" 0 '^total_reserved: 142.0MiB$' EMPTY -- sh -c "\"$MEMPROF\" segsum - < \"$example\""
 expect "trace on the example" 0 '^raise OutOfMemoryError # 64.0MiB requested, 3.0MiB free in CUDA$' EMPTY -- "$MEMPROF" trace "$example"
 expect "segments to stdout" 0 '^stream_0;seg_[0-9]+;active_allocated;' EMPTY -- "$MEMPROF" segments "$example"
 expect "compare with itself" 1 '^only_before = \[\]$' EMPTY -- "$MEMPROF" compare "$example" "$example"
@@ -80,14 +83,14 @@ else
 	echo "FAIL: memory -o x.svg did not write an SVG naming the call sites"; fail=$((fail + 1))
 fi
 
-one_line_error "missing file" -- "$MEMPROF" stats "$tmp/nope.pickle"
-one_line_error "directory" -- "$MEMPROF" stats "$tmp"
+one_line_error "missing file" -- "$MEMPROF" segsum "$tmp/nope.pickle"
+one_line_error "directory" -- "$MEMPROF" segsum "$tmp"
 : >"$tmp/empty"
-one_line_error "empty file" -- "$MEMPROF" stats "$tmp/empty"
+one_line_error "empty file" -- "$MEMPROF" segsum "$tmp/empty"
 printf 'hello world' >"$tmp/text"
-one_line_error "not a snapshot" -- "$MEMPROF" stats "$tmp/text"
+one_line_error "not a snapshot" -- "$MEMPROF" segsum "$tmp/text"
 printf '\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00\x8c\x05posix\x8c\x06system\x93.' >"$tmp/evil.pickle"
-one_line_error "code in a pickle" -- "$MEMPROF" stats "$tmp/evil.pickle"
+one_line_error "code in a pickle" -- "$MEMPROF" segsum "$tmp/evil.pickle"
 grep -q 'STACK_GLOBAL' "$tmp/err" && pass=$((pass + 1)) || { echo "FAIL: opcode not named"; fail=$((fail + 1)); }
 one_line_error "convert to unknown format" -- "$MEMPROF" convert "$example" "$tmp/x.txt"
 one_line_error "unwritable output" -- "$MEMPROF" convert "$example" "$tmp/no/such/dir/x.json"

@@ -25,8 +25,8 @@ else
 fi
 cd "$top"
 echo "# memprof on $what: _build/example/core"
-for cmd in "info _build/example/core" "stats _build/example/core" "summary --abbreviated _build/example/core" \
-	"stats tests/data/example.pickle"; do
+for cmd in "info _build/example/core" "segsum _build/example/core" "summary --abbreviated _build/example/core" \
+	"segsum tests/data/example.pickle"; do
 	echo "\$ memprof $cmd"
 	# shellcheck disable=SC2086 # the words of $cmd are the arguments
 	"$top/_build/memprof" $cmd

@@ -1,6 +1,5 @@
-/* cli_target.c - what a subcommand's TARGET is: a snapshot file, a core dump (told apart by
-   content), or a live process (--pid); the last two are walked into a snapshot. */
-#include <errno.h>
+/* cli_target.c - what a command's SNAPSHOT word is on the command line: a snapshot file, a core
+   dump (told apart by content, read once), or a live process (--pid); the last two are walked. */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -9,39 +8,30 @@
 #include "mp_layout.h"
 #include "mp_snapshot_walk.h"
 
-int cli_ntargets(const struct cli_opts *o)
+const mp_option cli_target_options[] = {
+	{ "--pid", MP_OPT_COUNT, NULL, "PID", "read the allocator of live process PID (nothing is written to it)" },
+	{ "--stop", MP_OPT_FLAG, NULL, NULL, "stop the process (ptrace) while it is read" },
+	{ "--sysroot", MP_OPT_FILE, NULL, "DIR", "look for the core's libraries under DIR (a core from elsewhere)" },
+	{ "--solib-path", MP_OPT_TEXT, NULL, "DIRS", "colon-separated directories to search for the core's libraries" },
+	{ "--layout", MP_OPT_FILE, NULL, "FILE", "struct layout to use instead of DWARF or memprof's tables" },
+	{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
+};
+
+static const mp_command_args *args_of(const mp_command_ctx *c)
 {
-	return o->nargs + (o->pid != 0);
+	return c->data;
 }
 
-const char *cli_target_name(const struct cli_opts *o, int i, char *buf, size_t size)
+/* The name of target WORD (NULL: --pid). */
+static const char *target_name(mp_command_ctx *c, int i, const char *word, char *buf, size_t size)
 {
-	if (i < o->nargs)
-		return o->args[i];
-	snprintf(buf, size, "pid %d", o->pid);
+	const char *pid = mp_arg(args_of(c), "--pid");
+
+	(void)i;
+	if (word != NULL)
+		return word;
+	snprintf(buf, size, "pid %s", pid != NULL ? pid : "?");
 	return buf;
-}
-
-enum file_kind { FILE_SNAPSHOT, FILE_CORE, FILE_OTHER_ELF, FILE_UNREADABLE };
-
-/* An ELF file whose e_type is ET_CORE is a core; anything else is left to the snapshot reader. */
-static enum file_kind file_kind(const char *path)
-{
-	unsigned char h[18];
-	FILE *f;
-	size_t n;
-
-	if (strcmp(path, "-") == 0)
-		return FILE_SNAPSHOT;
-	f = fopen(path, "rb");
-	if (f == NULL)
-		return FILE_UNREADABLE;
-	n = fread(h, 1, sizeof h, f);
-	fclose(f);
-	if (n < sizeof h || memcmp(h, "\177ELF", 4) != 0)
-		return FILE_SNAPSHOT;
-	/* e_type sits at 16 in both ELF classes, in the file's byte order (h[5]: 1 LE, 2 BE) */
-	return (h[5] == 2 ? (h[16] << 8 | h[17]) : (h[17] << 8 | h[16])) == 4 ? FILE_CORE : FILE_OTHER_ELF;
 }
 
 /* Progress on a terminal: the walk of a big heap takes a while. */
@@ -51,110 +41,147 @@ static void show_progress(void *ctx, size_t blocks)
 	fprintf(stderr, "\rmemprof: %zu blocks read...", blocks);
 }
 
-static bool open_target(const struct cli_opts *o, int i, mp_target **t, mp_diag *diag)
+/* Open and walk the core WORD, or --pid when WORD is NULL. */
+static int walk(mp_command_ctx *c, int i, const char *word, mp_target **t, mp_walk **w)
 {
-	mp_target_opts topts = { .sysroot = o->sysroot, .solib_path = o->solib_path, .stop = o->stop };
-	char name[64];
-	mp_err err;
-
-	if (i >= o->nargs)
-		err = mp_target_open_pid(o->pid, &topts, t, diag);
-	else
-		err = mp_target_open_core(o->args[i], &topts, t, diag);
-	if (err == MP_OK)
-		return true;
-	cli_fail(cli_target_name(o, i, name, sizeof name), err, diag);
-	return false;
-}
-
-bool cli_walk_target(const struct cli_opts *o, int i, mp_target **t, mp_walk **w)
-{
+	const mp_command_args *a = args_of(c);
+	const char *pid = mp_arg(a, "--pid"), *layout_path = mp_arg(a, "--layout");
+	mp_target_opts topts = {
+		.sysroot = mp_arg(a, "--sysroot"), .solib_path = mp_arg(a, "--solib-path"), .stop = mp_arg_given(a, "--stop"),
+	};
 	mp_walk_opts wopts = { 0 };
 	mp_layout layout;
 	char name[64];
+	long n = 0;
 	mp_diag diag;
 	mp_err err;
 	bool tty = isatty(STDERR_FILENO);
 
 	*t = NULL;
 	*w = NULL;
-	cli_diag_init(&diag);
-	if (i < o->nargs && file_kind(o->args[i]) != FILE_CORE) {
-		cli_error("'%s': not a core dump", o->args[i]);
-		return false;
-	}
-	if (o->layout != NULL) {
-		if ((err = mp_layout_load_file(o->layout, &layout, &diag)) != MP_OK) {
-			cli_fail(o->layout, err, &diag);
-			return false;
-		}
+	mp_command_diag(c, &diag);
+	if (layout_path != NULL) {
+		if ((err = mp_layout_load_file(layout_path, &layout, &diag)) != MP_OK)
+			return mp_command_fail(c, layout_path, err, &diag);
 		wopts.layout = &layout;
 	}
-	if (!open_target(o, i, t, &diag))
-		return false;
+	if (word != NULL)
+		err = mp_target_open_core(word, &topts, t, &diag);
+	else
+		err = (pid != NULL && mp_parse_long(pid, &n)) ? mp_target_open_pid((int)n, &topts, t, &diag) : MP_E_USAGE;
+	if (err != MP_OK)
+		return mp_command_fail(c, target_name(c, i, word, name, sizeof name), err, &diag);
 	if (tty)
 		wopts.progress = show_progress;
 	err = mp_walk_run(*t, NULL, &wopts, w, &diag);
 	if (tty)
 		fputs("\r\033[K", stderr);
 	if (err != MP_OK) {
-		cli_fail(cli_target_name(o, i, name, sizeof name), err, &diag);
 		mp_target_close(*t);
 		*t = NULL;
-		return false;
+		return mp_command_fail(c, target_name(c, i, word, name, sizeof name), err, &diag);
 	}
-	return true;
+	return MP_CMD_OK;
 }
 
-bool cli_load_target(const struct cli_opts *o, int i, unsigned load_flags, unsigned snap_flags, mp_snapshot **out)
+static int walked(mp_command_ctx *c, int i, const char *word, mp_target **t, mp_walk **w, bool *owned)
+{
+	*owned = true;
+	if (word != NULL && mp_file_kind(word) != MP_FILE_CORE)
+		return mp_command_error(c, "'%s': not a core dump", word);
+	return walk(c, i, word, t, w);
+}
+
+static int snapshot(mp_command_ctx *c, int i, const char *word, unsigned load_flags, unsigned walk_flags,
+		    mp_snapshot **snap, bool *owned)
 {
 	mp_target *t;
 	mp_walk *w;
 	char name[64];
 	mp_diag diag;
 	mp_err err;
+	int rc;
 
-	*out = NULL;
-	if (i < o->nargs) {
-		switch (file_kind(o->args[i])) {
-		case FILE_SNAPSHOT:
-		case FILE_UNREADABLE: /* the loader says why */
-			return cli_load(o->args[i], load_flags, out);
-		case FILE_OTHER_ELF:
-			cli_error("'%s': an ELF file but not a core dump", o->args[i]);
-			return false;
-		case FILE_CORE:
-			break;
-		}
+	*owned = true;
+	mp_command_diag(c, &diag);
+	switch (word != NULL ? mp_file_kind(word) : MP_FILE_CORE) {
+	case MP_FILE_SNAPSHOT:
+	case MP_FILE_UNREADABLE: /* the loader says why */
+		if ((err = mp_snapshot_load(word, load_flags, snap, &diag)) == MP_OK)
+			return MP_CMD_OK;
+		if (diag.msg[0] != '\0')
+			return mp_command_error(c, "%s", diag.msg);
+		return mp_command_error(c, "'%s': %s", word, mp_strerror(err));
+	case MP_FILE_OTHER_ELF:
+		return mp_command_error(c, "'%s': an ELF file but not a core dump", word);
+	case MP_FILE_CORE:
+		break;
 	}
-	if (!cli_walk_target(o, i, &t, &w))
-		return false;
-	cli_diag_init(&diag);
-	err = mp_snapshot_from_walk(w, snap_flags, out, &diag);
+	if ((rc = walk(c, i, word, &t, &w)) != MP_CMD_OK)
+		return rc;
+	err = mp_snapshot_from_walk(w, walk_flags, snap, &diag);
 	mp_walk_free(w);
 	mp_target_close(t);
-	if (err != MP_OK) {
-		cli_fail(cli_target_name(o, i, name, sizeof name), err, &diag);
-		return false;
-	}
-	return true;
+	if (err != MP_OK)
+		return mp_command_fail(c, target_name(c, i, word, name, sizeof name), err, &diag);
+	return MP_CMD_OK;
 }
 
-int cli_load_rules_and_target(const struct cli_opts *o, const char *what, mp_category_ruleset **rules,
-			      mp_snapshot **snap)
+static int emit(mp_command_ctx *c, const mp_out *text)
 {
-	mp_diag diag;
-	mp_err err;
+	if ((text->len > 0 && fwrite(text->data, 1, text->len, stdout) != text->len) || fflush(stdout) != 0)
+		return mp_command_error(c, "cannot write to standard output: %m");
+	return MP_CMD_OK;
+}
 
-	*rules = NULL;
-	*snap = NULL;
-	cli_diag_init(&diag);
-	if (o->rules != NULL && (err = mp_category_rules_load(o->rules, rules, &diag)) != MP_OK)
-		return cli_fail(what, err, &diag);
-	if (!cli_load_target(o, 0, 0, 0, snap)) {
-		mp_category_ruleset_free(*rules);
-		*rules = NULL;
-		return CLI_BAD;
+const mp_command_front cli_front = {
+	.mask = MP_FRONT_CLI,
+	.snapshot = snapshot,
+	.walked = walked,
+	.label = target_name,
+	.emit = emit,
+	.warn = cli_keep_warning,
+};
+
+void cli_ctx_init(mp_command_ctx *c, const mp_command_args *a)
+{
+	memset(c, 0, sizeof *c);
+	c->front = &cli_front;
+	c->data = (void *)a;
+	c->units = MP_UNITS_AUTO;
+	c->device = -1;
+	c->one_device = 0; /* as torch.cuda.memory_summary() */
+}
+
+/* --pid stands for the last SNAPSHOT word (after the others, as the command line names targets):
+   the words from there on move one place on. */
+static void place_pid(mp_command_args *a, int last)
+{
+	for (int i = a->npos; i > last; i--)
+		a->pos[i] = a->pos[i - 1];
+	a->pos[last] = NULL;
+	a->npos++;
+}
+
+int cli_check_targets(mp_command_ctx *c, mp_command_args *a)
+{
+	int want = 0, words = 0, last = -1, pid = mp_arg_given(a, "--pid"), missing;
+	char kind[32];
+
+	for (int i = 0; mp_command_positional_kind(a->cmd, i, kind, sizeof kind)[0] != '\0'; i++) {
+		words++;
+		if (strcmp(kind, "snapshot") == 0)
+			want++, last = i;
 	}
-	return CLI_OK;
+	if (a->npos + pid == words) {
+		if (pid)
+			place_pid(a, last);
+		return MP_CMD_OK;
+	}
+	/* The first word not given, the words filling the places --pid leaves. */
+	missing = pid && a->npos >= last ? a->npos + 1 : a->npos;
+	mp_command_positional_kind(a->cmd, missing < words ? missing : last, kind, sizeof kind);
+	if (a->npos + pid > words || strcmp(kind, "snapshot") == 0)
+		return mp_command_usage_error(c, "%s: expected %s", a->cmd->name, want == 1 ? "one target" : "two targets");
+	return mp_command_usage_error(c, "%s: missing %s", a->cmd->name, kind);
 }

@@ -1,56 +1,40 @@
-/* cmd_convert.c - `memprof convert`: snapshot pickle <-> JSON. */
-#include <errno.h>
-#include <stdio.h>
+/* cmd_convert.c - `memprof convert`: snapshot pickle <-> JSON (the command line's own command). */
 #include <string.h>
 
 #include "cli.h"
-#include "mp_snapshot_file.h"
 
-static bool parse_format(const char *name, enum mp_format *fmt)
+static int run_convert(mp_command_ctx *c, const mp_command_args *a)
 {
-	if (strcmp(name, "json") == 0)
-		*fmt = MP_FMT_JSON;
-	else if (strcmp(name, "pickle") == 0)
-		*fmt = MP_FMT_PICKLE;
-	else
-		return false;
-	return true;
-}
-
-static int run_convert(const struct cli_command *cmd, int argc, char **argv)
-{
-	struct cli_opts o;
-	enum mp_format fmt;
+	const char *to = mp_arg(a, "--to");
+	enum mp_format fmt = mp_format_from_name(a->pos[1]);
 	mp_snapshot *snap;
-	bool done;
-	int rc = cli_parse(cmd, argc, argv, 2, 2, &o, &done);
+	mp_diag diag;
+	mp_err err;
 
-	if (rc != CLI_OK || done)
-		return rc;
-	fmt = mp_format_from_name(o.args[1]);
-	if (o.to != NULL && !parse_format(o.to, &fmt)) {
-		cli_error("convert: unknown format '%s' (json or pickle)", o.to);
-		return CLI_BAD;
-	}
-	if (fmt == MP_FMT_UNKNOWN) {
-		cli_error("convert: cannot tell the format of '%s': name it .json or .pickle, or pass --to",
-			  o.args[1]);
-		return CLI_BAD;
-	}
-	if (!cli_load(o.args[0], 0, &snap))
-		return CLI_BAD;
-	return cli_export(snap, fmt, o.args[1], "convert");
+	if (to != NULL)
+		fmt = strcmp(to, "json") == 0 ? MP_FMT_JSON : MP_FMT_PICKLE; /* the parser checked it */
+	if (fmt == MP_FMT_UNKNOWN)
+		return mp_command_error(c, "convert: cannot tell the format of '%s': name it .json or .pickle, or pass --to",
+					a->pos[1]);
+	mp_command_diag(c, &diag);
+	if ((err = mp_snapshot_load(a->pos[0], 0, &snap, &diag)) != MP_OK)
+		return diag.msg[0] != '\0' ? mp_command_error(c, "%s", diag.msg)
+					   : mp_command_error(c, "'%s': %s", a->pos[0], mp_strerror(err));
+	return cli_export(c, snap, fmt, a->pos[1], "convert");
 }
 
-const struct cli_command cli_cmd_convert = {
-	"convert", "convert a snapshot between pickle and JSON",
-	"usage: memprof convert IN OUT [--to json|pickle]\n"
-	"\n"
+const mp_command cli_cmd_convert = {
+	"convert", MP_FRONT_CLI, "convert a snapshot between pickle and JSON",
+	"IN OUT [--to json|pickle]",
 	"Read IN (pickle or JSON, recognised by content) and write OUT in the format\n"
 	"named by its extension (.json, .pickle, .pkl) or by --to. Pickles are written\n"
 	"with protocol 4 and only the opcodes that PyTorch's memory_viz web page reads.\n"
-	"The JSON schema is described in src/model/SCHEMA.md. OUT '-' is standard output.\n"
-	"Exit status: 0 done, 2 bad input or usage.\n",
-	run_convert,
-	CLI_O_TO,
+	"The JSON schema is described in src/model/SCHEMA.md. OUT '-' is standard output.\n",
+	"file file",
+	(const mp_option[]){
+		{ "--to", MP_OPT_CHOICE, "json pickle", "FORMAT", "the format of OUT, whatever its name" },
+		{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
+	},
+	"0 done, 2 bad input or usage",
+	run_convert, 0, NULL,
 };

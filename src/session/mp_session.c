@@ -176,14 +176,14 @@ int mp_session_set(mp_session *s, const char *name, const char *value)
 	} else if (strcmp(name, "device") == 0) {
 		if (strcmp(value, "all") == 0 || value[0] == '\0')
 			s->device = -1;
-		else if (session_parse_long(value, &n) && n >= 0)
+		else if (mp_parse_long(value, &n) && n >= 0)
 			s->device = n;
 		else
 			return session_error(s, "device: '%s' is neither 'all' nor a device number", value), -1;
 	} else if (strcmp(name, "layout") == 0) {
 		return set_layout(s, value) == 0 ? 0 : -1;
 	} else if (strcmp(name, "max-blocks") == 0) {
-		if (!session_parse_long(value, &n) || n < 0)
+		if (!mp_parse_long(value, &n) || n < 0)
 			return session_error(s, "max-blocks: '%s' is not a count (0: no limit)", value), -1;
 		s->max_blocks = (size_t)n;
 		mp_session_invalidate(s);
@@ -223,23 +223,103 @@ static void terminate(mp_out *out)
 		*p = '\0';
 }
 
-static int run_command(mp_session *s, int argc, char **argv)
+/* The words of the old `trace [N] [--of SNAPSHOT]` as `trace [SNAPSHOT] [--last N]` into WORDS (room for
+   ARGC + 1); true when there was an old spelling. */
+static bool old_trace_words(int argc, char **argv, char **words, int *n)
 {
-	if (argc < 1 || argv == NULL || argv[0] == NULL)
-		return session_error(s, "no command given");
-	for (size_t i = 0; i < session_ncommands; i++) {
-		const struct session_command *c = &session_commands[i];
+	static char last[] = "--last";
+	bool old = false;
 
-		/* the table's names are full ("snapshot take"); ARGV[0] is one word */
-		if (strchr(c->name, ' ') == NULL && strcmp(c->name, argv[0]) == 0) {
-			int rc = c->run(s, argc - 1, argv + 1);
-
-			if (rc != MP_SESSION_ERROR && s->out.err != MP_OK)
-				rc = session_error(s, "%s", mp_strerror(s->out.err));
-			return rc;
+	*n = 0;
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--last") == 0 && i + 1 < argc) { /* the new spelling: its count as it is */
+			words[(*n)++] = argv[i];
+			words[(*n)++] = argv[++i];
+		} else if (strcmp(argv[i], "--of") == 0 && i + 1 < argc) {
+			words[(*n)++] = argv[++i];
+			old = true;
+		} else if (argv[i][0] != '\0' && strspn(argv[i], "0123456789") == strlen(argv[i])) {
+			if (strspn(argv[i], "0") != strlen(argv[i])) { /* 0 was all of it */
+				words[(*n)++] = last;
+				words[(*n)++] = argv[i];
+			}
+			old = true;
+		} else {
+			words[(*n)++] = argv[i];
 		}
 	}
-	return session_error(s, "no command '%s' (see 'help memprof')", argv[0]);
+	return old;
+}
+
+/* The command ARGV names (a prefix's subcommand, an old name's command), its words after the name. */
+static const mp_command *find_command(mp_session *s, int *argc, char ***argv)
+{
+	const mp_command *c, *alias;
+	char full[64];
+
+	c = session_find_command((*argv)[0], &alias);
+	if (c == NULL) {
+		session_error(s, "no command '%s' (see 'help memprof')", (*argv)[0]);
+		return NULL;
+	}
+	if (alias != NULL)
+		mp_out_printf(&s->warnings, "memprof: note: '%s' is now called '%s'\n", alias->name, c->name);
+	if (c->flags & MP_CMD_PREFIX) {
+		if (*argc < 2) {
+			session_error(s, "%s: say take, list, save, load or drop (see 'help memprof %s')", c->name, c->name);
+			return NULL;
+		}
+		snprintf(full, sizeof full, "%s %s", c->name, (*argv)[1]);
+		if ((c = session_find_command(full, NULL)) == NULL) {
+			session_error(s, "%s: no subcommand '%s' (take, list, save, load, drop)", (*argv)[0], (*argv)[1]);
+			return NULL;
+		}
+		--*argc, ++*argv;
+	}
+	return c;
+}
+
+static int run_command(mp_session *s, int argc, char **argv)
+{
+	const mp_command *c;
+	mp_command_args a;
+	mp_command_ctx ctx;
+	char **words = NULL;
+	int n, rc;
+
+	if (argc < 1 || argv == NULL || argv[0] == NULL)
+		return session_error(s, "no command given");
+	if ((c = find_command(s, &argc, &argv)) == NULL)
+		return MP_SESSION_ERROR;
+	session_ctx_init(s, &ctx, argv[0]);
+	if (c == &mp_cmd_trace) {
+		if ((words = malloc(((size_t)argc + 1) * sizeof *words)) == NULL)
+			return session_error(s, "out of memory");
+		if (old_trace_words(argc - 1, argv + 1, words, &n))
+			mp_out_puts(&s->warnings, "memprof: note: 'trace N --of SNAPSHOT' is now 'trace SNAPSHOT --last N'\n");
+		rc = mp_command_parse(&ctx, c, NULL, n, words, &a);
+	} else {
+		rc = mp_command_parse(&ctx, c, NULL, argc - 1, argv + 1, &a);
+	}
+	if (rc == MP_CMD_OK && !a.help)
+		rc = mp_command_check_words(&ctx, &a);
+	if (rc != MP_CMD_OK) {
+		rc = ctx.usage ? session_error(s, "%s (see 'help memprof %s')", ctx.error, c->name)
+			       : session_error(s, "%s", ctx.error);
+		ctx.error[0] = '\0';
+	} else if (a.help) {
+		for (int i = 0; session_command(i) != NULL; i++)
+			if (session_command(i) == c)
+				mp_out_puts(&s->out, mp_session_command_help(i));
+	} else {
+		rc = c->run(&ctx, &a);
+	}
+	free(words);
+	if (rc == MP_SESSION_ERROR && ctx.error[0] != '\0')
+		session_error(s, "%s", ctx.error);
+	if (rc != MP_SESSION_ERROR && s->out.err != MP_OK)
+		rc = session_error(s, "%s", mp_strerror(s->out.err));
+	return rc;
 }
 
 int mp_session_run(mp_session *s, int argc, char **argv)
@@ -301,17 +381,10 @@ int session_fail(mp_session *s, const char *what, mp_err err, const mp_diag *dia
 	return session_error(s, "%s: %s", what, mp_strerror(err));
 }
 
-static void keep_warning(void *ctx, const char *line)
-{
-	mp_session *s = ctx;
-
-	mp_out_printf(&s->warnings, "memprof: warning: %s\n", line);
-}
-
 void session_diag_init(mp_session *s, mp_diag *diag)
 {
 	memset(diag, 0, sizeof *diag);
-	diag->warn = keep_warning;
+	diag->warn = session_front.warn;
 	diag->warn_ctx = s;
 }
 

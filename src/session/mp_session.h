@@ -13,6 +13,10 @@
 
 #include "mp_target.h"
 
+/* What libmemprof.so exports (src/libmemprof.map names the same): the library is built with hidden
+   visibility, so only the functions marked here can be. */
+#define MP_SESSION_API __attribute__((visibility("default")))
+
 typedef struct mp_session mp_session;
 
 /* Results of mp_session_run, the CLI's exit codes. */
@@ -23,64 +27,69 @@ enum mp_session_status {
 };
 
 /* The library's version (PACKAGE_VERSION); the extension refuses a library of another. */
-const char *mp_session_version(void);
+MP_SESSION_API const char *mp_session_version(void);
 
 /* A new session with no target. NULL when out of memory. */
-mp_session *mp_session_new(void);
-void mp_session_free(mp_session *s);
+MP_SESSION_API mp_session *mp_session_new(void);
+MP_SESSION_API void mp_session_free(mp_session *s);
 
 /* Which target the next commands read. Naming the same target as before keeps the cached walk;
    another drops it. Return 0 (these only record; opening happens when a command needs it). */
 /* No target: commands that need one fail with WHY ("no process or core file"). */
-int mp_session_use_none(mp_session *s, const char *why);
+MP_SESSION_API int mp_session_use_none(mp_session *s, const char *why);
 /* A live local process, read through /proc/PID/mem or process_vm_readv (the debugger is its
    tracer and holds it stopped, so reading is allowed and the state does not move). */
-int mp_session_use_pid(mp_session *s, int pid);
+MP_SESSION_API int mp_session_use_pid(mp_session *s, int pid);
 /* A core file, read by memprof itself; SYSROOT and SOLIB_PATH (may be NULL) as --sysroot and
    --solib-path. */
-int mp_session_use_core(mp_session *s, const char *core, const char *sysroot, const char *solib_path);
+MP_SESSION_API int mp_session_use_core(mp_session *s, const char *core, const char *sysroot, const char *solib_path);
 /* Any other target: memory through READ(CTX, ...) (counted, see mp_session_reads), files mapped
    where MAPS_TEXT says: the text of gdb's `info proc mappings` (both the layout with and without
    the Perms column). NAME is shown as the target's origin; PID may be 0. */
-int mp_session_use_callback(mp_session *s, const char *name, int pid, mp_read_fn read, void *ctx,
+MP_SESSION_API int mp_session_use_callback(mp_session *s, const char *name, int pid, mp_read_fn read, void *ctx,
 			    const char *maps_text);
 
 /* The target ran, or loaded or unloaded code: walk again when next asked. */
-void mp_session_invalidate(mp_session *s);
+MP_SESSION_API void mp_session_invalidate(mp_session *s);
 
 /* POLL(CTX) is called now and then during a walk; nonzero stops it (Ctrl-C), and the command
    fails with "interrupted". POLL may be NULL. */
 typedef int (*mp_session_poll_fn)(void *ctx);
-void mp_session_set_poll(mp_session *s, mp_session_poll_fn poll, void *ctx);
+MP_SESSION_API void mp_session_set_poll(mp_session *s, mp_session_poll_fn poll, void *ctx);
 
 /* Settings, by name: "units" (auto, B, KiB, MiB, GiB), "device" (all or a number), "layout" (auto
    or a layout file), "max-blocks" (0 = no limit). 0, or -1 with mp_session_error set. */
-int mp_session_set(mp_session *s, const char *name, const char *value);
+MP_SESSION_API int mp_session_set(mp_session *s, const char *name, const char *value);
 /* The current value of setting NAME as text (NULL for an unknown name). */
-const char *mp_session_show(mp_session *s, const char *name);
+MP_SESSION_API const char *mp_session_show(mp_session *s, const char *name);
 
 /* Run ARGV[0] (a command word: "segsum", "snapshot", ...) with its arguments ARGV[1..ARGC).
    Returns an mp_session_status. Output and warnings of the previous run are replaced. */
-int mp_session_run(mp_session *s, int argc, char **argv);
+MP_SESSION_API int mp_session_run(mp_session *s, int argc, char **argv);
 
 /* The text the last run produced (possibly empty, never NULL) and its length in bytes. */
-const char *mp_session_output(const mp_session *s);
-size_t mp_session_output_len(const mp_session *s);
+MP_SESSION_API const char *mp_session_output(const mp_session *s);
+MP_SESSION_API size_t mp_session_output_len(const mp_session *s);
 /* The one-line reason the last run failed ("" when it did not). */
-const char *mp_session_error(const mp_session *s);
+MP_SESSION_API const char *mp_session_error(const mp_session *s);
 /* The warnings of the last run, one per line ("" when none). */
-const char *mp_session_warnings(const mp_session *s);
+MP_SESSION_API const char *mp_session_warnings(const mp_session *s);
 
 /* How many times the session called a callback target's READ since it was named. */
-uint64_t mp_session_reads(const mp_session *s);
+MP_SESSION_API uint64_t mp_session_reads(const mp_session *s);
 
 /* The commands, for the extension to register: names in help order, I from 0 until NULL.
    A name with a space is a subcommand ("snapshot take") of the prefix before it. */
-const char *mp_session_command_name(int i);
+MP_SESSION_API const char *mp_session_command_name(int i);
 /* The help text of command I: its first line is the summary `help memprof` lists. */
-const char *mp_session_command_help(int i);
+MP_SESSION_API const char *mp_session_command_help(int i);
+/* What command I takes, for a front end that builds its own calls (a Python API, the tests), one
+   line each: "positional KINDS" (blank-separated, "[...]" optional: "[snapshot]", "address
+   [snapshot]"), then "option NAME KIND [WORDS...]" per option, KIND one of flag, text, file, choice,
+   device, count, integer, size, snapshot, flag-count, and WORDS its choices (or a list's words). */
+MP_SESSION_API const char *mp_session_command_spec(int i);
 /* Flags of command I (enum mp_session_command_flags). */
-unsigned mp_session_command_flags(int i);
+MP_SESSION_API unsigned mp_session_command_flags(int i);
 
 enum mp_session_command_flags {
 	MP_SESSION_PREFIX = 1u << 0,     /* only groups subcommands ("snapshot") */
@@ -91,6 +100,6 @@ enum mp_session_command_flags {
 /* Completions of WORD, the last word of TEXT (what was typed after command I's name), one per
    line; the single line "<file>" asks the debugger to complete a file name. Valid until the next
    call on S. */
-const char *mp_session_complete(mp_session *s, int i, const char *text, const char *word);
+MP_SESSION_API const char *mp_session_complete(mp_session *s, int i, const char *text, const char *word);
 
 #endif

@@ -1,30 +1,13 @@
-/* session_cmd_snapshot.c - named snapshots (take, list, save, load, drop) and compare. */
+/* session_cmd_snapshot.c - the session's own commands: named snapshots (take, list, save, load, drop). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "mp_array.h"
-#include "flame_svg.h"
-#include "mp_block_query.h"
-#include "mp_file.h"
-#include "mp_flamelines.h"
 #include "mp_snapshot_file.h"
 #include "mp_snapshot_walk.h"
 #include "session_int.h"
-
-int session_cmd_snapshot(mp_session *s, int argc, char **argv)
-{
-	char full[64];
-
-	if (argc < 1)
-		return session_error(s, "snapshot: say take, list, save, load or drop (see 'help memprof snapshot')");
-	snprintf(full, sizeof full, "snapshot %s", argv[0]);
-	for (size_t i = 0; i < session_ncommands; i++)
-		if (strcmp(session_commands[i].name, full) == 0)
-			return session_commands[i].run(s, argc - 1, argv + 1);
-	return session_error(s, "snapshot: no subcommand '%s' (take, list, save, load, drop)", argv[0]);
-}
 
 static bool good_name(const char *name)
 {
@@ -65,25 +48,26 @@ static int keep(mp_session *s, const char *name, mp_snapshot *snap, const char *
 	return MP_SESSION_OK;
 }
 
-static int check_name(mp_session *s, const char *cmd, const char *name)
+static int check_name(mp_command_ctx *c, const char *name)
 {
 	if (!good_name(name))
-		return session_error(s, "%s: '%s' is not a snapshot name (letters, digits, _-., not 'now')", cmd, name);
-	return MP_SESSION_OK;
+		return mp_command_error(c, "%s: '%s' is not a snapshot name (letters, digits, _-., not 'now')",
+					c->name, name);
+	return MP_CMD_OK;
 }
 
-int session_cmd_take(mp_session *s, int argc, char **argv)
+static int run_take(mp_command_ctx *c, const mp_command_args *a)
 {
-	char *pos[1], origin[160], when[32];
+	mp_session *s = c->data;
+	char origin[160], when[32];
 	const mp_target_info *ti;
 	mp_snapshot *snap;
 	mp_diag diag;
 	mp_err err;
 	time_t now = time(NULL);
-	int npos, rc = session_args(s, "snapshot take", argc, argv, NULL, pos, 1, 1, &npos);
+	int rc;
 
-	if (rc != MP_SESSION_OK || (rc = check_name(s, "snapshot take", pos[0])) != MP_SESSION_OK ||
-	    (rc = session_walk(s)) != MP_SESSION_OK)
+	if ((rc = check_name(c, a->pos[0])) != MP_CMD_OK || (rc = session_walk(s)) != MP_SESSION_OK)
 		return rc;
 	/* a copy of its own: `now` goes when the target runs on */
 	session_diag_init(s, &diag);
@@ -93,18 +77,19 @@ int session_cmd_take(mp_session *s, int argc, char **argv)
 	strftime(when, sizeof when, "%H:%M:%S", localtime(&now));
 	snprintf(origin, sizeof origin, "%s at %s, %zu segments, %zu blocks", ti->origin != NULL ? ti->origin : "target",
 		 when, snap->nsegments, snap->nblocks);
-	return keep(s, pos[0], snap, origin);
+	return keep(s, a->pos[0], snap, origin);
 }
 
-int session_cmd_load(mp_session *s, int argc, char **argv)
+static int run_load(mp_command_ctx *c, const mp_command_args *a)
 {
-	char *pos[2], origin[160];
+	mp_session *s = c->data;
+	char **pos = (char **)a->pos, origin[160];
 	mp_snapshot *snap;
 	mp_diag diag;
 	mp_err err;
-	int npos, rc = session_args(s, "snapshot load", argc, argv, NULL, pos, 2, 2, &npos);
+	int rc;
 
-	if (rc != MP_SESSION_OK || (rc = check_name(s, "snapshot load", pos[1])) != MP_SESSION_OK)
+	if ((rc = check_name(c, pos[1])) != MP_CMD_OK)
 		return rc;
 	session_diag_init(s, &diag);
 	if ((err = mp_snapshot_load(pos[0], 0, &snap, &diag)) != MP_OK)
@@ -113,16 +98,13 @@ int session_cmd_load(mp_session *s, int argc, char **argv)
 	return keep(s, pos[1], snap, origin);
 }
 
-int session_cmd_drop(mp_session *s, int argc, char **argv)
+static int run_drop(mp_command_ctx *c, const mp_command_args *a)
 {
-	char *pos[1];
+	mp_session *s = c->data;
 	struct session_snap *e;
-	int npos, rc = session_args(s, "snapshot drop", argc, argv, NULL, pos, 1, 1, &npos);
 
-	if (rc != MP_SESSION_OK)
-		return rc;
-	if ((e = session_find(s, pos[0])) == NULL)
-		return session_error(s, "snapshot drop: no snapshot '%s'", pos[0]);
+	if ((e = session_find(s, a->pos[0])) == NULL)
+		return mp_command_error(c, "snapshot drop: no snapshot '%s'", a->pos[0]);
 	free(e->name);
 	free(e->origin);
 	mp_snapshot_free(e->snap);
@@ -130,12 +112,11 @@ int session_cmd_drop(mp_session *s, int argc, char **argv)
 	return MP_SESSION_OK;
 }
 
-int session_cmd_list(mp_session *s, int argc, char **argv)
+static int run_list(mp_command_ctx *c, const mp_command_args *a)
 {
-	int npos, rc = session_args(s, "snapshot list", argc, argv, NULL, NULL, 0, 0, &npos);
+	mp_session *s = c->data;
 
-	if (rc != MP_SESSION_OK)
-		return rc;
+	(void)a;
 	if (s->nsnaps == 0) {
 		mp_out_puts(&s->out, "no snapshots (memprof snapshot take NAME)\n");
 		return MP_SESSION_NOTHING;
@@ -145,101 +126,35 @@ int session_cmd_list(mp_session *s, int argc, char **argv)
 	return MP_SESSION_OK;
 }
 
-int session_cmd_save(mp_session *s, int argc, char **argv)
-{
-	char *pos[2];
-	const char *format = NULL;
-	const struct session_opt opts[] = { { "--format", &format, NULL }, { NULL, NULL, NULL } };
-	enum mp_format fmt;
-	mp_snapshot *snap;
-	mp_out out;
-	mp_diag diag;
-	mp_err err;
-	bool owned;
-	int npos, rc = session_args(s, "snapshot save", argc, argv, opts, pos, 2, 2, &npos);
+#define NAMES "NAME: letters, digits, '_', '-', '.'; an existing name is replaced.\n"
 
-	if (rc != MP_SESSION_OK)
-		return rc;
-	if (format == NULL)
-		fmt = mp_format_from_name(pos[1]) == MP_FMT_JSON ? MP_FMT_JSON : MP_FMT_PICKLE;
-	else if (strcmp(format, "pickle") == 0)
-		fmt = MP_FMT_PICKLE;
-	else if (strcmp(format, "json") == 0)
-		fmt = MP_FMT_JSON;
-	else
-		return session_error(s, "snapshot save: --format '%s' is neither pickle nor json", format);
-	if ((rc = session_resolve(s, pos[0], &snap, &owned)) != MP_SESSION_OK)
-		return rc;
-	mp_out_init(&out);
-	session_diag_init(s, &diag);
-	err = mp_snapshot_save(snap, fmt, &out, &diag);
-	if (err == MP_OK)
-		err = mp_file_write(pos[1], out.data, out.len, &diag);
-	if (err != MP_OK)
-		rc = session_fail(s, "snapshot save", err, &diag);
-	else
-		mp_out_printf(&s->out, "wrote %s (%s, %zu segments, %zu blocks)\n", pos[1],
-			      fmt == MP_FMT_JSON ? "JSON" : "pickle", snap->nsegments, snap->nblocks);
-	mp_out_free(&out);
-	if (owned)
-		mp_snapshot_free(snap);
-	return rc;
-}
+const mp_command session_cmd_snapshot = {
+	"snapshot", MP_FRONT_SESSION, "keep, list, save, load and drop named snapshots of the allocator's state",
+	"take|list|save|load|drop ...", "", "", NULL, "", NULL, MP_CMD_PREFIX, NULL,
+};
 
-/* _memory_viz compare's segments only before / only after, then the blocks allocated and freed. */
-static int compare_two(mp_session *s, mp_snapshot *before, mp_snapshot *after, const char *path)
-{
-	mp_out summary, folded, blocks;
-	size_t nchanges = 0;
-	mp_diag diag;
-	mp_err err;
-	int rc = MP_SESSION_OK;
+const mp_command session_cmd_take = {
+	"snapshot take", MP_FRONT_SESSION, "keep the allocator's state as it stands now under NAME",
+	"NAME", NAMES, "name", NULL, "", run_take, 0, NULL,
+};
 
-	mp_out_init(&summary);
-	mp_out_init(&folded);
-	mp_out_init(&blocks);
-	session_diag_init(s, &diag);
-	err = mp_analysis_compare(before, after, &summary, &folded, &diag);
-	if (err == MP_OK && path != NULL)
-		err = mp_flame_write(folded.data, folded.len, path, "Segments only before / only after", &diag);
-	if (err == MP_OK)
-		err = mp_analysis_block_diff(before, after, s->units, &blocks, &nchanges, &diag);
-	if (err != MP_OK) {
-		rc = session_fail(s, "compare", err, &diag);
-	} else {
-		session_emit(s, &summary, false);
-		if (path == NULL)
-			session_emit(s, &folded, false);
-		else
-			mp_out_printf(&s->out, "wrote %s\n", path);
-		mp_out_puts(&s->out, "blocks:\n");
-		session_emit(s, &blocks, false);
-		if (folded.len == 0 && nchanges == 0)
-			rc = MP_SESSION_NOTHING;
-	}
-	mp_out_free(&summary);
-	mp_out_free(&folded);
-	mp_out_free(&blocks);
-	return rc;
-}
+const mp_command session_cmd_list = {
+	"snapshot list", MP_FRONT_SESSION, "list the named snapshots: where and when each was taken, its size",
+	"", "", "", NULL, "", run_list, 0, NULL,
+};
 
-int session_cmd_compare(mp_session *s, int argc, char **argv)
-{
-	char *pos[2];
-	const char *path = NULL;
-	const struct session_opt opts[] = { { "-o", &path, NULL }, { NULL, NULL, NULL } };
-	mp_snapshot *a = NULL, *b = NULL;
-	bool owned_a = false, owned_b = false;
-	int npos, rc = session_args(s, "compare", argc, argv, opts, pos, 2, 2, &npos);
+const mp_command session_cmd_load = {
+	"snapshot load", MP_FRONT_SESSION, "load a snapshot file (pickle or memprof JSON) under NAME",
+	"FILE NAME", NAMES, "file name", NULL, "", run_load, 0, NULL,
+};
 
-	if (rc != MP_SESSION_OK)
-		return rc;
-	if ((rc = session_resolve(s, pos[0], &a, &owned_a)) == MP_SESSION_OK &&
-	    (rc = session_resolve(s, pos[1], &b, &owned_b)) == MP_SESSION_OK)
-		rc = compare_two(s, a, b, path);
-	if (owned_a)
-		mp_snapshot_free(a);
-	if (owned_b)
-		mp_snapshot_free(b);
-	return rc;
-}
+const mp_command session_cmd_drop = {
+	"snapshot drop", MP_FRONT_SESSION, "forget the named snapshot NAME",
+	"NAME", "", "name", NULL, "", run_drop, 0, NULL,
+};
+
+/* 'stats' was memory_summary() in the debugger until the command table gave each word one meaning
+   (on the command line it was segsum). */
+const mp_command session_cmd_stats = {
+	"stats", MP_FRONT_SESSION, "the old name of summary", "", "", NULL, NULL, "", NULL, 0, "summary",
+};

@@ -5,124 +5,133 @@
 
 #include "session_int.h"
 
+/* What the help of a command that reads a SNAPSHOT says about it in the debugger. */
 #define SNAPSHOT_ARG                                                                            \
 	"SNAPSHOT (default now) is a name from 'memprof snapshot take/load', 'now' (the target as\n" \
 	"it stands), or a snapshot file (pickle or memprof JSON).\n"
 
-const struct session_command session_commands[] = {
-	{ "segsum", "Map how the allocator filled its segments, as _memory_viz stats.\n"
-		    "Usage: memprof segsum [SNAPSHOT]\n"
-		    "Overall statistics, then one line per segment of 20 MiB or more showing each page as\n"
-		    "allocated, free or empty, byte for byte as `python -m torch.cuda._memory_viz stats`.\n"
-		    SNAPSHOT_ARG,
-	  0, session_cmd_segsum, "", "snapshot" },
-	{ "stats", "Print the allocator's statistics as torch.cuda.memory_summary().\n"
-		   "Usage: memprof stats [SNAPSHOT] [--device N] [--abbreviated]\n"
-		   "Allocated, reserved, active and inactive memory (large and small pools), allocation\n"
-		   "retries and OOMs, per device: N, else the 'memprof device' setting (all: each device).\n"
-		   SNAPSHOT_ARG,
-	  0, session_cmd_stats, "--device --abbreviated", "snapshot" },
-	{ "snapshot", "Keep, list, save, load and drop named snapshots of the allocator's state.\n"
-		      "Usage: memprof snapshot take|list|save|load|drop ...\n",
-	  MP_SESSION_PREFIX, session_cmd_snapshot, "", "" },
-	{ "snapshot take", "Keep the allocator's state as it stands now under NAME.\n"
-			   "Usage: memprof snapshot take NAME\n"
-			   "NAME: letters, digits, '_', '-', '.'; an existing name is replaced.\n",
-	  0, session_cmd_take, "", "" },
-	{ "snapshot list", "List the named snapshots: where and when each was taken, its size.\n"
-			   "Usage: memprof snapshot list\n",
-	  0, session_cmd_list, "", "" },
-	{ "snapshot save", "Write a snapshot to FILE as PyTorch's pickle or memprof JSON.\n"
-			   "Usage: memprof snapshot save NAME FILE [--format pickle|json]\n"
-			   "NAME may be 'now'. Without --format, a FILE ending in .json gets JSON, anything else\n"
-			   "a pickle that torch.cuda._memory_viz and the memory_viz web page read; device\n"
-			   "statistics ride along under 'device_stats', which they ignore.\n",
-	  0, session_cmd_save, "--format", "snapshot file" },
-	{ "snapshot load", "Load a snapshot file (pickle or memprof JSON) under NAME.\n"
-			   "Usage: memprof snapshot load FILE NAME\n",
-	  0, session_cmd_load, "", "file" },
-	{ "snapshot drop", "Forget the named snapshot NAME.\n"
-			   "Usage: memprof snapshot drop NAME\n",
-	  0, session_cmd_drop, "", "snapshot" },
-	{ "compare", "What changed between two snapshots: segments, then blocks.\n"
-		     "Usage: memprof compare A B [-o FILE]\n"
-		     "A and B are snapshot names, files, or 'now'. Prints the segments only in A and only\n"
-		     "in B and their blocks' folded stacks as `_memory_viz compare` (to FILE with -o, an\n"
-		     "SVG flame graph when FILE ends in .svg), then every block allocated (+) or freed (-)\n"
-		     "between A and B.\n",
-	  0, session_cmd_compare, "-o", "snapshot snapshot" },
-	{ "segments", "Flame graph input: the memory of each segment by block and call site.\n"
-		      "Usage: memprof segments [SNAPSHOT] [-o FILE]\n"
-		      "Folded stack lines as `_memory_viz segments`, printed or written to FILE (an SVG\n"
-		      "flame graph when FILE ends in .svg).\n" SNAPSHOT_ARG,
-	  0, session_cmd_segments, "-o", "snapshot" },
-	{ "memory", "Flame graph input: memory by allocation call site.\n"
-		    "Usage: memprof memory [SNAPSHOT] [-o FILE]\n"
-		    "Like 'memprof segments' without the segment level (`_memory_viz memory`).\n" SNAPSHOT_ARG,
-	  0, session_cmd_memory, "-o", "snapshot" },
-	{ "trace", "Print the last N events of the allocator's trace ring (all without N).\n"
-		   "Usage: memprof trace [N] [--of SNAPSHOT]\n"
-		   "As `_memory_viz trace`: one pseudo-Python line per alloc, free and segment event.\n"
-		   "The ring records only while history is on (torch.cuda.memory._record_memory_history).\n",
-	  0, session_cmd_trace, "--of", "" },
-	{ "blocks", "List the allocator's blocks, filtered.\n"
-		    "Usage: memprof blocks [SNAPSHOT] [--device D|all] [--stream S] [--state LIST]\n"
-		    "                      [--min-size SIZE] [--top N]\n"
-		    "LIST: comma-separated states: allocated, pending (active_pending_free), inactive,\n"
-		    "active (allocated and pending). SIZE: 4096, 64KiB, 1.5MiB, ... --top N: the N largest.\n"
-		    "Sizes follow 'set memprof units'; the device defaults to 'set memprof device'.\n"
-		    SNAPSHOT_ARG,
-	  0, session_cmd_blocks, "--device --stream --state --min-size --top", "snapshot" },
-	{ "block", "Which segment and block own an address.\n"
-		   "Usage: memprof block ADDRESS [SNAPSHOT]\n"
-		   "ADDRESS is an expression (a pointer variable, tensor.data_ptr() as a number, ...).\n"
-		   "Prints the segment, the block, ADDRESS's offset in it, its state and sizes, and its\n"
-		   "allocation frames when they were recorded.\n",
-	  MP_SESSION_EXPRESSION, session_cmd_block, "", "" },
-	{ "categories", "What the memory is: bytes and blocks per category (parameters, gradients, ...).\n"
-			"Usage: memprof categories [SNAPSHOT] [--scheme profiler|tracker] [--rules FILE]\n"
-			"                          [--format plain|rst|json] [--device D|all]\n"
-			"                          [--explain ADDRESS | --sites [N] [--by KEY] | --segsum]\n"
-			"A block's category comes from the data (a profiler-made 'category'), else the first\n"
-			"matching rule over its allocation frames (--rules FILE first, then the defaults of\n"
-			"CATEGORY-RULES.md), else UNKNOWN. --explain says which, for the block at ADDRESS.\n"
-			"--sites [N]: the N (default 10) call sites with the most active bytes, by innermost\n"
-			"user frame, with their top category, the other sites and the total; --by KEY groups\n"
-			"them by site (function, file, line), function, file or module instead.\n"
-			"--segsum: the segsum map with each 20 MiB page drawn as its category's letter.\n"
-			SNAPSHOT_ARG,
-	  0, session_cmd_categories, "--scheme --rules --format --explain --device --sites --by --segsum",
-	  "snapshot" },
-	{ "timeline", "Bytes per category over time, from the allocator's trace ring.\n"
-		      "Usage: memprof timeline [SNAPSHOT] [-o FILE] [--format json|raw|html|svg]\n"
-		      "                        [--device D|all] [--rules FILE] [--scheme profiler|tracker]\n"
-		      "An allocation counts from its alloc entry until its free_completed, in its category\n"
-		      "(as 'memprof categories' decides it); what the ring never saw allocated counts from its\n"
-		      "start. Without -o, a summary per device: span, peak, each category at the peak and at\n"
-		      "the end. -o FILE writes torch.profiler's export_memory_timeline JSON (.json), its raw\n"
-		      "form (.raw.json), or a stacked area plot (.html page, .svg); --format overrides the\n"
-		      "name. The ring records only while torch.cuda.memory._record_memory_history is on.\n"
-		      SNAPSHOT_ARG,
-	  0, session_cmd_timeline, "-o --format --device --rules --scheme", "snapshot" },
-	{ "info", "What memprof finds in the target: library, version, layout, backend, devices.\n"
-		  "Usage: memprof info\n",
-	  0, session_cmd_info, "", "" },
-};
-const size_t session_ncommands = sizeof session_commands / sizeof session_commands[0];
+#define MAX_COMMANDS 64
+
+/* The debugger's commands: its own first (the 'snapshot' prefix before any subcommand, as gdb registers
+   them), then the table's that the session offers. Made at the first call. */
+static size_t commands(const mp_command *const **out)
+{
+	static const mp_command *const own[] = {
+		&session_cmd_stats, &session_cmd_snapshot, &session_cmd_take, &session_cmd_list,
+		&session_cmd_load, &session_cmd_drop,
+	};
+	static const mp_command *list[MAX_COMMANDS];
+	static size_t n;
+
+	for (size_t i = 0; n == 0 && i < sizeof own / sizeof own[0]; i++)
+		list[i] = own[i];
+	if (n == 0) {
+		n = sizeof own / sizeof own[0];
+		for (size_t i = 0; i < mp_ncommands && n < MAX_COMMANDS; i++)
+			if (mp_commands[i]->fronts & MP_FRONT_SESSION)
+				list[n++] = mp_commands[i];
+	}
+	*out = list;
+	return n;
+}
+
+const mp_command *session_command(int i)
+{
+	const mp_command *const *list;
+	size_t n = commands(&list);
+
+	return i >= 0 && (size_t)i < n ? list[i] : NULL;
+}
+
+const mp_command *session_find_command(const char *name, const mp_command **alias)
+{
+	const mp_command *const *list;
+	size_t n = commands(&list);
+
+	return mp_command_find(list, n, name, MP_FRONT_SESSION, alias);
+}
 
 const char *mp_session_command_name(int i)
 {
-	return i >= 0 && (size_t)i < session_ncommands ? session_commands[i].name : NULL;
+	const mp_command *c = session_command(i);
+
+	return c != NULL ? c->name : NULL;
+}
+
+/* Command C's help as the debugger shows it: the summary (its first line, which `help memprof`
+   lists), the usage, the description, the options, and what SNAPSHOT is. */
+static char *make_help(const mp_command *c)
+{
+	size_t n = strlen(c->summary);
+	char *text;
+	mp_out out;
+
+	mp_out_init(&out);
+	mp_out_printf(&out, "%c%s%s\nUsage: memprof %s%s%s\n", c->summary[0] >= 'a' && c->summary[0] <= 'z' ?
+		      c->summary[0] - 'a' + 'A' : c->summary[0], c->summary + 1, n > 0 && c->summary[n - 1] == '.' ?
+		      "" : ".", c->name, c->synopsis[0] ? " " : "", c->synopsis);
+	mp_command_help_body(c, NULL, &out);
+	if (c->positional != NULL && strstr(c->positional, "snapshot") != NULL)
+		mp_out_puts(&out, SNAPSHOT_ARG);
+	text = mp_out_take(&out, NULL);
+	mp_out_free(&out);
+	return text;
+}
+
+/* Command I's text from MAKE, made at the first call and kept in CACHE (NULL when out of memory). */
+static const char *cached(char **cache, int i, char *(*make)(const mp_command *))
+{
+	const mp_command *c = session_command(i);
+
+	if (c == NULL)
+		return NULL;
+	if (cache[i] == NULL)
+		cache[i] = make(c);
+	return cache[i];
 }
 
 const char *mp_session_command_help(int i)
 {
-	return i >= 0 && (size_t)i < session_ncommands ? session_commands[i].help : NULL;
+	static char *help[MAX_COMMANDS];
+	const char *text = cached(help, i, make_help);
+
+	return text != NULL || session_command(i) == NULL ? text : session_command(i)->summary;
+}
+
+static char *make_spec(const mp_command *c)
+{
+	static const char *const kinds[] = {
+		[MP_OPT_FLAG] = "flag", [MP_OPT_TEXT] = "text", [MP_OPT_FILE] = "file", [MP_OPT_CHOICE] = "choice",
+		[MP_OPT_DEVICE] = "device", [MP_OPT_COUNT] = "count", [MP_OPT_INTEGER] = "integer", [MP_OPT_SIZE] = "size",
+		[MP_OPT_SNAPSHOT] = "snapshot", [MP_OPT_FLAG_COUNT] = "flag-count",
+	};
+	char *text;
+	mp_out out;
+
+	mp_out_init(&out);
+	mp_out_printf(&out, "positional %s\n", c->positional != NULL ? c->positional : "");
+	for (const mp_option *o = c->options; o != NULL && o->name != NULL; o++)
+		mp_out_printf(&out, "option %s %s%s%s\n", o->name, kinds[o->kind], o->choices != NULL ? " " : "",
+			      o->choices != NULL ? o->choices : "");
+	text = mp_out_take(&out, NULL);
+	mp_out_free(&out);
+	return text;
+}
+
+const char *mp_session_command_spec(int i)
+{
+	static char *spec[MAX_COMMANDS];
+	const char *text = cached(spec, i, make_spec);
+
+	return text != NULL || session_command(i) == NULL ? text : "";
 }
 
 unsigned mp_session_command_flags(int i)
 {
-	return i >= 0 && (size_t)i < session_ncommands ? session_commands[i].flags : 0;
+	const mp_command *c = session_command(i);
+	unsigned f = c != NULL ? c->flags : 0;
+
+	return (f & MP_CMD_PREFIX ? MP_SESSION_PREFIX : 0) | (f & MP_CMD_EXPRESSION ? MP_SESSION_EXPRESSION : 0);
 }
 
 /* ---- completion */
@@ -151,111 +160,87 @@ static void add_snapshot_names(mp_session *s, mp_out *out, const char *word)
 		add_matching(out, s->snaps[i].name, word);
 }
 
-/* The I-th space-separated word of LIST into BUF ("" past its end). */
-static const char *nth_word(const char *list, int i, char *buf, size_t size)
+/* The option of C written WORD (N bytes), or NULL. */
+static const mp_option *option_of(const mp_command *c, const char *word, size_t n)
 {
-	while (*list != '\0') {
-		size_t n = strcspn(list, " ");
+	char name[32];
 
-		if (i-- == 0) {
-			if (n >= size)
-				n = size - 1;
-			memcpy(buf, list, n);
-			buf[n] = '\0';
-			return buf;
-		}
-		list += n;
-		list += strspn(list, " ");
-	}
-	return "";
+	if (n >= sizeof name)
+		return NULL;
+	memcpy(name, word, n);
+	name[n] = '\0';
+	return mp_command_option(c, NULL, name);
 }
 
-/* Whether WORD (N bytes) is one of the space-separated WORDS. */
-static bool is_one_of(const char *words, const char *word, size_t n)
+/* Whether option O takes a value (every option but the flags; --sites's count is optional, so
+   what follows it is completed as if it had none). */
+static bool takes_value(const mp_option *o)
 {
-	while (*words != '\0') {
-		size_t m = strcspn(words, " ");
-
-		if (m == n && strncmp(words, word, n) == 0)
-			return true;
-		words += m;
-		words += strspn(words, " ");
-	}
-	return false;
+	return o != NULL && o->kind != MP_OPT_FLAG && o->kind != MP_OPT_FLAG_COUNT;
 }
 
-/* Whether option WORD (N bytes) of C takes a value (every option but the flags; --sites's
-   count is optional, so what follows it is completed as if it had none). */
-static bool takes_value(const struct session_command *c, const char *word, size_t n)
-{
-	return !is_one_of("--abbreviated --sites --segsum", word, n) && is_one_of(c->options, word, n);
-}
-
-/* What the words typed before WORD say comes next: an option's value ("file" for -o, else the
-   option), or the command's positional kind ("snapshot", "file", or ""). */
-static const char *expected(const struct session_command *c, const char *text, const char *word, char *buf,
-			    size_t size)
+/* What the words typed before WORD say comes next: an option's value (*OPTION set), or the
+   command's positional kind ("snapshot", "file", "name", or ""). */
+static const char *expected(const mp_command *c, const char *text, const char *word, const mp_option **option,
+			    char *buf, size_t size)
 {
 	size_t done = strlen(text) - strlen(word); /* TEXT ends with WORD */
-	const char *option = NULL;
-	size_t option_len = 0;
 	int npos = 0;
 
+	*option = NULL;
 	for (size_t i = 0, n; i < done; i += n) {
+		const mp_option *o;
+
 		i += strspn(text + i, " \t");
 		n = strcspn(text + i, " \t");
 		if (n == 0 || i + n > done)
 			break;
-		if (option != NULL)
-			option = NULL; /* this word was the option's value */
-		else if (text[i] == '-' && takes_value(c, text + i, n))
-			option = text + i, option_len = n;
+		if (*option != NULL)
+			*option = NULL; /* this word was the option's value */
+		else if (text[i] == '-' && takes_value(o = option_of(c, text + i, n)))
+			*option = o;
 		else if (text[i] != '-')
 			npos++;
 	}
-	if (option != NULL) {
-		if (option_len == 2 && strncmp(option, "-o", 2) == 0)
-			return "file";
-		snprintf(buf, size, "%.*s", (int)option_len, option);
-		return buf;
-	}
-	return nth_word(c->positional, npos, buf, size);
+	return *option != NULL ? "" : mp_command_positional_kind(c, npos, buf, size);
+}
+
+/* The names of C's options, blank-separated, into OUT's words matching WORD. */
+static void add_options(mp_out *out, const mp_command *c, const char *word)
+{
+	for (const mp_option *o = c->options; o != NULL && o->name != NULL; o++)
+		add_matching(out, o->name, word);
 }
 
 const char *mp_session_complete(mp_session *s, int i, const char *text, const char *word)
 {
-	const struct session_command *c;
+	const mp_command *c;
+	const mp_option *o;
 	const char *what;
 	char buf[32];
 	mp_out out;
 
 	free(s->completion);
 	s->completion = NULL;
-	if (i < 0 || (size_t)i >= session_ncommands || text == NULL || word == NULL || strlen(word) > strlen(text))
+	if ((c = session_command(i)) == NULL || text == NULL || word == NULL || strlen(word) > strlen(text))
 		return "";
-	c = &session_commands[i];
+	if (c->alias_of != NULL) /* an old name completes as the command it is now */
+		c = session_find_command(c->alias_of, NULL);
 	mp_out_init(&out);
-	what = expected(c, text, word, buf, sizeof buf);
+	what = expected(c, text, word, &o, buf, sizeof buf);
 	if (word[0] == '-')
-		add_matching(&out, c->options, word);
-	else if (strcmp(what, "file") == 0)
+		add_options(&out, c, word);
+	else if (o != NULL && o->kind == MP_OPT_FILE)
 		mp_out_puts(&out, "<file>\n");
-	else if (strcmp(what, "snapshot") == 0)
-		add_snapshot_names(s, &out, word);
-	else if (strcmp(what, "--format") == 0)
-		add_matching(&out, c->run == session_cmd_categories ? "plain rst json"
-				   : c->run == session_cmd_timeline ? "json raw html svg" : "pickle json", word);
-	else if (strcmp(what, "--scheme") == 0)
-		add_matching(&out, "profiler tracker", word);
-	else if (strcmp(what, "--by") == 0)
-		add_matching(&out, "site function file module", word);
-	else if (strcmp(what, "--rules") == 0)
-		mp_out_puts(&out, "<file>\n");
-	else if (strcmp(what, "--state") == 0)
-		add_matching(&out, "allocated pending inactive active active_allocated active_pending_free", word);
-	else if (strcmp(what, "--device") == 0)
+	else if (o != NULL && o->choices != NULL) /* a choice, or the words of a list (--state) */
+		add_matching(&out, o->choices, word);
+	else if (o != NULL && o->kind == MP_OPT_DEVICE)
 		add_matching(&out, "all", word);
-	else if (strcmp(what, "--of") == 0)
+	else if (o != NULL && o->kind == MP_OPT_SNAPSHOT)
+		add_snapshot_names(s, &out, word);
+	else if (o == NULL && strcmp(what, "file") == 0)
+		mp_out_puts(&out, "<file>\n");
+	else if (o == NULL && strcmp(what, "snapshot") == 0)
 		add_snapshot_names(s, &out, word);
 	s->completion = mp_out_take(&out, NULL);
 	mp_out_free(&out);

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mp_command.h"
 #include "mp_err.h"
 #include "mp_format.h"
 #include "mp_layout.h"
@@ -57,18 +58,15 @@ struct mp_session {
 	void *poll_ctx;
 };
 
-/* One command of the table. RUN gets the words after the command's name. */
-struct session_command {
-	const char *name;
-	const char *help;
-	unsigned flags; /* enum mp_session_command_flags */
-	int (*run)(mp_session *s, int argc, char **argv);
-	const char *options;   /* its options, space-separated ("--device --top"), for completion */
-	const char *positional; /* what its positional words are: "snapshot", "file", "snapshot file" */
-};
+/* The session's command I (its own, then the shared table's: src/commands), or NULL past the last. */
+const mp_command *session_command(int i);
+/* The command NAME (an old name's command, *ALIAS set to the old name's entry when ALIAS is not NULL). */
+const mp_command *session_find_command(const char *name, const mp_command **alias);
 
-extern const struct session_command session_commands[];
-extern const size_t session_ncommands;
+/* The session as a front end of the command table: SNAPSHOT words are kept names, 'now' or files. */
+extern const mp_command_front session_front;
+/* A run's context: the session's settings as the defaults; TYPED is the command as typed. */
+void session_ctx_init(mp_session *s, mp_command_ctx *c, const char *typed);
 
 /* Set the run's error ("memprof: " and the formatted text); returns MP_SESSION_ERROR. */
 int session_error(mp_session *s, const char *fmt, ...) MP_PRINTF(2, 3);
@@ -88,40 +86,11 @@ int session_resolve(mp_session *s, const char *name, mp_snapshot **snap, bool *o
 /* The named snapshot NAME, or NULL. */
 struct session_snap *session_find(mp_session *s, const char *name);
 
-/* Parse the words of a command: options in OPTS (NULL-terminated), the rest positional into
-   POS (at most MAXPOS; between MINPOS and MAXPOS are required). Returns MP_SESSION_OK or an
-   error naming the command. */
-struct session_opt {
-	const char *name;   /* "--device" or "-o" */
-	const char **value; /* where its value goes; NULL: a flag */
-	bool *flag;
-};
-int session_args(mp_session *s, const char *cmd, int argc, char **argv, const struct session_opt *opts,
-		 char **pos, int minpos, int maxpos, int *npos);
-/* Parse a size ("4096", "64KiB", "1.5M", "2GiB") or a count into *OUT; false when it is neither. */
-bool session_parse_size(const char *text, int64_t *out);
-bool session_parse_long(const char *text, long *out);
-
 /* Append OUT's text to the run's output, with the newline print() adds when PRINT_NEWLINE. */
 void session_emit(mp_session *s, mp_out *out, bool print_newline);
 
-/* The command implementations. */
-int session_cmd_segsum(mp_session *s, int argc, char **argv);
-int session_cmd_stats(mp_session *s, int argc, char **argv);
-int session_cmd_segments(mp_session *s, int argc, char **argv);
-int session_cmd_memory(mp_session *s, int argc, char **argv);
-int session_cmd_trace(mp_session *s, int argc, char **argv);
-int session_cmd_blocks(mp_session *s, int argc, char **argv);
-int session_cmd_block(mp_session *s, int argc, char **argv);
-int session_cmd_info(mp_session *s, int argc, char **argv);
-int session_cmd_snapshot(mp_session *s, int argc, char **argv);
-int session_cmd_take(mp_session *s, int argc, char **argv);
-int session_cmd_list(mp_session *s, int argc, char **argv);
-int session_cmd_save(mp_session *s, int argc, char **argv);
-int session_cmd_load(mp_session *s, int argc, char **argv);
-int session_cmd_drop(mp_session *s, int argc, char **argv);
-int session_cmd_compare(mp_session *s, int argc, char **argv);
-int session_cmd_categories(mp_session *s, int argc, char **argv);
-int session_cmd_timeline(mp_session *s, int argc, char **argv);
+/* The session's own commands (session_cmd_snapshot.c). */
+extern const mp_command session_cmd_snapshot, session_cmd_take, session_cmd_list,
+	session_cmd_load, session_cmd_drop, session_cmd_stats;
 
 #endif

@@ -179,3 +179,134 @@ int session_resolve(mp_session *s, const char *name, mp_snapshot **snap, bool *o
 	*owned = true;
 	return MP_SESSION_OK;
 }
+
+/* ---- the session as a front end of the command table */
+
+static int front_snapshot(mp_command_ctx *c, int i, const char *word, unsigned load_flags, unsigned walk_flags,
+			  mp_snapshot **snap, bool *owned)
+{
+	(void)i;
+	(void)load_flags; /* a file is read whole: a kept snapshot serves every command */
+	(void)walk_flags; /* the walk keeps device statistics always */
+	return session_resolve(c->data, word, snap, owned);
+}
+
+/* Core PATH walked on its own (info CORE), with the session's layout setting. */
+static int walk_core(mp_command_ctx *c, const char *path, mp_target **t, mp_walk **w)
+{
+	mp_session *s = c->data;
+	mp_walk_opts opts = { .max_blocks = s->max_blocks, .progress_ctx = s, .interrupted = poll_interrupt };
+	mp_target_opts topts = { 0 };
+	mp_diag diag;
+	mp_err err;
+
+	if (mp_file_kind(path) != MP_FILE_CORE)
+		return mp_command_error(c, "'%s': not a core dump", path);
+	if (s->layout_path != NULL)
+		opts.layout = &s->layout;
+	mp_command_diag(c, &diag);
+	if ((err = mp_target_open_core(path, &topts, t, &diag)) != MP_OK)
+		return mp_command_fail(c, c->name, err, &diag);
+	if ((err = mp_walk_run(*t, NULL, &opts, w, &diag)) != MP_OK) {
+		mp_target_close(*t);
+		return mp_command_fail(c, c->name, err, &diag);
+	}
+	return MP_CMD_OK;
+}
+
+static int front_walked(mp_command_ctx *c, int i, const char *word, mp_target **t, mp_walk **w, bool *owned)
+{
+	mp_session *s = c->data;
+	int rc;
+
+	(void)i;
+	*owned = word != NULL;
+	if (word != NULL)
+		return walk_core(c, word, t, w);
+	if ((rc = session_walk(s)) != MP_SESSION_OK)
+		return rc;
+	*t = s->target;
+	*w = s->walk;
+	return MP_CMD_OK;
+}
+
+static const char *backend_name(const mp_session *s)
+{
+	switch (s->kind) {
+	case ST_PID:
+		return "direct: the live process's memory through process_vm_readv or /proc/PID/mem";
+	case ST_CORE:
+		return "direct: memprof reads the core file itself";
+	case ST_CALLBACK:
+		return "debugger: reads through the debugger's memory callback";
+	case ST_NONE:
+		break;
+	}
+	return "none";
+}
+
+/* info's lines about the session: its version and backend before, its reads and settings after. */
+static void front_info_lines(mp_command_ctx *c, mp_out *out, bool after)
+{
+	mp_session *s = c->data;
+
+	if (!after) {
+		mp_out_printf(out, "memprof:     %s\n", mp_session_version());
+		mp_out_printf(out, "reading:     %s\n", backend_name(s));
+		return;
+	}
+	if (s->kind == ST_CALLBACK)
+		mp_out_printf(out, "reads:       %llu calls of the debugger's memory read\n",
+			      (unsigned long long)s->reads);
+	/* one setting at a time: mp_session_show's numbers share a buffer */
+	mp_out_printf(out, "settings:    units %s, device %s", mp_units_name(s->units), mp_session_show(s, "device"));
+	mp_out_printf(out, ", layout %s", mp_session_show(s, "layout"));
+	mp_out_printf(out, ", max-blocks %s\n", mp_session_show(s, "max-blocks"));
+}
+
+/* Failures are told under the command's name, as typed. */
+static const char *front_label(mp_command_ctx *c, int i, const char *word, char *buf, size_t size)
+{
+	(void)i;
+	(void)word;
+	(void)buf;
+	(void)size;
+	return c->name;
+}
+
+static int front_emit(mp_command_ctx *c, const mp_out *text)
+{
+	mp_session *s = c->data;
+
+	mp_out_write(&s->out, text->data != NULL ? text->data : "", text->len);
+	return s->out.err == MP_OK ? MP_CMD_OK : mp_command_fail(c, "output", s->out.err, NULL);
+}
+
+static void front_warn(void *ctx, const char *line)
+{
+	mp_session *s = ctx;
+
+	mp_out_printf(&s->warnings, "memprof: warning: %s\n", line);
+}
+
+const mp_command_front session_front = {
+	.mask = MP_FRONT_SESSION,
+	.snapshot = front_snapshot,
+	.walked = front_walked,
+	.info_lines = front_info_lines,
+	.label = front_label,
+	.emit = front_emit,
+	.warn = front_warn,
+};
+
+void session_ctx_init(mp_session *s, mp_command_ctx *c, const char *typed)
+{
+	memset(c, 0, sizeof *c);
+	c->front = &session_front;
+	c->data = s;
+	c->units = s->units;
+	c->device = s->device;
+	c->one_device = s->device;
+	c->interactive = true;
+	c->name = typed;
+}

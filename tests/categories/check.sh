@@ -125,7 +125,7 @@ while IFS='|' read -r opts message; do
 done <<'EOF'
 --scheme torch|--scheme 'torch'
 --format xml|--format 'xml'
---units TB|--units must be
+--units TB|--units 'TB': choose auto, B, KiB, MiB or GiB
 --explain nowhere|--explain 'nowhere'
 --sites --segsum|exclude each other
 --explain 0x10 --sites 3|exclude each other

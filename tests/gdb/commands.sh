@@ -6,15 +6,15 @@
 # mutants, Debian's released binary; a stripped mutant with `set memprof layout` and the CLI with `--layout`, the
 # layout of its DWARF twin) and scenario (MEMPROF_GDB_SCENARIOS, default all nine), gdb stops the driver at
 # memprof_checkpoint() (debian-2.6, whose driver runs under another loader so gdb has no symbols of it: gdb
-# attaches to the sleeping driver instead) and runs `memprof segsum`, `stats`, `blocks` and `snapshot save` there,
+# attaches to the sleeping driver instead) and runs `memprof segsum`, `summary`, `blocks` and `snapshot save` there,
 # then takes a gcore. Checked:
-#   - segsum and stats equal the CLI's `memprof stats` and `memprof summary --device D` (each device in turn) of
+#   - segsum and summary equal the CLI's `memprof segsum` and `memprof summary --device D` (each device in turn) of
 #     that gcore byte for byte;
 #   - the snapshot saved as JSON equals the allocator's own snapshot() (the truth) field by field;
 #   - the saved pickle gives, through PyTorch's _memory_viz.py, the same `stats` (all but huge: too slow there);
 #   - reading through gdb (`set memprof backend gdb`) gives the same segsum and blocks as memprof's own reads;
 #   - the commands wrote nothing: digests of every writable mapping before and after are equal;
-#   - gdb on the core (`gdb DRIVER CORE`) prints the same segsum, stats and blocks, read from the core, and the
+#   - gdb on the core (`gdb DRIVER CORE`) prints the same segsum, summary and blocks, read from the core, and the
 #     same categories (the table, --sites and --segsum) and timeline as the CLI's; where the scenario records
 #     history, the timeline of the real ring ends at the active blocks' requested bytes.
 # Prints one line per check and "N passed, M failed".
@@ -37,7 +37,7 @@ live_commands() { # DIR
 		mp-memsum $1/mem.before
 		mp-capture $1/live.segsum memprof segsum
 		mp-capture $1/live.target maintenance memprof target
-		mp-capture $1/live.stats memprof stats
+		mp-capture $1/live.stats memprof summary
 		mp-capture $1/live.blocks memprof blocks
 		mp-capture $1/live.save memprof snapshot save now $1/live.json --format json
 		mp-capture $1/live.savep memprof snapshot save now $1/live.pickle
@@ -84,14 +84,14 @@ for variant in $variants; do
 			bad "$label: a Python traceback in gdb's output"
 			grep -m3 -A3 'Traceback\|Python Exception' "$dir/gdb.out" | sed 's/^/    /'
 		fi
-		cli stats "$dir/core" >"$dir/cli.stats" 2>"$dir/cli.stats.err"
-		# `memprof stats` in gdb shows every device (`set memprof device all`); the CLI's summary one at a time.
+		cli segsum "$dir/core" >"$dir/cli.stats" 2>"$dir/cli.stats.err"
+		# `memprof summary` in gdb shows every device (`set memprof device all`); the CLI's summary one at a time.
 		ndev=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["device_stats"]))' "$dir/truth.json")
 		for d in $(seq 0 $((ndev - 1))); do
 			cli summary "$dir/core" --device "$d" 2>>"$dir/cli.summary.err"
 		done >"$dir/cli.summary"
-		same "$label: live memprof segsum == memprof stats on its gcore" "$dir/live.segsum" "$dir/cli.stats"
-		same "$label: live memprof stats == memprof summary on its gcore" "$dir/live.stats" "$dir/cli.summary"
+		same "$label: live memprof segsum == memprof segsum on its gcore" "$dir/live.segsum" "$dir/cli.stats"
+		same "$label: live memprof summary == memprof summary on its gcore" "$dir/live.stats" "$dir/cli.summary"
 		same "$label: segsum read through gdb == read by memprof" "$dir/gdb.segsum" "$dir/live.segsum"
 		same "$label: blocks read through gdb == read by memprof" "$dir/gdb.blocks" "$dir/live.blocks"
 		same "$label: the inferior's writable memory unchanged by the commands" "$dir/mem.before" "$dir/mem.after"
@@ -105,7 +105,7 @@ for variant in $variants; do
 		cat >>"$dir/core.gdb" <<-GDB
 			mp-capture $dir/core.segsum memprof segsum
 			mp-capture $dir/core.target maintenance memprof target
-			mp-capture $dir/core.stats memprof stats
+			mp-capture $dir/core.stats memprof summary
 			mp-capture $dir/core.blocks memprof blocks
 			mp-capture $dir/core.categories memprof categories
 			mp-capture $dir/core.sites memprof categories --sites 5 --by function
@@ -114,8 +114,8 @@ for variant in $variants; do
 		GDB
 		mgdb -x "$dir/core.gdb" "$exe" "$dir/core" >"$dir/gdb-core.out" 2>&1
 		grep -q "^core $dir/core\$" "$dir/core.target" || bad "$label: the core's target was '$(cat "$dir/core.target")'"
-		same "$label: core: memprof segsum == memprof stats CORE" "$dir/core.segsum" "$dir/cli.stats"
-		same "$label: core: memprof stats == memprof summary CORE" "$dir/core.stats" "$dir/cli.summary"
+		same "$label: core: memprof segsum == memprof segsum CORE" "$dir/core.segsum" "$dir/cli.stats"
+		same "$label: core: memprof summary == memprof summary CORE" "$dir/core.stats" "$dir/cli.summary"
 		same "$label: core: memprof blocks == live memprof blocks" "$dir/core.blocks" "$dir/live.blocks"
 		cli categories "$dir/core" >"$dir/cli.categories" 2>"$dir/cli.categories.err"
 		same "$label: core: memprof categories == memprof categories CORE" "$dir/core.categories" "$dir/cli.categories"

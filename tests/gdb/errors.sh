@@ -62,9 +62,9 @@ if "$target" oom $m gcore "$work/mutant" >/dev/null 2>"$work/mutant.err" &&
 		-ex "mp-capture $work/mutant.layout memprof segsum" \
 		"$(cat "$work/mutant/driver.path")" "$work/mutant/core" >"$work/gdb.out" 2>&1
 	check "an allocator of no known layout ($m)" "$work/mutant.out" "no known layout fits"
-	"$memprof" stats "$work/mutant/core" --layout "$work/layout" >"$work/mutant.cli" 2>/dev/null
+	"$memprof" segsum "$work/mutant/core" --layout "$work/layout" >"$work/mutant.cli" 2>/dev/null
 	[ -s "$work/mutant.layout" ] && cmp -s "$work/mutant.layout" "$work/mutant.cli" &&
-		ok "$m: with set memprof layout, segsum == memprof stats --layout" ||
+		ok "$m: with set memprof layout, segsum == memprof segsum --layout" ||
 		bad "$m: with set memprof layout: $(head -c 300 "$work/mutant.layout.err" 2>/dev/null)"
 else
 	bad "the test bed gave no $m core or layout: $(tail -1 "$work/mutant.err" "$work/twin.err" 2>/dev/null)"

@@ -7,7 +7,7 @@
 # does not depend on the build, which commands.sh covers whole) and scenario (MEMPROF_GDB_SCENARIOS, default all
 # but huge), checked:
 #   - memprof chose the gdb-read target (maintenance memprof target says "gdb"), and needed reads through gdb;
-#   - `memprof segsum` equals the CLI's `memprof stats` of the allocator's own snapshot() (the truth);
+#   - `memprof segsum` equals the CLI's `memprof segsum` of the allocator's own snapshot() (the truth);
 #   - `memprof snapshot save` equals the truth field by field (compare_truth.py);
 #   - the inferior's writable memory is unchanged by the commands (digests read through gdb before and after).
 # Prints one line per check and "N passed, M failed". Not run (77) without gdbserver.
@@ -47,11 +47,11 @@ for variant in $variants; do
 		else
 			bad "$label: target '$(cat "$dir/target")', reads '$(cat "$dir/reads")' (want gdb and some)"
 		fi
-		cli stats "$dir/truth.json" >"$dir/truth.stats" 2>&1
+		cli segsum "$dir/truth.json" >"$dir/truth.stats" 2>&1
 		if [ -s "$dir/segsum" ] && cmp -s "$dir/segsum" "$dir/truth.stats"; then
-			ok "$label: memprof segsum == memprof stats of the truth"
+			ok "$label: memprof segsum == memprof segsum of the truth"
 		else
-			bad "$label: memprof segsum differs from memprof stats of the truth: $(head -c 200 "$dir/segsum.err" 2>/dev/null)"
+			bad "$label: memprof segsum differs from memprof segsum of the truth: $(head -c 200 "$dir/segsum.err" 2>/dev/null)"
 			diff "$dir/segsum" "$dir/truth.stats" 2>&1 | head -6 | sed 's/^/    /'
 		fi
 		saved_equals_truth "$label: memprof snapshot save" "$dir/truth.json" "$dir/snapshot.json" "$dir/save.err"

@@ -5,10 +5,10 @@
 #
 # For each build (MEMPROF_GDB_JOB_BUILDS, default every build of job.sh --list): the `history` job (a transformer
 # training step with _record_memory_history) waits at its checkpoint; gdb attaches to the python process and runs
-# `memprof segsum`, `stats`, `blocks` and `snapshot save`, then takes a gcore. Checked:
+# `memprof segsum`, `summary`, `blocks` and `snapshot save`, then takes a gcore. Checked:
 #   - segsum equals what the build's own _memory_viz.py prints for the job's own pickle (_snapshot() in the job);
 #   - the saved snapshot equals that pickle field by field (frames aside), and the job's memory_stats();
-#   - stats equals the CLI's `memprof summary --pid`; the commands wrote nothing to the process;
+#   - summary equals the CLI's `memprof summary --pid`; the commands wrote nothing to the process;
 #   - gdb on that gcore (`gdb PYTHON CORE`, for the chrooted job with `set sysroot ROOT`, which the gcore's
 #     paths already lie in) prints the same segsum and blocks;
 #   - the `oom-uncaught` job's kernel core (the process died of torch.OutOfMemoryError): gdb on it (chrooted job:
@@ -69,7 +69,7 @@ for build in $builds; do
 		mp-memsum $dir/mem.before
 		mp-capture $dir/live.segsum memprof segsum
 		mp-capture $dir/live.target maintenance memprof target
-		mp-capture $dir/live.stats memprof stats
+		mp-capture $dir/live.stats memprof summary
 		mp-capture $dir/live.blocks memprof blocks
 		mp-capture $dir/live.save memprof snapshot save now $dir/live.json --format json
 		mp-memsum $dir/mem.after
@@ -85,7 +85,7 @@ for build in $builds; do
 	grep -q '^pid ' "$dir/live.target" || bad "$label: the target was '$(cat "$dir/live.target")', not the pid"
 	same "$label: gdb's memprof segsum == the build's _memory_viz.py stats of the job's pickle" \
 		"$dir/live.segsum" "$dir/memviz.stats"
-	same "$label: gdb's memprof stats == memprof summary --pid" "$dir/live.stats" "$dir/cli.summary"
+	same "$label: gdb's memprof summary == memprof summary --pid" "$dir/live.stats" "$dir/cli.summary"
 	same "$label: the python process's writable memory unchanged by the commands" "$dir/mem.before" "$dir/mem.after"
 	saved_equals_job "$label: gdb's memprof snapshot save" "$dir" "$dir/live.json"
 

@@ -54,7 +54,7 @@ run_case() {
 	IFS=$'\t' read -r name path runs expect <<<"$1"
 	IFS=, read -r e_s e_p e_j <<<"$expect"
 	: >"$work/res/$name"
-	timeout 10 "$MEMPROF" stats "$path" >"$rundir/$name.stats.out" 2>"$rundir/$name.stats.err"
+	timeout 10 "$MEMPROF" segsum "$path" >"$rundir/$name.stats.out" 2>"$rundir/$name.stats.err"
 	judge "$name" stats $? "$e_s"
 	if [[ $runs == *p* ]]; then
 		out=$rundir/$name.out.pickle

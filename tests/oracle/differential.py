@@ -159,7 +159,9 @@ def memprof_cmd(cmd, inputs, tmp, with_out):
     outp = os.path.join(tmp, "out.txt")
     if os.path.exists(outp):
         os.unlink(outp)
-    rc, so, err = run_memprof([cmd] + inputs + (["-o", outp] if with_out else []), tmp)
+    # _memory_viz's stats is memprof's segsum (memprof's 'stats' is that command's old name)
+    words = [{"stats": "segsum"}.get(cmd, cmd)] + inputs + (["-o", outp] if with_out else [])
+    rc, so, err = run_memprof(words, tmp)
     out = None
     if with_out and os.path.exists(outp):
         with open(outp, "rb") as f:

@@ -38,24 +38,24 @@ if ! "$target" training debug live "$work/live" >/dev/null 2>"$work/live.err"; t
 	exit $([ $rc -eq 77 ] && echo 77 || echo 1)
 fi
 pid=$(cat "$work/live/pid")
-"$memprof" stats --pid "$pid" >"$work/cli.segsum" 2>/dev/null
+"$memprof" segsum --pid "$pid" >"$work/cli.segsum" 2>/dev/null
 "$memprof" summary --pid "$pid" >"$work/cli.summary" 2>/dev/null
-commands=("segsum" "stats --device 0" "blocks --device all" "snapshot take a" "compare a now" "info"
+commands=("segsum" "summary --device 0" "blocks --device all" "snapshot take a" "compare a now" "info"
 	"snapshot save now $work/now.json")
 for kind in pid callback; do
 	drive "$kind" "$pid" "${commands[@]}" >"$work/$kind.out" 2>"$work/$kind.err"
 	section "$work/$kind.out" segsum | sed 1,2d >"$work/$kind.segsum"
-	section "$work/$kind.out" "stats --device 0" | sed 1,2d >"$work/$kind.summary"
+	section "$work/$kind.out" "summary --device 0" | sed 1,2d >"$work/$kind.summary"
 	section "$work/$kind.out" "blocks --device all" | sed 1,2d >"$work/$kind.blocks"
 	if cmp -s "$work/$kind.segsum" "$work/cli.segsum"; then
-		ok "$kind: segsum == memprof stats --pid"
+		ok "$kind: segsum == memprof segsum --pid"
 	else
-		bad "$kind: segsum differs from memprof stats --pid ($(head -c 200 "$work/$kind.err"))"
+		bad "$kind: segsum differs from memprof segsum --pid ($(head -c 200 "$work/$kind.err"))"
 		grep -m 3 '^error memprof' "$work/$kind.out" | sed 's/^/    drive: /'
 		grep 'libc10' "/proc/$pid/maps" | sed 's/^/    maps: /'
 	fi
-	cmp -s "$work/$kind.summary" "$work/cli.summary" && ok "$kind: stats == memprof summary --pid" ||
-		bad "$kind: stats differs from memprof summary --pid"
+	cmp -s "$work/$kind.summary" "$work/cli.summary" && ok "$kind: summary == memprof summary --pid" ||
+		bad "$kind: summary differs from memprof summary --pid"
 	grep -q "^status 1$" <(section "$work/$kind.out" "compare a now") && ok "$kind: compare a now: nothing changed" ||
 		bad "$kind: compare of a snapshot with the same stop found changes"
 	if python3 "$top/tests/walker/compare_truth.py" "$work/live/truth.json" "$work/now.json" >"$work/$kind.cmp" 2>&1; then
@@ -74,7 +74,7 @@ if gcore -o "$work/core" "$pid" >/dev/null 2>&1; then
 	drive core "$work/core.$pid" segsum >"$work/core.out" 2>&1
 	section "$work/core.out" segsum | sed 1,2d >"$work/core.segsum"
 	if cmp -s "$work/core.segsum" "$work/cli.segsum"; then
-		ok "core: segsum == memprof stats"
+		ok "core: segsum == memprof segsum"
 	else
 		bad "core: segsum differs:"
 		diff "$work/core.segsum" "$work/cli.segsum" | head -5 | sed 's/^/    /'

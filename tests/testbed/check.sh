@@ -12,7 +12,7 @@
 # The second run of the same tree (tests/run-all.sh runs make check again under ASan) is quick: after a full pass,
 # a stamp in the cache names a hash of every test-bed file, the variants, the CUDA headers, the kernel and its
 # core_pattern; while such a stamp is less than 6 hours old, only what depends on the memprof binary runs again
-# (every scenario's truth on `debug`, read by `memprof stats`). MEMPROF_TESTBED_FULL=1 always runs everything.
+# (every scenario's truth on `debug`, read by `memprof segsum`). MEMPROF_TESTBED_FULL=1 always runs everything.
 #
 # Env: MEMPROF_TESTBED_VARIANTS (default: all nine, see below), MEMPROF_TESTBED_SKIP=1 (exit 77: skipped),
 # MEMPROF (the memprof binary, set by make), MEMPROF_CUDA_HEADERS=debian (build against Debian's CUDA 12.4
@@ -53,7 +53,7 @@ stamp=$tb_cache/check-passed-$(
 	} | sha256sum | cut -c1-12)
 if [ "${MEMPROF_TESTBED_FULL:-0}" != 1 ] && [ -n "$(find "$stamp" -mmin -360 2>/dev/null)" ]; then
 	echo "== testbed: this test bed passed in full at $(date -r "$stamp" '+%F %T') (stamp $stamp); quick run"
-	step "scenarios on debug, memprof stats only" env MEMPROF_C10_VARIANTS=debug MEMPROF_CHECK_MODES=0 \
+	step "scenarios on debug, memprof segsum only" env MEMPROF_C10_VARIANTS=debug MEMPROF_CHECK_MODES=0 \
 		"$here/scenarios/check.sh"
 	echo "== testbed: $([ $status -eq 0 ] && echo "all passed" || echo "FAILED") in $(($(date +%s) - t_start)) s (quick)"
 	exit $status

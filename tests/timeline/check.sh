@@ -119,13 +119,23 @@ fails "no ring, json" 1 "no trace ring entries" "$tmp/noring.pickle" -o "$tmp/n.
 [ ! -e "$tmp/n.json" ] && ok || bad "no ring: a file was written"
 fails "device without a ring" 1 "device 2 has no trace ring entries" "$tmp/multi.pickle" --device 2
 fails "several devices" 2 "2 devices have trace rings \(0, 1\): choose one with --device" "$tmp/multi.pickle" -o "$tmp/x.json"
-fails "unknown format" 2 "--format must be json, raw, html or svg, not 'png'" "$tmp/training.pickle" --format png -o "$tmp/x.png"
+fails "unknown format" 2 "--format 'png': choose json, raw, html or svg" "$tmp/training.pickle" --format png -o "$tmp/x.png"
 fails "unknown suffix" 2 "cannot tell the format of '.*x.txt'" "$tmp/training.pickle" -o "$tmp/x.txt"
 fails "format without -o" 2 "writes a file: give -o" "$tmp/training.pickle" --format html
 fails "unwritable" 2 "/nonexistent/dir/x.html" "$tmp/training.pickle" -o /nonexistent/dir/x.html
-fails "bad scheme" 2 "--scheme must be profiler or tracker" "$tmp/training.pickle" --scheme both
-fails "categories option" 2 "--by and --segsum are options of 'memprof categories'" "$tmp/training.pickle" --explain 0x10
-fails "categories option" 2 "--by and --segsum are options of 'memprof categories'" "$tmp/training.pickle" --segsum
+fails "bad scheme" 2 "--scheme 'both': choose profiler or tracker" "$tmp/training.pickle" --scheme both
+# An option of another command: refused as unknown, naming the command that has it (and where the help is).
+fails_usage() {
+	local name=$1 pattern=$2
+	shift 2
+	"$MEMPROF" timeline "$@" >"$tmp/out" 2>"$tmp/err"
+	local rc=$?
+	if [ $rc -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 2 ] && grep -qE -- "$pattern" "$tmp/err" &&
+		grep -qx "Try 'memprof timeline --help'." "$tmp/err"; then ok
+	else bad "$name: exit $rc (want 2), stderr:"; cat "$tmp/err"; fi
+}
+fails_usage "categories option" "unknown option '--explain' \(an option of 'categories'\)" "$tmp/training.pickle" --explain 0x10
+fails_usage "categories option" "unknown option '--segsum' \(an option of 'categories'\)" "$tmp/training.pickle" --segsum
 echo '{"rules": [{"name": "x"}]}' >"$tmp/bad.rules.json"
 fails "bad rules" 2 "rules\[0\] \('x'\): no 'category'" "$tmp/training.pickle" --rules "$tmp/bad.rules.json"
 head -c 300 "$tmp/training.pickle" >"$tmp/cut.pickle"

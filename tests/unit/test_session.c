@@ -84,7 +84,7 @@ static void test_analyses_of_names(void)
 	CU_ASSERT(error_is("--min-size '1.5Q'"));
 	CU_ASSERT_EQUAL(run("blocks a --state sleeping"), MP_SESSION_ERROR);
 	CU_ASSERT_EQUAL(run("blocks a --bogus"), MP_SESSION_ERROR);
-	CU_ASSERT(error_is("no option '--bogus'"));
+	CU_ASSERT(error_is("unknown option '--bogus'"));
 	CU_ASSERT_EQUAL(run("blocks a --device"), MP_SESSION_ERROR);
 	CU_ASSERT(error_is("needs a value"));
 	CU_ASSERT_EQUAL(run("block 0x10 a"), MP_SESSION_ERROR);

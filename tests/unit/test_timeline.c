@@ -224,7 +224,7 @@ static void test_session(void)
 	remove(out);
 	argv[2] = "--format", argv[3] = "png";
 	CU_ASSERT_EQUAL(mp_session_run(s, 4, argv), MP_SESSION_ERROR);
-	CU_ASSERT_PTR_NOT_NULL(strstr(mp_session_error(s), "--format 'png' is none of json, raw, html, svg"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(mp_session_error(s), "--format 'png': choose json, raw, html or svg"));
 	for (int i = 0; mp_session_command_name(i) != NULL; i++)
 		if (strcmp(mp_session_command_name(i), "timeline") == 0)
 			CU_ASSERT_STRING_EQUAL(mp_session_complete(s, i, "timeline --format ", ""),

@@ -6,7 +6,7 @@
 # For each build, scenario and mode: memprof rebuilds the snapshot from a gcore core, a kernel core or the live
 # process, and compare_truth.py checks it field by field against the job's own torch.cuda.memory._snapshot()
 # (segments, blocks, states, sizes, streams, pool ids, settings, trace entries; frames aside) and
-# torch.cuda.memory_stats() of every device. Once per build and scenario, `memprof stats` on the target must print
+# torch.cuda.memory_stats() of every device. Once per build and scenario, `memprof segsum` on the target must print
 # what the build's own _memory_viz.py prints for the job's pickle; once per build and mode, `memprof info` must name
 # the release, its CUDA, C++ ABI and layout. A chrooted job's kernel core is read with --sysroot (its files are
 # named as the job saw them), its gcore core with and without it (named as this machine sees them).
@@ -87,11 +87,11 @@ check_walk() { # LABEL DIR ARGS...
 	fi
 }
 
-# memprof stats on the target == the build's own _memory_viz.py stats on the job's own pickle.
+# memprof segsum on the target == the build's own _memory_viz.py stats on the job's own pickle.
 check_oracle() { # LABEL DIR MEMVIZ ARGS...
 	local label=$1 dir=$2 memviz=$3
 	shift 3
-	if "$memprof" stats "$@" >"$dir/stats.mp" 2>"$dir/stats.err" &&
+	if "$memprof" segsum "$@" >"$dir/stats.mp" 2>"$dir/stats.err" &&
 		python3 "$memviz" stats "$dir/snapshot.pickle" >"$dir/stats.py" 2>&1 &&
 		cmp -s "$dir/stats.mp" "$dir/stats.py"; then
 		ok "$label: memprof stats == $(basename "$(dirname "$(dirname "$memviz")")")'s _memory_viz.py stats of the job's pickle"

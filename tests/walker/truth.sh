@@ -4,7 +4,7 @@
 # For each c10 variant and scenario of the test bed (tests/testbed/target.sh), memprof rebuilds the snapshot from
 # a gcore core, a kernel core and the live process, and compare_truth.py checks it field by field against the
 # truth (segments, blocks, states, sizes, streams, pool ids, device stats, settings, trace entries). Then
-# `memprof stats` on the core must print what PyTorch's own _memory_viz.py prints for memprof's exported pickle.
+# `memprof segsum` on the core must print what PyTorch's own _memory_viz.py prints for memprof's exported pickle.
 # Stripped layout mutants must be refused by every built-in table (their layout is no release's) and walk with
 # the layout `memprof info -o` wrote from their DWARF twin.
 #
@@ -58,13 +58,13 @@ check_walk() { # LABEL DIR TRUTH ARGS...
 	fi
 }
 
-# memprof stats on the target == PyTorch's _memory_viz.py stats on memprof's exported pickle.
+# memprof segsum on the target == PyTorch's _memory_viz.py stats on memprof's exported pickle.
 check_oracle() { # LABEL DIR ARGS...
 	local label=$1 dir=$2
 	shift 2
 	[ -f "$memviz" ] || { bad "$label: no _memory_viz.py oracle at $memviz"; return; }
 	if "$memprof" snapshot "$@" -o "$dir/mp.pickle" 2>"$dir/oracle.err" &&
-		"$memprof" stats "$@" >"$dir/stats.mp" 2>>"$dir/oracle.err" &&
+		"$memprof" segsum "$@" >"$dir/stats.mp" 2>>"$dir/oracle.err" &&
 		python3 "$memviz" stats "$dir/mp.pickle" >"$dir/stats.py" 2>&1 &&
 		cmp -s "$dir/stats.mp" "$dir/stats.py"; then
 		ok "$label: memprof stats == _memory_viz.py stats of memprof's pickle"
@@ -123,7 +123,7 @@ for variant in $variants; do
 	case $variant in stripped-mutant-*)
 		dir=$work/$variant/oom/${modes%% *}
 		if [ -f "$dir/core" ]; then
-			if "$memprof" stats "$dir/core" >/dev/null 2>"$dir/refused.err"; then
+			if "$memprof" segsum "$dir/core" >/dev/null 2>"$dir/refused.err"; then
 				bad "$variant: a built-in table was accepted for a layout no release has"
 			elif [ "$(wc -l <"$dir/refused.err")" -eq 1 ] && grep -q 'no known layout fits' "$dir/refused.err"; then
 				ok "$variant: built-in tables refused: $(cut -c1-160 "$dir/refused.err")"

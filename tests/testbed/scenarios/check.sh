@@ -96,15 +96,15 @@ for variant in ${MEMPROF_C10_VARIANTS:-debug}; do
 		mp=skipped
 		if [ -x "$memprof" ]; then
 			t0=$(now)
-			if "$memprof" stats "$truth" >"$dir/stats.out" 2>&1; then
+			if "$memprof" segsum "$truth" >"$dir/stats.out" 2>&1; then
 				mp="ok ($(elapsed "$t0") s; $(grep -m1 '^total_allocated' "$dir/stats.out" || echo '?'))"
 			else
 				cat "$dir/stats.out" >&2
-				fail "$variant/$s: memprof stats"
+				fail "$variant/$s: memprof segsum"
 				mp=failed
 			fi
 		fi
-		printf '%-16s %-12s run %6s s  %-26s  memprof stats: %s\n' "$variant" "$s" "$t_run" "sanity: $res" "$mp"
+		printf '%-16s %-12s run %6s s  %-26s  memprof segsum: %s\n' "$variant" "$s" "$t_run" "sanity: $res" "$mp"
 	done
 
 	# sanity.py must reject broken truths (else its passes mean nothing).

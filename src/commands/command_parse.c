@@ -1,0 +1,325 @@
+/* command_parse.c - the one parser of a command's words: options by the command's table (and the
+   front end's own), each value checked by its kind's rule, then the positional words counted. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "mp_command.h"
+
+/* C's error, formatted; USAGE: about which words the command takes. */
+static int set_error(mp_command_ctx *c, bool usage, const char *fmt, va_list ap)
+{
+	vsnprintf(c->error, sizeof c->error, fmt, ap);
+	c->usage = usage;
+	return MP_CMD_BAD;
+}
+
+int mp_command_error(mp_command_ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = set_error(c, false, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int mp_command_usage_error(mp_command_ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = set_error(c, true, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int mp_command_fail(mp_command_ctx *c, const char *what, mp_err err, const mp_diag *diag)
+{
+	if (err == MP_E_INTERRUPTED && (diag == NULL || diag->msg[0] == '\0'))
+		return mp_command_error(c, "interrupted");
+	if (diag != NULL && diag->msg[0] != '\0')
+		return mp_command_error(c, "%s: %s", what, diag->msg);
+	return mp_command_error(c, "%s: %s", what, mp_strerror(err));
+}
+
+void mp_command_diag(mp_command_ctx *c, mp_diag *diag)
+{
+	memset(diag, 0, sizeof *diag);
+	diag->warn = c->front->warn;
+	diag->warn_ctx = c->data;
+}
+
+bool mp_parse_long(const char *text, long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtol(text, &end, 0);
+	return text[0] != '\0' && *end == '\0' && errno == 0;
+}
+
+/* "4096", "64K", "64KiB", "1.5M", "2GiB", "10B" (binary multiples, as the allocator counts). */
+bool mp_parse_size(const char *text, int64_t *out)
+{
+	static const struct {
+		const char *suffix;
+		double factor;
+	} units[] = {
+		{ "", 1 }, { "B", 1 }, { "K", 1024.0 }, { "KiB", 1024.0 }, { "KB", 1024.0 },
+		{ "M", 1048576.0 }, { "MiB", 1048576.0 }, { "MB", 1048576.0 },
+		{ "G", 1073741824.0 }, { "GiB", 1073741824.0 }, { "GB", 1073741824.0 },
+	};
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(text, &end);
+	if (end == text || errno != 0 || v < 0)
+		return false;
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+		if (strcasecmp(end, units[i].suffix) == 0) {
+			double bytes = v * units[i].factor;
+
+			if (bytes > 9.2e18)
+				return false;
+			*out = (int64_t)bytes;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Whether WORD is one of the blank-separated WORDS, in any case (as the library reads them). */
+static bool one_of(const char *words, const char *word)
+{
+	size_t n = strlen(word);
+
+	while (*words != '\0') {
+		size_t m = strcspn(words, " ");
+
+		if (m == n && strncasecmp(words, word, n) == 0)
+			return true;
+		words += m;
+		words += strspn(words, " ");
+	}
+	return false;
+}
+
+/* "a, b or c" of the blank-separated CHOICES into BUF. */
+static const char *choice_list(const char *choices, char *buf, size_t size)
+{
+	size_t len = 0, left = strlen(choices);
+
+	buf[0] = '\0';
+	while (*choices != '\0' && len + 1 < size) {
+		size_t m = strcspn(choices, " ");
+		const char *sep = len == 0 ? "" : m == left ? " or " : ", ";
+		int w = snprintf(buf + len, size - len, "%s%.*s", sep, (int)m, choices);
+
+		len += w > 0 ? (size_t)w : 0;
+		left -= m;
+		choices += m;
+		left -= strspn(choices, " ");
+		choices += strspn(choices, " ");
+	}
+	return buf;
+}
+
+/* Whether WORD is all digits: the count --sites may take. */
+static bool is_count_word(const char *word)
+{
+	return word[0] != '\0' && strspn(word, "0123456789") == strlen(word);
+}
+
+/* Check VALUE against O's rule; MP_CMD_OK or the usage error. */
+static int check_value(mp_command_ctx *c, const char *cmd, const mp_option *o, const char *value)
+{
+	char buf[160];
+	int64_t size;
+	long n;
+
+	switch (o->kind) {
+	case MP_OPT_FLAG:
+	case MP_OPT_TEXT:
+	case MP_OPT_FILE:
+	case MP_OPT_SNAPSHOT:
+		return MP_CMD_OK;
+	case MP_OPT_FLAG_COUNT:
+	case MP_OPT_COUNT:
+		if (value == NULL || (mp_parse_long(value, &n) && n >= 1))
+			return MP_CMD_OK;
+		return mp_command_error(c, "%s: %s '%s': not a positive count", cmd, o->name, value);
+	case MP_OPT_INTEGER:
+		if (mp_parse_long(value, &n))
+			return MP_CMD_OK;
+		return mp_command_error(c, "%s: %s '%s': not a whole number", cmd, o->name, value);
+	case MP_OPT_DEVICE:
+		if (strcmp(value, "all") == 0 || (mp_parse_long(value, &n) && n >= 0 && n <= MP_CMD_MAX_DEVICE))
+			return MP_CMD_OK;
+		return mp_command_error(c, "%s: %s '%s': not a device number (0 to %d) or all", cmd, o->name,
+					value, MP_CMD_MAX_DEVICE);
+	case MP_OPT_SIZE:
+		if (mp_parse_size(value, &size))
+			return MP_CMD_OK;
+		return mp_command_error(c, "%s: %s '%s': not a size (4096, 64KiB, 1.5MiB, ...)", cmd, o->name,
+					value);
+	case MP_OPT_CHOICE:
+		if (one_of(o->choices, value))
+			return MP_CMD_OK;
+		return mp_command_error(c, "%s: %s '%s': choose %s", cmd, o->name, value,
+					choice_list(o->choices, buf, sizeof buf));
+	}
+	return MP_CMD_OK;
+}
+
+/* The option NAME (N bytes) in LIST, or NULL. */
+static const mp_option *find_in(const mp_option *list, const char *name, size_t n)
+{
+	for (; list != NULL && list->name != NULL; list++)
+		if (strlen(list->name) == n && strncmp(list->name, name, n) == 0)
+			return list;
+	return NULL;
+}
+
+const mp_option *mp_command_option(const mp_command *cmd, const mp_option *extra, const char *name)
+{
+	const mp_option *o = find_in(cmd->options, name, strlen(name));
+
+	return o != NULL ? o : find_in(extra, name, strlen(name));
+}
+
+/* The slot of option O in A's arrays: the command's first, then the front end's. */
+static int slot_of(const mp_command_args *a, const mp_option *o)
+{
+	size_t n = 0;
+
+	while (a->cmd->options != NULL && a->cmd->options[n].name != NULL)
+		n++;
+	if (o >= a->cmd->options && o < a->cmd->options + n)
+		return (int)(o - a->cmd->options);
+	return (int)(MP_CMD_MAX_OPTIONS + (o - a->extra));
+}
+
+/* Whether WORD is an option word: '-' and more ('-' alone is standard input, a positional word). */
+static bool is_option_word(const char *word)
+{
+	return word[0] == '-' && word[1] != '\0';
+}
+
+/* An option CMD does not take: named as written, and the command that takes it when one does (a user
+   who mixed up two commands learns which one). */
+static int unknown_option(mp_command_ctx *c, const mp_command *cmd, const char *word, size_t n)
+{
+	for (size_t i = 0; i < mp_ncommands; i++)
+		if (mp_commands[i] != cmd && find_in(mp_commands[i]->options, word, n) != NULL)
+			return mp_command_usage_error(c, "%s: unknown option '%.*s' (an option of '%s')", cmd->name, (int)n,
+						      word, mp_commands[i]->name);
+	return mp_command_usage_error(c, "%s: unknown option '%.*s'", cmd->name, (int)n, word);
+}
+
+/* Take option word ARGV[*I] (and its value) into A. */
+static int take_option(mp_command_ctx *c, mp_command_args *a, int argc, char **argv, int *i)
+{
+	const char *word = argv[*i], *value = NULL, *eq = NULL;
+	size_t n = strlen(word);
+	const mp_option *o;
+	int rc, slot;
+
+	if (word[1] == '-' && (eq = strchr(word, '=')) != NULL)
+		n = (size_t)(eq - word); /* --name=value */
+	else if (word[1] != '-' && n > 2)
+		n = 2; /* -oFILE */
+	if ((o = find_in(a->cmd->options, word, n)) == NULL && (o = find_in(a->extra, word, n)) == NULL)
+		return unknown_option(c, a->cmd, word, n);
+	if (eq != NULL || n < strlen(word))
+		value = eq != NULL ? eq + 1 : word + n;
+	if (o->kind == MP_OPT_FLAG && value != NULL)
+		return mp_command_usage_error(c, "%s: option '%s' takes no value", a->cmd->name, o->name);
+	if (o->kind == MP_OPT_FLAG_COUNT && value == NULL && *i + 1 < argc && is_count_word(argv[*i + 1]))
+		value = argv[++*i];
+	if (value == NULL && o->kind != MP_OPT_FLAG && o->kind != MP_OPT_FLAG_COUNT) {
+		if (*i + 1 >= argc)
+			return mp_command_usage_error(c, "%s: option '%s' needs a value", a->cmd->name, o->name);
+		value = argv[++*i];
+	}
+	if ((rc = check_value(c, a->cmd->name, o, value)) != MP_CMD_OK)
+		return rc;
+	slot = slot_of(a, o);
+	a->given[slot] = true;
+	a->value[slot] = value;
+	return MP_CMD_OK;
+}
+
+int mp_command_parse(mp_command_ctx *c, const mp_command *cmd, const mp_option *extra, int argc, char **argv,
+		     mp_command_args *a)
+{
+	bool only_positional = false;
+	int min, max, rc;
+
+	memset(a, 0, sizeof *a);
+	a->cmd = cmd;
+	a->extra = extra;
+	c->error[0] = '\0';
+	c->usage = false;
+	mp_command_positional_count(cmd, &min, &max);
+	for (int i = 0; i < argc; i++) {
+		if (!only_positional && strcmp(argv[i], "--") == 0) {
+			only_positional = true;
+		} else if (!only_positional && (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)) {
+			a->help = true;
+			return MP_CMD_OK;
+		} else if (!only_positional && is_option_word(argv[i])) {
+			if ((rc = take_option(c, a, argc, argv, &i)) != MP_CMD_OK)
+				return rc;
+		} else if (a->npos == max || a->npos == MP_CMD_MAX_POSITIONAL) {
+			return mp_command_usage_error(c, "%s: too many arguments (from '%s')", cmd->name, argv[i]);
+		} else {
+			a->pos[a->npos++] = argv[i];
+		}
+	}
+	return MP_CMD_OK;
+}
+
+int mp_command_check_words(mp_command_ctx *c, const mp_command_args *a)
+{
+	char kind[32];
+	int min, max;
+
+	mp_command_positional_count(a->cmd, &min, &max);
+	if (a->npos < min)
+		return mp_command_usage_error(c, "%s: missing %s", a->cmd->name,
+					mp_command_positional_kind(a->cmd, a->npos, kind, sizeof kind));
+	return MP_CMD_OK;
+}
+
+const char *mp_arg(const mp_command_args *a, const char *name)
+{
+	const mp_option *o = mp_command_option(a->cmd, a->extra, name);
+
+	return o != NULL ? a->value[slot_of(a, o)] : NULL;
+}
+
+bool mp_arg_given(const mp_command_args *a, const char *name)
+{
+	const mp_option *o = mp_command_option(a->cmd, a->extra, name);
+
+	return o != NULL && a->given[slot_of(a, o)];
+}
+
+long mp_arg_device(const mp_command_args *a, const char *name, long def)
+{
+	const char *v = mp_arg(a, name);
+	long n;
+
+	if (v == NULL)
+		return def;
+	if (strcmp(v, "all") == 0 || !mp_parse_long(v, &n))
+		return -1;
+	return n;
+}

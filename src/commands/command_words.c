@@ -1,0 +1,62 @@
+/* command_words.c - what a command's positional words are, read from its declaration
+   ("address [snapshot]": blank-separated kinds, the optional ones in brackets). */
+#include <string.h>
+
+#include "mp_command.h"
+
+/* The I-th blank-separated word of LIST, its brackets dropped, into BUF ("" past the end);
+   *OPTIONAL tells whether it was bracketed. */
+static const char *nth(const char *list, int i, char *buf, size_t size, bool *optional)
+{
+	*optional = false;
+	buf[0] = '\0';
+	for (list = list != NULL ? list : ""; *list != '\0'; i--) {
+		size_t n = strcspn(list, " ");
+
+		if (i == 0) {
+			const char *w = list;
+
+			*optional = w[0] == '[';
+			if (*optional)
+				w++, n -= n >= 2 ? 2 : n;
+			if (n >= size)
+				n = size - 1;
+			memcpy(buf, w, n);
+			buf[n] = '\0';
+			return buf;
+		}
+		list += n;
+		list += strspn(list, " ");
+	}
+	return buf;
+}
+
+const char *mp_command_positional_kind(const mp_command *cmd, int i, char *buf, size_t size)
+{
+	bool optional;
+
+	return nth(cmd->positional, i, buf, size, &optional);
+}
+
+void mp_command_positional_count(const mp_command *cmd, int *min, int *max)
+{
+	char buf[32];
+	bool optional;
+
+	*min = *max = 0;
+	while (nth(cmd->positional, *max, buf, sizeof buf, &optional)[0] != '\0') {
+		if (!optional)
+			*min = *max + 1;
+		++*max;
+	}
+}
+
+int mp_command_positional_index(const mp_command *cmd, int i, const char *kind)
+{
+	char buf[32];
+	int n = 0;
+
+	for (int j = 0; j < i; j++)
+		n += strcmp(mp_command_positional_kind(cmd, j, buf, sizeof buf), kind) == 0;
+	return n;
+}
