@@ -43,12 +43,6 @@ static void usage(FILE *to)
 	      "'memprof snapshot save TARGET FILE'.\n", to);
 }
 
-/* Whether CMD names targets (and so takes the target options). */
-static bool reads_targets(const mp_command *cmd)
-{
-	return cmd->positional != NULL && strstr(cmd->positional, "snapshot") != NULL;
-}
-
 static void help(const mp_command *cmd, const mp_option *extra)
 {
 	mp_out out;
@@ -76,7 +70,7 @@ static int usage_failed(const mp_command_ctx *c, const char *name)
 
 static int run(const mp_command *cmd, int argc, char **argv)
 {
-	const mp_option *extra = reads_targets(cmd) ? cli_target_options : NULL;
+	const mp_option *extra = mp_command_takes(cmd, "snapshot") ? cli_target_options : NULL;
 	mp_command_args a = { 0 };
 	mp_command_ctx c;
 	int rc;

@@ -148,7 +148,6 @@ static int check_value(mp_command_ctx *c, const char *cmd, const mp_option *o, c
 	case MP_OPT_FLAG:
 	case MP_OPT_TEXT:
 	case MP_OPT_FILE:
-	case MP_OPT_SNAPSHOT:
 		return MP_CMD_OK;
 	case MP_OPT_FLAG_COUNT:
 	case MP_OPT_COUNT:

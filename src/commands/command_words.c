@@ -60,3 +60,13 @@ int mp_command_positional_index(const mp_command *cmd, int i, const char *kind)
 		n += strcmp(mp_command_positional_kind(cmd, j, buf, sizeof buf), kind) == 0;
 	return n;
 }
+
+bool mp_command_takes(const mp_command *cmd, const char *kind)
+{
+	char buf[32];
+
+	for (int i = 0; mp_command_positional_kind(cmd, i, buf, sizeof buf)[0] != '\0'; i++)
+		if (strcmp(buf, kind) == 0)
+			return true;
+	return false;
+}

@@ -38,7 +38,6 @@ enum mp_option_kind {
 	MP_OPT_COUNT,       /* a whole number of at least 1 */
 	MP_OPT_INTEGER,     /* a whole number (a stream) */
 	MP_OPT_SIZE,        /* a size: 4096, 64KiB, 1.5MiB, ... */
-	MP_OPT_SNAPSHOT,    /* a SNAPSHOT word, as a positional one */
 	MP_OPT_FLAG_COUNT,  /* a flag the next word may follow as its count, when it is all digits (--sites [N]) */
 };
 
@@ -169,6 +168,8 @@ long mp_arg_device(const mp_command_args *a, const char *name, long def);
 int mp_command_positional_index(const mp_command *cmd, int i, const char *kind);
 /* The blank-separated kinds of the positional words, without brackets: KIND of word I into BUF ("" past them). */
 const char *mp_command_positional_kind(const mp_command *cmd, int i, char *buf, size_t size);
+/* Whether one of CMD's positional words is of kind KIND ("snapshot": the command reads a target). */
+bool mp_command_takes(const mp_command *cmd, const char *kind);
 /* How many positional words CMD takes: at least *MIN, at most *MAX. */
 void mp_command_positional_count(const mp_command *cmd, int *min, int *max);
 

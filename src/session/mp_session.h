@@ -86,7 +86,7 @@ MP_SESSION_API const char *mp_session_command_help(int i);
 /* What command I takes, for a front end that builds its own calls (a Python API, the tests), one
    line each: "positional KINDS" (blank-separated, "[...]" optional: "[snapshot]", "address
    [snapshot]"), then "option NAME KIND [WORDS...]" per option, KIND one of flag, text, file, choice,
-   device, count, integer, size, snapshot, flag-count, and WORDS its choices (or a list's words). */
+   device, count, integer, size, flag-count, and WORDS its choices (or a list's words). */
 MP_SESSION_API const char *mp_session_command_spec(int i);
 /* Flags of command I (enum mp_session_command_flags). */
 MP_SESSION_API unsigned mp_session_command_flags(int i);

@@ -71,7 +71,7 @@ static char *make_help(const mp_command *c)
 		      c->summary[0] - 'a' + 'A' : c->summary[0], c->summary + 1, n > 0 && c->summary[n - 1] == '.' ?
 		      "" : ".", c->name, c->synopsis[0] ? " " : "", c->synopsis);
 	mp_command_help_body(c, NULL, &out);
-	if (c->positional != NULL && strstr(c->positional, "snapshot") != NULL)
+	if (mp_command_takes(c, "snapshot"))
 		mp_out_puts(&out, SNAPSHOT_ARG);
 	text = mp_out_take(&out, NULL);
 	mp_out_free(&out);
@@ -103,7 +103,7 @@ static char *make_spec(const mp_command *c)
 	static const char *const kinds[] = {
 		[MP_OPT_FLAG] = "flag", [MP_OPT_TEXT] = "text", [MP_OPT_FILE] = "file", [MP_OPT_CHOICE] = "choice",
 		[MP_OPT_DEVICE] = "device", [MP_OPT_COUNT] = "count", [MP_OPT_INTEGER] = "integer", [MP_OPT_SIZE] = "size",
-		[MP_OPT_SNAPSHOT] = "snapshot", [MP_OPT_FLAG_COUNT] = "flag-count",
+		[MP_OPT_FLAG_COUNT] = "flag-count",
 	};
 	char *text;
 	mp_out out;
@@ -236,8 +236,6 @@ const char *mp_session_complete(mp_session *s, int i, const char *text, const ch
 		add_matching(&out, o->choices, word);
 	else if (o != NULL && o->kind == MP_OPT_DEVICE)
 		add_matching(&out, "all", word);
-	else if (o != NULL && o->kind == MP_OPT_SNAPSHOT)
-		add_snapshot_names(s, &out, word);
 	else if (o == NULL && strcmp(what, "file") == 0)
 		mp_out_puts(&out, "<file>\n");
 	else if (o == NULL && strcmp(what, "snapshot") == 0)
