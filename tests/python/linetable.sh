@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# linetable.sh - memprof's line-table decoder (src/python/py_linetable.c) against real CPython interpreters:
+# every code object of a sample of each interpreter's standard library (tests/python/dump_linetables.py), at
+# every instruction, must get the line that interpreter's own PyCode_Addr2Line gives. The interpreters: this
+# machine's python3, and the Debian trixie root's (CPython 3.13, tests/testbed/debian/python-root.sh, chrooted).
+# Exit 0 when every one agrees, 1 on a difference, 77 when no interpreter could run.
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/../.." && pwd)
+driver=${LINETABLE_DRIVER:-$(dirname "${MEMPROF:-$top/_build/memprof}")/tests/python/linetable_driver}
+pass=0 fail=0 ran=0
+log() { echo "linetable: $*" >&2; }
+die() { log "error: $*"; exit 2; }
+[ -x "$driver" ] || die "no $driver (make check builds it)"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+check() { # NAME DUMP
+	local out
+	if [ ! -s "$2" ]; then
+		echo "FAIL: $1: the interpreter dumped nothing"; fail=$((fail + 1))
+	elif out=$("$driver" <"$2"); then
+		echo "ok: $1: $out"; pass=$((pass + 1))
+	else
+		echo "FAIL: $1: $out"; fail=$((fail + 1))
+	fi
+	ran=$((ran + 1))
+}
+
+python3 "$here/dump_linetables.py" >"$work/host.dump" 2>/dev/null
+check "$(python3 -c 'import sys; print("CPython %d.%d (this machine)" % sys.version_info[:2])')" "$work/host.dump"
+
+# The trixie root: Debian's CPython 3.13 (built once into the test-bed cache; needs root and the Debian mirror).
+if root=$("$top/tests/testbed/debian/python-root.sh" 2>"$work/root.log"); then
+	# shellcheck source=tests/testbed/lib/chroot.sh
+	. "$top/tests/testbed/lib/chroot.sh"
+	mkdir "$work/chroot"
+	TB_CHROOT_BIND="$here" tb_chroot_run "$root/root" "$work/chroot" python3 "$here/dump_linetables.py" \
+		>"$work/trixie.dump" 2>/dev/null
+	check "CPython 3.13 (Debian trixie root)" "$work/trixie.dump"
+else
+	echo "not run: the Debian trixie root: $(tail -1 "$work/root.log")"
+fi
+echo "$pass passed, $fail failed"
+[ "$ran" -gt 0 ] || exit 77
+[ "$fail" -eq 0 ]
