@@ -26,6 +26,20 @@ typedef struct mp_py_layout {
 /* The layout of CPython MAJOR.MINOR, or NULL for a version memprof does not know. */
 const mp_py_layout *mp_py_layout_for(int major, int minor);
 
+/* The CPython a target runs. */
+typedef struct mp_py_interp {
+	int major, minor, micro;   /* micro -1: not known (3.10, told by a file name) */
+	char path[4096];           /* the file that holds it, as the target maps it */
+	uint64_t bias;             /* that file's load bias */
+	const mp_py_layout *layout;
+} mp_py_interp;
+
+/* Find the interpreter among T's mapped files: the libpython or python executable that defines Py_Version,
+   read from the target's memory (3.11 and later), or for 3.10 the version in the name of the file that defines
+   Py_Initialize. Only files named like CPython's (python3.X) are opened. MP_E_NOTFOUND when there is none;
+   MP_E_UNSUPPORTED (with *OUT filled but no layout) for a version memprof cannot read. */
+mp_err mp_py_find(mp_target *t, mp_py_interp *out, mp_diag *diag) MP_WUR;
+
 /* Longest texts and tables memprof reads: a longer one is damage, not a name. */
 #define MP_PY_MAX_STR 4096
 #define MP_PY_MAX_LINETABLE (1u << 20)

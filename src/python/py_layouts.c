@@ -1,6 +1,6 @@
 /* py_layouts.c - the offsets memprof reads in CPython's objects, per version (64-bit, default build).
-   From CPython's headers (Include/cpython/code.h, unicodeobject.h, bytesobject.h); 3.11 and 3.13 are checked
-   against live interpreters by tests/python/objects.sh, the others are not run here. */
+   From CPython's headers (Include/cpython/code.h, unicodeobject.h, bytesobject.h). tests/python/objects.sh
+   checks 3.10 to 3.13 against live interpreters and their cores; 3.14's is not run here. */
 #include <stddef.h>
 
 #include "mp_py.h"

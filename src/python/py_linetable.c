@@ -2,6 +2,7 @@
    ranges of the bytecode, each with a line (or none); the answer is the line of the range holding LASTI, found
    walking forward from the start as CPython's _PyCode_CheckLineNumber does from a fresh range. */
 #include <limits.h>
+#include <stdint.h>
 
 #include "mp_py_linetable.h"
 
@@ -12,6 +13,9 @@ bool mp_py_linetable_format_of(int major, int minor, enum mp_py_linetable_format
 	*out = minor == 10 ? MP_PY_LINETABLE_310 : MP_PY_LINETABLE_311;
 	return true;
 }
+
+/* Beyond any int (such a line comes out as -1), and far from overflowing a long when a delta is added. */
+#define LINE_BOUND (1L << 40)
 
 /* The walk over a table: the current range [start, end) and its line. */
 struct ranges {
@@ -36,17 +40,18 @@ static void advance_310(struct ranges *r)
 	}
 }
 
-/* 3.11+: an unsigned varint of 6-bit groups, bit 6 saying another follows. */
-static unsigned long read_varint(const unsigned char **p, const unsigned char *limit)
+/* 3.11+: an unsigned varint of 6-bit groups, bit 6 saying another follows. Kept to 32 bits, as CPython's
+   unsigned int: a damaged run of continuation bytes cannot grow it further. */
+static uint32_t read_varint(const unsigned char **p, const unsigned char *limit)
 {
-	unsigned long v = 0;
+	uint32_t v = 0;
 	unsigned shift = 0;
 
 	while (*p < limit) {
 		unsigned char b = *(*p)++;
 
-		if (shift < sizeof v * CHAR_BIT)
-			v |= (unsigned long)(b & 63) << shift;
+		if (shift < 32)
+			v |= (uint32_t)(b & 63) << shift;
 		shift += 6;
 		if (!(b & 64))
 			break;
@@ -56,7 +61,7 @@ static unsigned long read_varint(const unsigned char **p, const unsigned char *l
 
 static long read_signed_varint(const unsigned char **p, const unsigned char *limit)
 {
-	unsigned long v = read_varint(p, limit);
+	uint32_t v = read_varint(p, limit);
 
 	return (v & 1) ? -(long)(v >> 1) : (long)(v >> 1);
 }
@@ -71,8 +76,14 @@ static void advance_311(struct ranges *r)
 	unsigned kind = (first >> 3) & 15;
 	const unsigned char *q = r->p + 1;
 
-	if (kind == 13 || kind == 14)
+	if (kind == 13 || kind == 14) {
+		/* a line past any int is no line; kept there, so that no run of deltas overflows */
 		r->computed_line += read_signed_varint(&q, r->limit);
+		if (r->computed_line > LINE_BOUND)
+			r->computed_line = LINE_BOUND;
+		else if (r->computed_line < -LINE_BOUND)
+			r->computed_line = -LINE_BOUND;
+	}
 	else if (kind >= 10 && kind <= 12)
 		r->computed_line += kind - 10;
 	r->line = kind == 15 ? -1 : r->computed_line;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # linetable.sh - memprof's line-table decoder (src/python/py_linetable.c) against real CPython interpreters:
 # every code object of a sample of each interpreter's standard library (tests/python/dump_linetables.py), at
-# every instruction, must get the line that interpreter's own PyCode_Addr2Line gives. The interpreters: this
-# machine's python3, and the Debian trixie root's (CPython 3.13, tests/testbed/debian/python-root.sh, chrooted).
+# every instruction, must get the line that interpreter's own PyCode_Addr2Line gives. The interpreters: every
+# CPython 3.10+ of this machine (interpreters.sh: PATH, pyenv), and the Debian trixie root's (CPython 3.13,
+# tests/testbed/debian/python-root.sh, chrooted).
 # Exit 0 when every one agrees, 1 on a difference, 77 when no interpreter could run.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -27,8 +28,12 @@ check() { # NAME DUMP
 	ran=$((ran + 1))
 }
 
-python3 "$here/dump_linetables.py" >"$work/host.dump" 2>/dev/null
-check "$(python3 -c 'import sys; print("CPython %d.%d (this machine)" % sys.version_info[:2])')" "$work/host.dump"
+# shellcheck source=tests/python/interpreters.sh
+. "$here/interpreters.sh"
+while read -r version python; do
+	"$python" "$here/dump_linetables.py" >"$work/$version.dump" 2>/dev/null
+	check "CPython $version ($python)" "$work/$version.dump"
+done < <(py_interpreters)
 
 # The trixie root: Debian's CPython 3.13 (built once into the test-bed cache; needs root and the Debian mirror).
 if root=$("$top/tests/testbed/debian/python-root.sh" 2>"$work/root.log"); then

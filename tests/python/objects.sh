@@ -2,8 +2,9 @@
 # objects.sh - memprof's reader of CPython objects (src/python: str, bytes, code objects, their layouts per
 # version) on live interpreters: each runs tests/python/objects_target.py, which lists its code objects (names
 # in ASCII, Latin-1, UCS-2 and UCS-4, a long one, lines past 1230) with what the interpreter says of them; the
-# driver reads them from the process's memory and compares. The interpreters: this machine's python3, and the
-# Debian trixie root's CPython 3.13 (tests/testbed/debian/python-root.sh, chrooted).
+# driver finds the interpreter and its version, reads them from the process's memory and compares. The
+# interpreters: every CPython 3.10+ of this machine (interpreters.sh: PATH, pyenv), and the Debian trixie
+# root's CPython 3.13 (tests/testbed/debian/python-root.sh, chrooted).
 # Exit 0 when every one agrees, 1 on a difference, 77 when no interpreter could run.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -18,6 +19,7 @@ pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$work"' EXIT
 
 # check NAME DIR SYSROOT: the target listed its code objects in DIR/list and waits on DIR/in; its pid is in DIR/pid.
+# Read live, then from a gcore core of it.
 check() {
 	local i out
 	for i in $(seq 100); do [ -s "$2/list" ] && break; sleep 0.1; done
@@ -26,11 +28,23 @@ check() {
 		echo "FAIL: $1: the interpreter listed nothing"; fail=$((fail + 1)); return
 	fi
 	sleep 0.1 # the list is written whole before the wait
-	if out=$("$driver" "$(cat "$2/pid")" $3 <"$2/list"); then
-		echo "ok: $1: $out"; pass=$((pass + 1))
+	if out=$("$driver" pid "$(cat "$2/pid")" $3 <"$2/list"); then
+		echo "ok: $1, live: $out"; pass=$((pass + 1))
 	else
-		echo "FAIL: $1: $out"; fail=$((fail + 1))
+		echo "FAIL: $1, live: $out"; fail=$((fail + 1))
 	fi
+	if ! command -v gcore >/dev/null; then
+		echo "not run: $1, gcore core: no gcore (gdb)"; return
+	fi
+	ran=$((ran + 1))
+	if ! gcore -o "$2/core" "$(cat "$2/pid")" >"$2/gcore.log" 2>&1; then
+		echo "FAIL: $1: gcore: $(tail -1 "$2/gcore.log")"; fail=$((fail + 1))
+	elif out=$("$driver" core "$2/core.$(cat "$2/pid")" $3 <"$2/list"); then
+		echo "ok: $1, gcore core: $out"; pass=$((pass + 1))
+	else
+		echo "FAIL: $1, gcore core: $out"; fail=$((fail + 1))
+	fi
+	rm -f "$2/core".*
 }
 
 # Each target waits on a fifo for its standard input, closed at exit.
@@ -45,8 +59,12 @@ start() { # DIR CMD...: run CMD with its pid in DIR/pid
 	echo $! >"$dir/pid"
 }
 
-start "$work/host" python3 "$here/objects_target.py" "$work/host/list"
-check "$(python3 -c 'import sys; print("CPython %d.%d (this machine)" % sys.version_info[:2])')" "$work/host" ""
+# shellcheck source=tests/python/interpreters.sh
+. "$here/interpreters.sh"
+while read -r version python; do
+	start "$work/$version" "$python" "$here/objects_target.py" "$work/$version/list"
+	check "CPython $version ($python)" "$work/$version" ""
+done < <(py_interpreters)
 
 if root=$("$top/tests/testbed/debian/python-root.sh" 2>"$work/root.log"); then
 	# shellcheck source=tests/testbed/lib/chroot.sh

@@ -1,6 +1,8 @@
-/* objects_driver.c PID - memprof's reader of CPython objects (src/python) on a live process: reads each code
-   object that objects_target.py listed (on standard input) and compares its file name, name, qualified name,
-   first line and the line of every instruction with what the interpreter said. Exit 0 when all agree. */
+/* objects_driver.c pid PID|core CORE [SYSROOT] - memprof's reader of CPython objects (src/python) on a live
+   process or on its core: finds
+   the interpreter and its version (which must be the one it says), then reads each code object that
+   objects_target.py listed (on standard input) and compares its file name, name, qualified name, first line and
+   the line of every instruction with what the interpreter said. Exit 0 when all agree. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,13 +28,19 @@ static int same_hex(const char *text, const char *hex)
 int main(int argc, char **argv)
 {
 	static char line[1 << 20];
-	mp_target_opts opts = { .sysroot = argc > 2 ? argv[2] : NULL };
+	mp_target_opts opts = { .sysroot = argc > 3 ? argv[3] : NULL };
 	unsigned long codes = 0, lines = 0, wrong = 0;
 	mp_target *t;
+	mp_py_interp py;
 	mp_diag diag = { 0 };
 
-	if (argc < 2 || mp_target_open_pid(atoi(argv[1]), &opts, &t, &diag) != MP_OK)
-		return fprintf(stderr, "objects_driver: %s\n", argc < 2 ? "usage: objects_driver PID [SYSROOT]" : diag.msg), 2;
+	if (argc < 3 || (strcmp(argv[1], "pid") != 0 && strcmp(argv[1], "core") != 0))
+		return fprintf(stderr, "usage: objects_driver pid PID|core CORE [SYSROOT]\n"), 2;
+	if ((strcmp(argv[1], "pid") == 0 ? mp_target_open_pid(atoi(argv[2]), &opts, &t, &diag)
+					 : mp_target_open_core(argv[2], &opts, &t, &diag)) != MP_OK)
+		return fprintf(stderr, "objects_driver: %s\n", diag.msg), 2;
+	if (mp_py_find(t, &py, &diag) != MP_OK)
+		return printf("no interpreter found: %s\n", diag.msg), 1;
 	while (fgets(line, sizeof line, stdin) != NULL) {
 		char *save = NULL, *w[7];
 		const mp_py_layout *l;
@@ -40,8 +48,12 @@ int main(int argc, char **argv)
 
 		for (int i = 0; i < 7; i++)
 			w[i] = strtok_r(i == 0 ? line : NULL, " \n", &save);
-		if (w[6] == NULL || (l = mp_py_layout_for(atoi(w[1]), atoi(w[2]))) == NULL)
-			return fprintf(stderr, "objects_driver: bad line or unknown version\n"), 2;
+		if (w[6] == NULL)
+			return fprintf(stderr, "objects_driver: bad line\n"), 2;
+		/* the version memprof found must be the one the interpreter says it is */
+		if (py.major != atoi(w[1]) || py.minor != atoi(w[2]))
+			return printf("found CPython %d.%d in %s, but it is %s.%s\n", py.major, py.minor, py.path, w[1], w[2]), 1;
+		l = py.layout;
 		codes++;
 		if (mp_py_read_code(t, l, strtoull(w[0], NULL, 10), &c, &diag) != MP_OK) {
 			printf("differ: code %s: %s\n", w[0], diag.msg);
@@ -63,6 +75,10 @@ int main(int argc, char **argv)
 		mp_py_code_free(&c);
 	}
 	mp_target_close(t);
-	printf("%lu code objects, %lu lines, %lu differ\n", codes, lines, wrong);
+	if (py.micro >= 0)
+		printf("CPython %d.%d.%d", py.major, py.minor, py.micro);
+	else
+		printf("CPython %d.%d (by its file's name)", py.major, py.minor);
+	printf(" found in %s; %lu code objects, %lu lines, %lu differ\n", py.path, codes, lines, wrong);
 	return wrong == 0 && codes > 0 ? 0 : 1;
 }
