@@ -55,6 +55,7 @@ static int walk(mp_command_ctx *c, int i, const char *word, mp_target **t, mp_wa
 	long n = 0;
 	mp_diag diag;
 	mp_err err;
+	int rc;
 	bool tty = isatty(STDERR_FILENO);
 
 	*t = NULL;
@@ -73,15 +74,12 @@ static int walk(mp_command_ctx *c, int i, const char *word, mp_target **t, mp_wa
 		return mp_command_fail(c, target_name(c, i, word, name, sizeof name), err, &diag);
 	if (tty)
 		wopts.progress = show_progress;
-	err = mp_walk_run(*t, NULL, &wopts, w, &diag);
+	rc = mp_command_walk(c, target_name(c, i, word, name, sizeof name), *t, &wopts, w);
 	if (tty)
 		fputs("\r\033[K", stderr);
-	if (err != MP_OK) {
-		mp_target_close(*t);
+	if (rc != MP_CMD_OK)
 		*t = NULL;
-		return mp_command_fail(c, target_name(c, i, word, name, sizeof name), err, &diag);
-	}
-	return MP_CMD_OK;
+	return rc;
 }
 
 static int walked(mp_command_ctx *c, int i, const char *word, mp_target **t, mp_walk **w, bool *owned)

@@ -182,6 +182,9 @@ const mp_option *mp_command_option(const mp_command *cmd, const mp_option *extra
 /* What file PATH is ('-', standard input, is a snapshot), by its first bytes. */
 enum mp_file_kind { MP_FILE_SNAPSHOT, MP_FILE_CORE, MP_FILE_OTHER_ELF, MP_FILE_UNREADABLE };
 enum mp_file_kind mp_file_kind(const char *path);
+/* Walk target T, which a front end opened for a SNAPSHOT word, with OPTS; on failure T is closed and the error
+   told under LABEL. */
+int mp_command_walk(mp_command_ctx *c, const char *label, mp_target *t, const mp_walk_opts *opts, mp_walk **w);
 
 /* Parse a size ("4096", "64KiB", "1.5M", "2GiB") into *OUT; false when it is none. */
 bool mp_parse_size(const char *text, int64_t *out);

@@ -315,6 +315,7 @@ static int run_command(mp_session *s, int argc, char **argv)
 		rc = c->run(&ctx, &a);
 	}
 	free(words);
+	/* a handler's error is in CTX; the session's own steps (the walk, a name) set S's directly */
 	if (rc == MP_SESSION_ERROR && ctx.error[0] != '\0')
 		session_error(s, "%s", ctx.error);
 	if (rc != MP_SESSION_ERROR && s->out.err != MP_OK)

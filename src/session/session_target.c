@@ -207,11 +207,7 @@ static int walk_core(mp_command_ctx *c, const char *path, mp_target **t, mp_walk
 	mp_command_diag(c, &diag);
 	if ((err = mp_target_open_core(path, &topts, t, &diag)) != MP_OK)
 		return mp_command_fail(c, c->name, err, &diag);
-	if ((err = mp_walk_run(*t, NULL, &opts, w, &diag)) != MP_OK) {
-		mp_target_close(*t);
-		return mp_command_fail(c, c->name, err, &diag);
-	}
-	return MP_CMD_OK;
+	return mp_command_walk(c, c->name, *t, &opts, w);
 }
 
 static int front_walked(mp_command_ctx *c, int i, const char *word, mp_target **t, mp_walk **w, bool *owned)
