@@ -6,12 +6,16 @@
 #include "command_int.h"
 #include "flame_svg.h"
 #include "mp_file.h"
+#include "mp_snapshot_file.h"
+#include "mp_snapshot_walk.h"
 
 int cmd_snapshot(mp_command_ctx *c, const mp_command_args *a, int i, unsigned load_flags, unsigned walk_flags,
 		 mp_snapshot **snap, bool *owned)
 {
 	*snap = NULL;
 	*owned = false;
+	if (load_flags & MP_LOAD_NO_FRAMES) /* what needs no frames from a file needs none from a walk */
+		walk_flags |= MP_SW_NO_FRAMES;
 	return c->front->snapshot(c, mp_command_positional_index(a->cmd, i, "snapshot"), i < a->npos ? a->pos[i] : NULL,
 				  load_flags, walk_flags, snap, owned);
 }

@@ -4,12 +4,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mp_array.h"
+#include "mp_context.h"
 #include "mp_snapshot_walk.h"
 
 struct build {
 	mp_heap *heap;
 	const mp_keys *k;
-	mp_val empty_list; /* frames: [] (the walker decodes no frames yet) */
+	mp_val empty_list;
+	mp_ctx_reader *ctx; /* NULL: no frames decoded */
+	mp_val *seq_lists;  /* per frame sequence of CTX, its list once built (0: not yet) */
+	size_t seq_lists_cap;
+	mp_val *frame_dicts; /* per frame of CTX, its dict once built */
+	size_t frame_dicts_cap;
 };
 
 static mp_err str(struct build *b, const char *s, mp_val *out)
@@ -23,15 +30,93 @@ static mp_err u64(struct build *b, uint64_t v, mp_val *out)
 	return mp_heap_int(b->heap, (int64_t)v, out);
 }
 
+/* PyTorch's frame line is a uint64_t: a Python line of -1 is 2^64 - 1, past int64. */
+static mp_err line_value(struct build *b, uint64_t line, mp_val *out)
+{
+	unsigned char le[9] = { 0 };
+
+	if (line <= INT64_MAX)
+		return mp_heap_int(b->heap, (int64_t)line, out);
+	for (int i = 0; i < 8; i++)
+		le[i] = (unsigned char)(line >> (8 * i));
+	return mp_heap_int_le(b->heap, le, sizeof le, out);
+}
+
+/* Make the cache *V (of *CAP handles) hold NEED, new handles 0. */
+static mp_err cache_grow(mp_val **v, size_t *cap, size_t need)
+{
+	size_t old = *cap;
+	mp_err err = mp_array_grow((void **)v, cap, need, sizeof **v);
+
+	if (err == MP_OK && *cap > old)
+		memset(*v + old, 0, (*cap - old) * sizeof **v);
+	return err;
+}
+
+/* Frame ID of the context reader as {'name', 'filename', 'line'}, built once. */
+static mp_err frame_dict(struct build *b, uint32_t id, mp_val *out)
+{
+	const mp_ctx_frame *f = mp_ctx_frame_at(b->ctx, id);
+	mp_val kv[6] = { b->k->name, 0, b->k->filename, 0, b->k->line, 0 };
+	mp_err err;
+
+	if ((err = cache_grow(&b->frame_dicts, &b->frame_dicts_cap, mp_ctx_nframes(b->ctx))) != MP_OK)
+		return err;
+	if (b->frame_dicts[id] != 0) {
+		*out = b->frame_dicts[id];
+		return MP_OK;
+	}
+	if ((err = str(b, f->name, &kv[1])) != MP_OK || (err = str(b, f->filename, &kv[3])) != MP_OK ||
+	    (err = line_value(b, f->line, &kv[5])) != MP_OK || (err = mp_heap_make(b->heap, MP_T_DICT, kv, 3, out)) != MP_OK)
+		return err;
+	b->frame_dicts[id] = *out;
+	return MP_OK;
+}
+
+/* The frames list of the context at CTX (a GatheredContext*, 0: none): the empty list when there is
+   none, frames are not decoded, or it cannot be; one list per distinct sequence. */
+static mp_err frames_of(struct build *b, uint64_t ctx, mp_val *out)
+{
+	const uint32_t *ids;
+	mp_val *items;
+	uint32_t seq;
+	size_t n;
+	mp_err err;
+
+	*out = b->empty_list;
+	if (b->ctx == NULL || ctx == 0)
+		return MP_OK;
+	if ((err = mp_ctx_get(b->ctx, ctx, &seq)) != MP_OK ||
+	    (err = cache_grow(&b->seq_lists, &b->seq_lists_cap, mp_ctx_nseqs(b->ctx))) != MP_OK)
+		return err;
+	if (seq == 0)
+		return MP_OK;
+	if (b->seq_lists[seq] != 0) {
+		*out = b->seq_lists[seq];
+		return MP_OK;
+	}
+	ids = mp_ctx_seq(b->ctx, seq, &n);
+	if ((items = calloc(n > 0 ? n : 1, sizeof *items)) == NULL)
+		return MP_E_NOMEM;
+	err = MP_OK;
+	for (size_t i = 0; i < n && err == MP_OK; i++)
+		err = frame_dict(b, ids[i], &items[i]);
+	if (err == MP_OK)
+		err = mp_heap_make(b->heap, MP_T_LIST, items, n, out);
+	free(items);
+	if (err == MP_OK)
+		b->seq_lists[seq] = *out;
+	return err;
+}
+
 static mp_err block_dict(struct build *b, const mp_walk_block *blk, mp_val *out)
 {
-	mp_val kv[10] = { b->k->address, 0, b->k->size, 0, b->k->requested_size, 0, b->k->state, 0,
-			  b->k->frames, b->empty_list };
+	mp_val kv[10] = { b->k->address, 0, b->k->size, 0, b->k->requested_size, 0, b->k->state, 0, b->k->frames, 0 };
 	mp_err err;
 
 	if ((err = u64(b, blk->ptr, &kv[1])) != MP_OK || (err = u64(b, blk->size, &kv[3])) != MP_OK ||
 	    (err = u64(b, blk->requested_size, &kv[5])) != MP_OK ||
-	    (err = str(b, mp_walk_state_name(blk->state), &kv[7])) != MP_OK)
+	    (err = str(b, mp_walk_state_name(blk->state), &kv[7])) != MP_OK || (err = frames_of(b, blk->context, &kv[9])) != MP_OK)
 		return err;
 	return mp_heap_make(b->heap, MP_T_DICT, kv, 5, out);
 }
@@ -62,8 +147,11 @@ static mp_err segment_dict(struct build *b, const mp_walk *w, const mp_walk_segm
 		return err;
 	kv[n++] = b->k->is_expandable;
 	kv[n++] = mp_val_bool(seg->is_expandable);
-	kv[n++] = b->k->frames;
-	kv[n++] = b->empty_list;
+	/* Module.cpp sets frames at once when the segment has no context, after its blocks when it has one. */
+	if (seg->context == 0) {
+		kv[n++] = b->k->frames;
+		kv[n++] = b->empty_list;
+	}
 	blocks = calloc(seg->nblocks ? seg->nblocks : 1, sizeof *blocks);
 	if (blocks == NULL)
 		return MP_E_NOMEM;
@@ -75,6 +163,11 @@ static mp_err segment_dict(struct build *b, const mp_walk *w, const mp_walk_segm
 	free(blocks);
 	if (err != MP_OK)
 		return err;
+	if (seg->context != 0) {
+		kv[n++] = b->k->frames;
+		if ((err = frames_of(b, seg->context, &kv[n++])) != MP_OK)
+			return err;
+	}
 	return mp_heap_make(b->heap, MP_T_DICT, kv, n / 2, out);
 }
 
@@ -113,7 +206,8 @@ static mp_err trace_dict(struct build *b, const mp_walk *w, const mp_walk_trace 
 	/* PyTorch writes frames only for entries with a context. */
 	if (tr->context != 0) {
 		kv[n++] = b->k->frames;
-		kv[n++] = b->empty_list;
+		if ((err = frames_of(b, tr->context, &kv[n++])) != MP_OK)
+			return err;
 	}
 	return mp_heap_make(b->heap, MP_T_DICT, kv, n / 2, out);
 }
@@ -267,7 +361,7 @@ static mp_err build_root(struct build *b, const mp_walk *w, unsigned flags, mp_v
 	return mp_heap_make(b->heap, MP_T_DICT, kv, n / 2, root);
 }
 
-mp_err mp_snapshot_from_walk(const mp_walk *w, unsigned flags, mp_snapshot **out, mp_diag *diag)
+mp_err mp_snapshot_from_walk(const mp_walk *w, mp_target *t, unsigned flags, mp_snapshot **out, mp_diag *diag)
 {
 	struct build b = { .heap = mp_heap_new() };
 	mp_val root;
@@ -277,7 +371,16 @@ mp_err mp_snapshot_from_walk(const mp_walk *w, unsigned flags, mp_snapshot **out
 	if (b.heap == NULL)
 		return MP_E_NOMEM;
 	b.k = mp_heap_keys(b.heap);
-	err = build_root(&b, w, flags, &root);
+	err = t != NULL && !(flags & MP_SW_NO_FRAMES) ? mp_ctx_open(t, &b.ctx, diag) : MP_OK;
+	if (err == MP_OK)
+		err = build_root(&b, w, flags, &root);
+	if (b.ctx != NULL) {
+		if (err == MP_OK)
+			mp_ctx_report(b.ctx, diag);
+		mp_ctx_close(b.ctx);
+	}
+	free(b.seq_lists);
+	free(b.frame_dicts);
 	if (err == MP_OK)
 		err = mp_snapshot_from_value(b.heap, root, out, diag);
 	if (err != MP_OK) {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "mp_snapshot_walk.h"
 #include "session_int.h"
 
 const char *mp_session_version(void)
@@ -187,8 +188,13 @@ int mp_session_set(mp_session *s, const char *name, const char *value)
 			return session_error(s, "max-blocks: '%s' is not a count (0: no limit)", value), -1;
 		s->max_blocks = (size_t)n;
 		mp_session_invalidate(s);
+	} else if (strcmp(name, "frames") == 0) {
+		if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0)
+			return session_error(s, "frames: '%s' is neither on nor off", value), -1;
+		s->walk_flags = strcmp(value, "off") == 0 ? MP_SW_NO_FRAMES : 0;
+		mp_session_invalidate(s);
 	} else {
-		return session_error(s, "no setting '%s' (units, device, layout, max-blocks)", name), -1;
+		return session_error(s, "no setting '%s' (units, device, layout, max-blocks, frames)", name), -1;
 	}
 	return 0;
 }
@@ -209,6 +215,8 @@ const char *mp_session_show(mp_session *s, const char *name)
 		snprintf(s->show_buf, sizeof s->show_buf, "%zu", s->max_blocks);
 		return s->show_buf;
 	}
+	if (strcmp(name, "frames") == 0)
+		return s->walk_flags & MP_SW_NO_FRAMES ? "off" : "on";
 	return NULL;
 }
 

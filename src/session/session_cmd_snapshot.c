@@ -71,7 +71,7 @@ static int run_take(mp_command_ctx *c, const mp_command_args *a)
 		return rc;
 	/* a copy of its own: `now` goes when the target runs on */
 	session_diag_init(s, &diag);
-	if ((err = mp_snapshot_from_walk(s->walk, MP_SW_DEVICE_STATS, &snap, &diag)) != MP_OK)
+	if ((err = mp_snapshot_from_walk(s->walk, s->target, MP_SW_DEVICE_STATS | s->walk_flags, &snap, &diag)) != MP_OK)
 		return session_fail(s, "snapshot take", err, &diag);
 	ti = mp_target_get_info(s->target);
 	strftime(when, sizeof when, "%H:%M:%S", localtime(&now));

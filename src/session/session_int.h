@@ -45,6 +45,7 @@ struct mp_session {
 	char *layout_path;
 	mp_layout layout;
 	size_t max_blocks; /* 0: the walker's default */
+	unsigned walk_flags; /* MP_SW_NO_FRAMES when frames are off */
 	char show_buf[32];
 	/* Named snapshots. */
 	struct session_snap *snaps;

@@ -129,7 +129,7 @@ int session_walk(mp_session *s)
 		return session_error(s, "interrupted");
 	err = mp_walk_run(s->target, NULL, &opts, &s->walk, &diag);
 	if (err == MP_OK)
-		err = mp_snapshot_from_walk(s->walk, MP_SW_DEVICE_STATS, &s->now, &diag);
+		err = mp_snapshot_from_walk(s->walk, s->target, MP_SW_DEVICE_STATS | s->walk_flags, &s->now, &diag);
 	if (err != MP_OK) {
 		mp_session_invalidate(s);
 		return session_fail(s, target_name(s, name, sizeof name), err, &diag);

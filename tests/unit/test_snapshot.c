@@ -130,7 +130,7 @@ static char *settings_repr(const mp_walk_settings *set)
 
 	if (set != NULL)
 		w.settings = *set;
-	CU_ASSERT_FATAL(mp_snapshot_from_walk(&w, 0, &s, &diag) == MP_OK);
+	CU_ASSERT_FATAL(mp_snapshot_from_walk(&w, NULL, 0, &s, &diag) == MP_OK);
 	mp_out_init(&out);
 	mp_repr(s->heap, s->allocator_settings, &out);
 	text = mp_out_take(&out, NULL);

@@ -24,13 +24,25 @@ Both files are memprof JSON (src/model/SCHEMA.md; tags such as {"__tuple__": [..
   device_stats        key by key, per device, when MEMPROF.json has a top-level device_stats
   allocator_settings  key by key (nested dicts too)
 
-Ints and bools are told apart (False is not 0). Frames are not compared (counts only).
+  frames              with --frames compare: every segment's, block's and trace entry's frames
+                      list (the `frames` key present in both or neither), frame by frame:
+                      Python frames (a truth filename ending in .py or in <...>) equal as
+                      dicts, byte for byte; C++ frames by name only (file and line come from
+                      another symbolizer: PyTorch runs addr2line), where both sides name a
+                      symbol. Counted, not failed: C++ frames memprof leaves unnamed ('??',
+                      PyTorch naming the nearest exported symbol before a stripped function)
+                      and aliases of one symbol (`f [clone .localalias]` and `f`; glibc's
+                      `clone3`, `__clone3`, `__GI___clone3`). Default --frames count: only
+                      counts (the C++ test bed's contexts are its own type, not PyTorch's).
+
+Ints and bools are told apart (False is not 0).
 Prints one line per category and, on mismatch, the first K (default 12) differences with
 their paths. Exit 0 equal, 1 different, 2 bad input.
 """
 import argparse
 import base64
 import json
+import re
 import sys
 
 SEGMENT_FIELDS = ("device", "address", "total_size", "allocated_size", "active_size",
@@ -176,7 +188,7 @@ def compare_entry(t, m, path, rep, tol, maxdt):
     return max(maxdt, abs(a - b))
 
 
-def compare_traces(truth, mine, rep, extra, ring_max, tol):
+def compare_traces(truth, mine, rep, extra, ring_max, tol, pairs):
     tt, mt = truth.get("device_traces", MISSING), mine.get("device_traces", MISSING)
     if tt is MISSING and mt is MISSING:
         return "absent in both"
@@ -202,6 +214,7 @@ def compare_traces(truth, mine, rep, extra, ring_max, tol):
             rep.diff("device_traces", f"len(device_traces[{d}])", len(t_kept) + want, len(m), note)
         for j, (x, y) in enumerate(zip(t_kept, body)):
             maxdt = compare_entry(x, y, f"device_traces[{d}][{j}]", rep, tol, maxdt)
+            pairs.append((f"device_traces[{d}][{j}]", x, y))
         size = active_total(truth, d)
         for j, y in enumerate(tail):
             p = f"device_traces[{d}][{len(m) - want + j}]"
@@ -274,6 +287,73 @@ def count_frames(snap):
     return f"{lists} non-empty lists / {frames} frames"
 
 
+UNNAMED = ("??", "<unwind unsupported>", "")
+
+
+def python_frame(f):
+    fn = f.get("filename", "") if isinstance(f, dict) else ""
+    return isinstance(fn, str) and (fn.endswith(".py") or (fn.startswith("<") and fn.endswith(">")))
+
+
+def symbol_key(name):
+    """One symbol's aliases alike: no clone suffix, no symbol version, no leading underscores or __GI_."""
+    name = re.sub(r" \[clone [^]]*\]$", "", name)
+    name = re.sub(r"@@?[A-Za-z0-9_.]+$", "", name)
+    return re.sub(r"^(__GI_)?_*", "", name)
+
+
+class FrameTally:
+    def __init__(self):
+        self.lists = self.python = self.cpp_equal = self.cpp_alias = 0
+        self.cpp_unnamed_memprof = self.cpp_unnamed_truth = 0
+
+
+def compare_frame_lists(path, t, m, rep, tally):
+    a, b = t.get("frames", MISSING), m.get("frames", MISSING)
+    if a is MISSING or b is MISSING:
+        if a is not b:
+            rep.diff("frames", f"{path}.frames", "<list>" if a is not MISSING else a,
+                     "<list>" if b is not MISSING else b)
+        return
+    if not isinstance(a, list) or not isinstance(b, list) or len(a) != len(b):
+        rep.diff("frames", f"len({path}.frames)", len(a) if isinstance(a, list) else a,
+                 len(b) if isinstance(b, list) else b)
+        return
+    tally.lists += 1
+    for i, (x, y) in enumerate(zip(a, b)):
+        p = f"{path}.frames[{i}]"
+        if python_frame(x):
+            tally.python += 1
+            if not same(x, y):
+                rep.diff("frames", p, x, y, " (a Python frame)")
+            continue
+        tn, mn = x.get("name"), y.get("name") if isinstance(y, dict) else None
+        if mn in UNNAMED:
+            tally.cpp_unnamed_memprof += 1
+        elif tn in UNNAMED:
+            tally.cpp_unnamed_truth += 1
+        elif tn == mn:
+            tally.cpp_equal += 1
+        elif isinstance(tn, str) and isinstance(mn, str) and symbol_key(tn) == symbol_key(mn):
+            tally.cpp_alias += 1
+        else:
+            rep.diff("frames", f"{p}.name", tn, mn, " (a C++ frame)")
+
+
+def compare_frames(truth, mine, rep, trace_pairs):
+    tally = FrameTally()
+    for i, (t, m) in enumerate(zip(truth["segments"], mine["segments"])):
+        compare_frame_lists(f"segments[{i}]", t, m, rep, tally)
+        for j, (x, y) in enumerate(zip(t.get("blocks", []), m.get("blocks", []))):
+            if isinstance(x, dict) and isinstance(y, dict):
+                compare_frame_lists(f"segments[{i}].blocks[{j}]", x, y, rep, tally)
+    for path, x, y in trace_pairs:
+        compare_frame_lists(path, x, y, rep, tally)
+    return (f"{tally.lists} lists; {tally.python} Python frames; C++ frames: {tally.cpp_equal} named alike, "
+            f"{tally.cpp_alias} aliases of one symbol, {tally.cpp_unnamed_memprof} unnamed by memprof, "
+            f"{tally.cpp_unnamed_truth} unnamed by PyTorch")
+
+
 def ring_max_arg(text):
     """--ring-max: a capacity, or `truth` (the truth's scenario_notes.ring_entries)."""
     return text if text == "truth" else int(text)
@@ -287,6 +367,7 @@ def main():
     ap.add_argument("--ring-max", type=ring_max_arg, default=None, metavar="M|truth")
     ap.add_argument("--time-tolerance-us", type=int, default=1000, metavar="T")
     ap.add_argument("--max-diffs", type=int, default=12, metavar="K")
+    ap.add_argument("--frames", choices=("compare", "count"), default="count")
     try:
         a = ap.parse_args()
     except SystemExit as e:
@@ -305,17 +386,21 @@ def main():
         ring = notes.get("ring_entries") if isinstance(notes, dict) else None
         a.ring_max = ring if isinstance(ring, int) and ring >= 1 else None
     rep = Report(a.max_diffs)
+    pairs = []
     lines = [
         ("segments", compare_segments(truth, mine, rep)),
         ("device_traces", compare_traces(truth, mine, rep, a.ring_extra, a.ring_max,
-                                         a.time_tolerance_us)),
+                                         a.time_tolerance_us, pairs)),
         ("device_stats", compare_stats(truth, mine, rep)),
         ("allocator_settings", compare_settings(truth, mine, rep)),
     ]
+    if a.frames == "compare":
+        lines.append(("frames", compare_frames(truth, mine, rep, pairs)))
     for cat, what in lines:
         n = rep.count.get(cat, 0)
         print(f"{cat + ':':20} {'equal' if n == 0 else f'{n} difference(s)'} ({what})")
-    print(f"{'frames:':20} not compared (truth {count_frames(truth)}; memprof {count_frames(mine)})")
+    if a.frames == "count":
+        print(f"{'frames:':20} not compared (truth {count_frames(truth)}; memprof {count_frames(mine)})")
     if rep.diffs:
         print(f"first {min(len(rep.diffs), a.max_diffs)} of {len(rep.diffs)} differences:")
         for d in rep.diffs[:a.max_diffs]:

@@ -5,7 +5,8 @@
 #
 # For each build, scenario and mode: memprof rebuilds the snapshot from a gcore core, a kernel core or the live
 # process, and compare_truth.py checks it field by field against the job's own torch.cuda.memory._snapshot()
-# (segments, blocks, states, sizes, streams, pool ids, settings, trace entries; frames aside) and
+# (segments, blocks, states, sizes, streams, pool ids, settings, trace entries, and every frame: Python frames
+# byte for byte, C++ frames by name) and
 # torch.cuda.memory_stats() of every device. Once per build and scenario, `memprof segsum` on the target must print
 # what the build's own _memory_viz.py prints for the job's pickle; once per build and mode, `memprof info` must name
 # the release, its CUDA, C++ ABI and layout. A chrooted job's kernel core is read with --sysroot (its files are
@@ -78,7 +79,7 @@ check_walk() { # LABEL DIR ARGS...
 		bad "$label: memprof snapshot: $(head -c 300 "$dir/snapshot.err")"
 		return 1
 	fi
-	if python3 "$compare" "$dir/truth.json" "$dir/mp.json" >"$dir/compare.out" 2>&1; then
+	if python3 "$compare" --frames compare "$dir/truth.json" "$dir/mp.json" >"$dir/compare.out" 2>&1; then
 		ok "$label: equal to the job's own snapshot ($(grep -m1 '^segments' "$dir/compare.out" | sed 's/^segments: *//'))"
 	else
 		bad "$label: differs from the job's own snapshot:"
