@@ -10,6 +10,7 @@
 
 #include "mp_elf.h"
 #include "mp_symbolize.h"
+#include "mp_symtab.h"
 
 /* libstdc++'s demangler (extern "C" in <cxxabi.h>): the names PyTorch prints are demangled by it. */
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
@@ -24,6 +25,7 @@ struct mp_symbolizer {
 	unsigned char *state;  /* per mapping: enum file_state of its file */
 	Dwfl_Module **modules; /* per mapping, once reported */
 	uint64_t *bias;        /* per mapping */
+	mp_symtab **symtabs;   /* per mapping, its file's function symbols (owned by the first mapping's entry) */
 	char *demangled;       /* the last name, demangled (realloc'd by __cxa_demangle) */
 	size_t demangled_size;
 	char *path;            /* the last source path joined with its compilation directory */
@@ -51,8 +53,9 @@ mp_err mp_symbolizer_new(mp_target *t, mp_symbolizer **out, mp_diag *diag)
 	s->state = calloc(s->nmaps + 1, 1);
 	s->modules = calloc(s->nmaps + 1, sizeof *s->modules);
 	s->bias = calloc(s->nmaps + 1, sizeof *s->bias);
+	s->symtabs = calloc(s->nmaps + 1, sizeof *s->symtabs);
 	s->dwfl = dwfl_begin(&callbacks);
-	if (s->state == NULL || s->modules == NULL || s->bias == NULL || s->dwfl == NULL) {
+	if (s->state == NULL || s->modules == NULL || s->bias == NULL || s->symtabs == NULL || s->dwfl == NULL) {
 		mp_symbolizer_free(s);
 		return mp_fail(diag, MP_E_NOMEM, "out of memory for the symbolizer");
 	}
@@ -64,8 +67,13 @@ void mp_symbolizer_free(mp_symbolizer *s)
 {
 	if (s == NULL)
 		return;
+	/* a table is built at the mapping of its file's first page; the file's other mappings share it */
+	for (size_t i = 0; s->symtabs != NULL && i < s->nmaps; i++)
+		if (s->state[i] == FILE_REPORTED && s->maps[i].file_offset == 0)
+			mp_symtab_free(s->symtabs[i]);
 	if (s->dwfl != NULL)
 		dwfl_end(s->dwfl);
+	free(s->symtabs);
 	free(s->state);
 	free(s->modules);
 	free(s->bias);
@@ -119,6 +127,7 @@ static void report(mp_symbolizer *s, size_t i)
 		s->state[i] = s->state[first];
 		s->modules[i] = s->modules[first];
 		s->bias[i] = s->bias[first];
+		s->symtabs[i] = s->symtabs[first];
 		return;
 	}
 	s->state[first] = FILE_FAILED;
@@ -131,7 +140,7 @@ static void report(mp_symbolizer *s, size_t i)
 		s->modules[first] = dwfl_report_elf(s->dwfl, base != NULL ? base + 1 : m->path, m->local_path, -1,
 						    bias, true);
 		dwfl_report_end(s->dwfl, NULL, NULL);
-		if (s->modules[first] != NULL) {
+		if (s->modules[first] != NULL && (s->symtabs[first] = mp_symtab_build(s->modules[first])) != NULL) {
 			s->state[first] = FILE_REPORTED;
 			s->bias[first] = bias;
 		}
@@ -140,6 +149,7 @@ static void report(mp_symbolizer *s, size_t i)
 	s->state[i] = s->state[first];
 	s->modules[i] = s->modules[first];
 	s->bias[i] = s->bias[first];
+	s->symtabs[i] = s->symtabs[first];
 }
 
 static const char *demangle(mp_symbolizer *s, const char *name)
@@ -208,8 +218,6 @@ void mp_symbolize(mp_symbolizer *s, uint64_t addr, mp_symbol_at *out)
 	size_t i = addr != 0 ? mapping_of(s, addr) : s->nmaps;
 	uint64_t call = addr - 1;
 	const char *name, *file;
-	GElf_Off offset;
-	GElf_Sym sym;
 	Dwfl_Line *line;
 	int lineno = 0;
 
@@ -227,8 +235,12 @@ void mp_symbolize(mp_symbolizer *s, uint64_t addr, mp_symbol_at *out)
 	}
 	out->line = call - s->bias[i];
 	name = dwarf_function(s, s->modules[i], call);
-	if (name == NULL || *name == '\0')
-		name = dwfl_module_addrinfo(s->modules[i], call, &offset, &sym, NULL, NULL, NULL);
+	if (name == NULL || *name == '\0') {
+		bool covers;
+
+		name = mp_symtab_lookup(s->symtabs[i], call, &covers);
+		out->nearest = name != NULL && !covers;
+	}
 	if (name != NULL && *name != '\0') {
 		out->name = demangle(s, name);
 		out->has_symbol = true;

@@ -18,6 +18,8 @@ typedef struct mp_symbol_at {
 	const char *filename; /* the source file, or (no line table) the mapped file's path */
 	uint64_t line;        /* the source line, or (no line table) the offset of ADDR - 1 in the file */
 	bool has_symbol;      /* a symbol named it */
+	bool nearest;         /* ... the nearest one before ADDR, which does not cover it (stripped code: the
+				 name addr2line, and so PyTorch, gives) */
 	bool in_file;         /* ADDR lies in a file the target maps (else name "<unwind unsupported>",
 				 filename "??", as PyTorch says of such addresses) */
 } mp_symbol_at;
