@@ -50,6 +50,8 @@ mp_err ctx_cpp_frame(struct ctx_cpp *cpp, struct ctx_intern *in, uint64_t ip, ui
 	mp_symbolize(cpp->sym, ip, &at);
 	if (!at.has_symbol)
 		cpp->unnamed++;
+	else if (at.nearest)
+		cpp->nearest++;
 	if ((err = ctx_intern_frame(in, at.filename, at.name, at.line, frame)) != MP_OK ||
 	    (err = mp_array_grow((void **)&cpp->ips, &cpp->ips_cap, cpp->nips + 1, sizeof *cpp->ips)) != MP_OK ||
 	    (err = mp_table_add(&cpp->ip_index, &p, (uint32_t)cpp->nips)) != MP_OK)

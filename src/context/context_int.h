@@ -98,7 +98,7 @@ struct ctx_cpp {
 	} *ips;
 	size_t nips, ips_cap;
 	mp_table ip_index;
-	size_t unnamed;
+	size_t unnamed, nearest;
 };
 
 void ctx_cpp_init(struct ctx_cpp *cpp, mp_target *t);

@@ -305,6 +305,7 @@ void mp_ctx_get_stats(const mp_ctx_reader *r, mp_ctx_stats *out)
 	*out = r->stats;
 	out->unreadable_code = r->py.unreadable.count;
 	out->cpp_unnamed = r->cpp.unnamed;
+	out->cpp_nearest = r->cpp.nearest;
 }
 
 void mp_ctx_report(const mp_ctx_reader *r, mp_diag *diag)

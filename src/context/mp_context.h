@@ -52,6 +52,7 @@ typedef struct mp_ctx_stats {
 	size_t unreadable_code; /* of them, whose code object could not be read */
 	size_t cpp_frames;      /* C++ return addresses (with repeats) */
 	size_t cpp_unnamed;     /* distinct C++ addresses no symbol names */
+	size_t cpp_nearest;     /* distinct C++ addresses named after the nearest symbol before them */
 	size_t script_frames;   /* TorchScript frames, not decoded (left out) */
 } mp_ctx_stats;
 void mp_ctx_get_stats(const mp_ctx_reader *r, mp_ctx_stats *out);
