@@ -198,6 +198,18 @@ static const struct target_ops core_ops = {
 	.close = core_src_close,
 };
 
+/* Whether PATH names something no machine holds as a file to read: a device (a GPU's /dev/nvidia*), a file
+   deleted since it was mapped, a memfd or SysV shared memory. Its pages are in the core or nowhere, and
+   saying so for each would only be noise in the cores of every GPU process. */
+static bool no_file_behind(const char *path)
+{
+	static const char deleted[] = " (deleted)";
+	size_t len = strlen(path);
+
+	return strncmp(path, "/dev/", 5) == 0 || strncmp(path, "/memfd:", 7) == 0 || strncmp(path, "/SYSV", 5) == 0 ||
+	       (len >= sizeof deleted - 1 && strcmp(path + len - (sizeof deleted - 1), deleted) == 0);
+}
+
 /* The mappings from NT_FILE, with their local files found (each distinct path once). */
 static mp_err add_mappings(mp_target *t, const mp_target_opts *opts, mp_diag *diag)
 {
@@ -218,7 +230,7 @@ static mp_err add_mappings(mp_target *t, const mp_target_opts *opts, mp_diag *di
 
 			for (size_t j = 0; j < t->nmaps && !seen; j++)
 				seen = strcmp(t->maps[j].path, cf[i].path) == 0;
-			if (!seen && ++missing <= MISSING_NAMED)
+			if (!seen && !no_file_behind(cf[i].path) && ++missing <= MISSING_NAMED)
 				mp_warn(diag, "mapped file '%s' not found here; what the core left of it "
 					"is unreadable", cf[i].path);
 		}
