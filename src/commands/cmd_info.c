@@ -40,6 +40,7 @@ static int run_info(mp_command_ctx *c, const mp_command_args *a)
 	mp_describe_target(&out, t);
 	mp_describe_library(&out, &w->c10);
 	mp_describe_walk(&out, w);
+	mp_describe_python(&out, t);
 	if (c->front->info_lines != NULL && !owned)
 		c->front->info_lines(c, &out, true);
 	rc = cmd_emit(c, &out, false);

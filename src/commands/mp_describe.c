@@ -5,6 +5,7 @@
 
 #include "mp_describe.h"
 #include "mp_format.h"
+#include "mp_py.h"
 
 static void describe_build_id(mp_out *out, const mp_c10 *c10)
 {
@@ -85,4 +86,25 @@ void mp_describe_target(mp_out *out, const mp_target *t)
 		mp_out_printf(out, "executable:  %s\n", ti->exe);
 	if (ti->cmdline != NULL)
 		mp_out_printf(out, "command:     %s\n", ti->cmdline);
+}
+
+void mp_describe_python(mp_out *out, mp_target *t)
+{
+	mp_diag diag = { 0 };
+	mp_py_interp py;
+	mp_err err = mp_py_find(t, &py, &diag);
+
+	if (err == MP_E_NOTFOUND) {
+		mp_out_puts(out, "python:      none found\n");
+		return;
+	}
+	if (err != MP_OK && err != MP_E_UNSUPPORTED) {
+		mp_out_printf(out, "python:      unreadable (%s)\n", diag.msg);
+		return;
+	}
+	mp_out_printf(out, "python:      CPython %d.%d", py.major, py.minor);
+	if (py.micro >= 0)
+		mp_out_printf(out, ".%d", py.micro);
+	mp_out_printf(out, " in %s (load bias 0x%llx)%s\n", py.path, (unsigned long long)py.bias,
+		      err == MP_E_UNSUPPORTED ? ", a version memprof cannot read: frames unnamed" : "");
 }

@@ -14,5 +14,7 @@ void mp_describe_target(mp_out *out, const mp_target *t);
 void mp_describe_library(mp_out *out, const mp_c10 *c10);
 /* The walk: backend, layout and its source, each device in brief, trace times, partial. */
 void mp_describe_walk(mp_out *out, const mp_walk *w);
+/* "python:": the CPython the target runs (version, file, load bias), which names allocation frames. */
+void mp_describe_python(mp_out *out, mp_target *t);
 
 #endif
