@@ -26,12 +26,19 @@ typedef struct mp_py_layout {
 /* The layout of CPython MAJOR.MINOR, or NULL for a version memprof does not know. */
 const mp_py_layout *mp_py_layout_for(int major, int minor);
 
+/* Where the type objects of one interpreter are (0: not known, then not checked): an object is what it
+   claims only if its ob_type points there. */
+typedef struct mp_py_types {
+	uint64_t code, str, bytes; /* PyCode_Type, PyUnicode_Type, PyBytes_Type */
+} mp_py_types;
+
 /* The CPython a target runs. */
 typedef struct mp_py_interp {
 	int major, minor, micro;   /* micro -1: not known (3.10, told by a file name) */
 	char path[4096];           /* the file that holds it, as the target maps it */
 	uint64_t bias;             /* that file's load bias */
 	const mp_py_layout *layout;
+	mp_py_types types;         /* its exported type objects, at their load addresses */
 } mp_py_interp;
 
 /* Find the interpreter among T's mapped files: the libpython or python executable that defines Py_Version,
@@ -60,8 +67,11 @@ typedef struct mp_py_code {
 	size_t linetable_len;
 } mp_py_code;
 
-/* The code object at ADDR. On failure *OUT is empty and DIAG says which field could not be read. */
-mp_err mp_py_read_code(mp_target *t, const mp_py_layout *l, uint64_t addr, mp_py_code *out, mp_diag *diag) MP_WUR;
+/* The code object at ADDR. With TYPES (NULL: no check), the object and its str and bytes fields must be of
+   those types (MP_E_CORRUPT otherwise: a pointer to something else, or an interpreter misread). On failure
+   *OUT is empty and DIAG says which field could not be read. */
+mp_err mp_py_read_code(mp_target *t, const mp_py_layout *l, const mp_py_types *types, uint64_t addr, mp_py_code *out,
+		       mp_diag *diag) MP_WUR;
 void mp_py_code_free(mp_py_code *c);
 
 /* The line of the instruction at byte offset LASTI of C: PyCode_Addr2Line(code, lasti). */

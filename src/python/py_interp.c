@@ -47,6 +47,13 @@ static bool version_of(mp_target *t, const mp_mapping *m, const mp_elf *e, uint6
 	}
 	snprintf(out->path, sizeof out->path, "%s", m->path);
 	out->bias = bias;
+	/* the type objects, to tell a code object, a str and a bytes from whatever else a pointer may reach */
+	if (defines(e, "PyCode_Type", &sym))
+		out->types.code = bias + sym.value;
+	if (defines(e, "PyUnicode_Type", &sym))
+		out->types.str = bias + sym.value;
+	if (defines(e, "PyBytes_Type", &sym))
+		out->types.bytes = bias + sym.value;
 	return true;
 }
 

@@ -8,6 +8,7 @@
 /* Offsets every version shares (64-bit): PyObject_HEAD is ob_refcnt, ob_type; a str's length and state, a
    bytes object's ob_size and characters. */
 enum {
+	OB_TYPE = 8,
 	STR_LENGTH = 16,
 	STR_STATE = 32,
 	BYTES_SIZE = 16,
@@ -115,28 +116,50 @@ mp_err mp_py_read_bytes(mp_target *t, uint64_t addr, size_t max, unsigned char *
 	return MP_OK;
 }
 
+/* Whether the object at ADDR is of the type at TYPE (0: not checked). */
+static mp_err check_type(mp_target *t, uint64_t addr, uint64_t type, const char *what, mp_diag *diag)
+{
+	uint64_t ob_type;
+	mp_err err;
+
+	if (type == 0)
+		return MP_OK;
+	if ((err = mp_target_read_u64(t, addr + OB_TYPE, &ob_type, diag)) != MP_OK)
+		return err;
+	if (ob_type != type)
+		return mp_fail(diag, MP_E_CORRUPT, "0x%llx is not a %s (its type is at 0x%llx, not 0x%llx)",
+			       (unsigned long long)addr, what, (unsigned long long)ob_type, (unsigned long long)type);
+	return MP_OK;
+}
+
 /* The str that the pointer at ADDR + OFF points to. */
-static mp_err str_field(mp_target *t, const mp_py_layout *l, uint64_t addr, uint32_t off, char **out, mp_diag *diag)
+static mp_err str_field(mp_target *t, const mp_py_layout *l, const mp_py_types *types, uint64_t addr, uint32_t off,
+			char **out, mp_diag *diag)
 {
 	uint64_t p;
 	mp_err err = mp_target_read_u64(t, addr + off, &p, diag);
 
+	if (err == MP_OK)
+		err = check_type(t, p, types != NULL ? types->str : 0, "str", diag);
 	return err != MP_OK ? err : mp_py_read_str(t, l, p, out, diag);
 }
 
-mp_err mp_py_read_code(mp_target *t, const mp_py_layout *l, uint64_t addr, mp_py_code *out, mp_diag *diag)
+mp_err mp_py_read_code(mp_target *t, const mp_py_layout *l, const mp_py_types *types, uint64_t addr, mp_py_code *out,
+		       mp_diag *diag)
 {
 	uint64_t table;
 	uint32_t first;
 	mp_err err;
 
 	memset(out, 0, sizeof *out);
-	if ((err = mp_target_read_u32(t, addr + l->code_firstlineno, &first, diag)) != MP_OK ||
-	    (err = str_field(t, l, addr, l->code_filename, &out->filename, diag)) != MP_OK ||
-	    (err = str_field(t, l, addr, l->code_name, &out->name, diag)) != MP_OK ||
-	    (err = str_field(t, l, addr, l->code_qualname ? l->code_qualname : l->code_name, &out->qualname, diag)) !=
-		    MP_OK ||
+	if ((err = check_type(t, addr, types != NULL ? types->code : 0, "code object", diag)) != MP_OK ||
+	    (err = mp_target_read_u32(t, addr + l->code_firstlineno, &first, diag)) != MP_OK ||
+	    (err = str_field(t, l, types, addr, l->code_filename, &out->filename, diag)) != MP_OK ||
+	    (err = str_field(t, l, types, addr, l->code_name, &out->name, diag)) != MP_OK ||
+	    (err = str_field(t, l, types, addr, l->code_qualname ? l->code_qualname : l->code_name, &out->qualname,
+			     diag)) != MP_OK ||
 	    (err = mp_target_read_u64(t, addr + l->code_linetable, &table, diag)) != MP_OK ||
+	    (err = check_type(t, table, types != NULL ? types->bytes : 0, "bytes object", diag)) != MP_OK ||
 	    (err = mp_py_read_bytes(t, table, MP_PY_MAX_LINETABLE, &out->linetable, &out->linetable_len, diag)) !=
 		    MP_OK) {
 		mp_py_code_free(out);

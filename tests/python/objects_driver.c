@@ -55,7 +55,7 @@ int main(int argc, char **argv)
 			return printf("found CPython %d.%d in %s, but it is %s.%s\n", py.major, py.minor, py.path, w[1], w[2]), 1;
 		l = py.layout;
 		codes++;
-		if (mp_py_read_code(t, l, strtoull(w[0], NULL, 10), &c, &diag) != MP_OK) {
+		if (mp_py_read_code(t, l, NULL, strtoull(w[0], NULL, 10), &c, &diag) != MP_OK) {
 			printf("differ: code %s: %s\n", w[0], diag.msg);
 			wrong++;
 			continue;

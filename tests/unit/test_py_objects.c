@@ -43,7 +43,7 @@ static mp_err str_at(mp_target *t, const mp_py_layout *l, uint64_t addr, char **
 static mp_err code_at(mp_target *t, const mp_py_layout *l, uint64_t addr, mp_py_code *out, mp_diag *diag)
 {
 	mp_target_flush(t);
-	return mp_py_read_code(t, l, addr, out, diag);
+	return mp_py_read_code(t, l, NULL, addr, out, diag);
 }
 
 static mp_target *open_mem(void)
@@ -140,6 +140,28 @@ static void test_code(void)
 	CU_ASSERT_EQUAL(c.firstlineno, 7);
 	CU_ASSERT_EQUAL(mp_py_code_line(l, &c, -1), 7);
 	mp_py_code_free(&c);
+	/* with the interpreter's type objects known, each object must be of its type */
+	{
+		mp_py_types types = { .code = 0x7001, .str = 0x7002, .bytes = 0x7003 };
+
+		put64(BASE + 8, types.code);
+		put64(BASE + 1024 + 8, types.str);
+		put64(BASE + 1280 + 8, types.str);
+		put64(BASE + 1536 + 8, types.str);
+		put64(BASE + 1792 + 8, types.bytes);
+		mp_target_flush(t);
+		CU_ASSERT_EQUAL(mp_py_read_code(t, l, &types, BASE, &c, &diag), MP_OK);
+		mp_py_code_free(&c);
+		put64(BASE + 1792 + 8, types.str); /* the line table is a str: not a code object of this layout */
+		mp_target_flush(t);
+		CU_ASSERT_EQUAL(mp_py_read_code(t, l, &types, BASE, &c, &diag), MP_E_CORRUPT);
+		CU_ASSERT_PTR_NULL(c.filename);
+		put64(BASE + 1792 + 8, types.bytes);
+		put64(BASE + 8, types.str); /* the object itself is no code object */
+		mp_target_flush(t);
+		CU_ASSERT_EQUAL(mp_py_read_code(t, l, &types, BASE, &c, &diag), MP_E_CORRUPT);
+		put64(BASE + 8, types.code);
+	}
 	/* a line table that claims a mebibyte and more: refused, nothing left allocated */
 	put64(BASE + 1792 + 16, MP_PY_MAX_LINETABLE + 1);
 	CU_ASSERT_EQUAL(code_at(t, l, BASE, &c, &diag), MP_E_LIMIT);
