@@ -93,7 +93,7 @@ static void test_builtins(void)
 {
 	static const char *const names[] = { "torch-2.6", "torch-2.6-oldabi", "torch-2.14-cuda12",
 					     "torch-2.14-cuda13", "torch-2.14-cuda12-oldabi",
-					     "torch-2.14-cuda13-oldabi" };
+					     "torch-2.14-cuda13-oldabi", "torch-2.11-cuda13" };
 	size_t n = mp_layout_builtin_count();
 
 	/* Every file listed in local.am parsed. */
@@ -128,6 +128,10 @@ static void test_builtins(void)
 	CU_ASSERT_EQUAL(mp_layout_builtin(3)->off[MP_L_AAC_ROUNDUP_POWER2_DIVISIONS], 24);
 	CU_ASSERT_EQUAL(mp_layout_builtin(3)->off[MP_L_AAC_LAST_ALLOCATOR_SETTINGS], 120);
 	CU_ASSERT_EQUAL(mp_layout_builtin(3)->off[MP_L_DS_RESERVED_BYTES_BY_PRIVATE_POOLS], 576);
+	/* 2.11 (measured on its wheel): no per-private-pool statistics, a smaller DeviceCachingAllocator */
+	CU_ASSERT_STRING_EQUAL(mp_layout_builtin(6)->key.torch_version, "2.11");
+	CU_ASSERT_EQUAL(mp_layout_builtin(6)->off[MP_L_DS_RESERVED_BYTES_BY_PRIVATE_POOLS], MP_LAYOUT_ABSENT);
+	CU_ASSERT_EQUAL(mp_layout_builtin(6)->off[MP_L_DCA_ALLOC_BUFFER], 2672);
 }
 
 /* The four 2.14 tables are one measurement (the torch 2.14.1 wheel: CUDA 13, new ABI; see
