@@ -103,6 +103,43 @@ check_oracle() { # LABEL DIR MEMVIZ ARGS...
 	fi
 }
 
+# Frames' consumers, where the job recorded history: categories (rules over frames), --sites and --by function
+# on the target print what they print on the job's own pickle; timeline -o JSON of memprof's snapshot of the
+# target equals it on the truth given memprof's trace times (align_times.py: the TSC conversion is checked by
+# compare_truth.py within its tolerance, and a live process's is made afresh by each walk); and the build's own
+# _memory_viz.py segments (flame lines, frames included) prints for memprof's exported pickle what it prints for
+# the job's.
+check_consumers() { # LABEL DIR MEMVIZ ARGS...
+	local label=$1 dir=$2 memviz=$3 a bad_one=
+	shift 3
+	for a in "categories --sites 20" "categories --sites 10 --by function" "categories"; do
+		# shellcheck disable=SC2086
+		if ! "$memprof" $a "$@" >"$dir/c.mp" 2>"$dir/c.err" || ! "$memprof" $a "$dir/snapshot.pickle" >"$dir/c.job" 2>>"$dir/c.err" ||
+			! cmp -s "$dir/c.mp" "$dir/c.job"; then
+			bad "$label: memprof $a on the target differs from it on the job's pickle"
+			diff "$dir/c.mp" "$dir/c.job" 2>&1 | head -6 | sed 's/^/    /'
+			head -3 "$dir/c.err" | sed 's/^/    /'
+			bad_one=1
+		fi
+	done
+	[ -n "$bad_one" ] || ok "$label: categories, --sites and --by function on the target == on the job's pickle ($(sed -n 1p "$dir/c.mp" | cut -c1-80))"
+	if python3 "$here/align_times.py" "$dir/truth.json" "$dir/mp.json" "$dir/aligned.json" 2>"$dir/tl.err" &&
+		"$memprof" timeline "$dir/mp.json" -o "$dir/tl.mp.json" 2>>"$dir/tl.err" &&
+		"$memprof" timeline "$dir/aligned.json" -o "$dir/tl.job.json" 2>>"$dir/tl.err" && cmp -s "$dir/tl.mp.json" "$dir/tl.job.json"; then
+		ok "$label: timeline -o JSON of the target == of the job's snapshot (with memprof's times)"
+	else
+		bad "$label: timeline of the target differs from the job's: $(head -c 300 "$dir/tl.err")"
+	fi
+	if "$memprof" snapshot "$@" -o "$dir/mp.pickle" 2>"$dir/seg.err" &&
+		python3 "$memviz" segments "$dir/mp.pickle" >"$dir/seg.mp" 2>>"$dir/seg.err" &&
+		python3 "$memviz" segments "$dir/snapshot.pickle" >"$dir/seg.job" 2>>"$dir/seg.err" && cmp -s "$dir/seg.mp" "$dir/seg.job"; then
+		ok "$label: _memory_viz.py segments of memprof's pickle == of the job's ($(wc -l <"$dir/seg.job") flame lines)"
+	else
+		bad "$label: _memory_viz.py segments of memprof's pickle differs from the job's: $(head -c 300 "$dir/seg.err")"
+		diff "$dir/seg.mp" "$dir/seg.job" 2>&1 | head -4 | cut -c1-200 | sed 's/^/    /'
+	fi
+}
+
 # memprof info names the build: release, CUDA major, C++ ABI, and a layout that passed its self-check.
 check_info() { # LABEL DIR VERSION ARGS...
 	local label=$1 dir=$2 version=$3 cuda
@@ -179,6 +216,9 @@ for build in $builds; do
 			[ -f "$memviz" ] || memviz=$(dirname "$TORCH_LIBDIR")/python3/dist-packages/torch/cuda/_memory_viz.py
 			if [ -f "$memviz" ]; then
 				check_oracle "$label" "$dir" "$memviz" "${what[@]}" "${sysargs[@]}"
+				case $scenario in history | history-all | oom)
+					[ -f "$dir/mp.json" ] && check_consumers "$label" "$dir" "$memviz" "${what[@]}" "${sysargs[@]}" ;;
+				esac
 			else
 				bad "$label: no _memory_viz.py of the build beside $TORCH_LIBDIR"
 			fi
