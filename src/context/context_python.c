@@ -52,7 +52,7 @@ static mp_err code_at(struct ctx_python *py, uint64_t addr, const mp_py_code **o
 		return err;
 	c = &py->codes[py->ncodes++];
 	*c = (struct ctx_code_obj){ .addr = addr };
-	err = mp_py_read_code(py->t, py->interp.layout, addr, &c->code, &diag);
+	err = mp_py_read_code(py->t, py->interp.layout, &py->interp.types, addr, &c->code, &diag);
 	if (err == MP_E_NOMEM)
 		return err;
 	c->ok = err == MP_OK;
