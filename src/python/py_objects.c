@@ -165,6 +165,13 @@ mp_err mp_py_read_code(mp_target *t, const mp_py_layout *l, const mp_py_types *t
 		mp_py_code_free(out);
 		return err;
 	}
+	/* Every function, class body and module has a name: an empty one (or one that starts with NUL) is
+	   another version's str read with this version's layout. */
+	if (out->name[0] == '\0') {
+		mp_py_code_free(out);
+		return mp_fail(diag, MP_E_CORRUPT, "code object at 0x%llx has an empty name (another CPython version?)",
+			       (unsigned long long)addr);
+	}
 	out->firstlineno = (int32_t)first;
 	return MP_OK;
 }

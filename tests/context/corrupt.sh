@@ -158,9 +158,9 @@ pyline=$(sed -n 's/^python: *CPython [0-9.]* in \(.*\) (load bias .*/\1/p' "$wor
 if [ -z "$pyline" ] || [ ! -f "$pyline" ]; then
 	bad "memprof info names no CPython file: $(grep '^python' "$work/info.out")"
 else
-	# 3.12 reads 3.11's code objects with another layout: garbage names at worst, no warning owed; 3.99 is
-	# refused, and every Python frame says its code object could not be read.
-	for v in 3.12:0x030c00f0: 3.99:0x036300f0:'cannot read'; do
+	# 3.12 reads 3.11's str objects 8 bytes early (3.12 dropped wstr): names start with NUL, which no code
+	# object has, and are refused; 3.99 is refused at once. Either way the frames say so.
+	for v in 3.12:0x030c00f0:'another CPython version' 3.99:0x036300f0:'cannot read'; do
 		pat=${v#*:*:} v=${v%:*}
 		dir=$work/py${v%%:*} # (no colon: --solib-path is a list)
 		mkdir -p "$dir"
