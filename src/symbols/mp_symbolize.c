@@ -166,6 +166,15 @@ static const char *demangle(mp_symbolizer *s, const char *name)
 	return d;
 }
 
+/* Move *DIE to the last of the subprograms that follow it and cover PC too (assembler aliases). */
+static void last_alias(Dwarf_Die *die, Dwarf_Addr pc)
+{
+	Dwarf_Die next = *die;
+
+	while (dwarf_siblingof(&next, &next) == 0 && dwarf_tag(&next) == DW_TAG_subprogram && dwarf_haspc(&next, pc) > 0)
+		*die = next;
+}
+
 /* The function that holds CALL in MOD's DWARF, innermost first: an inlined function's own name where
    it was inlined, as PyTorch's symbolizer names a frame (its linkage name demangled, else its name). */
 static const char *dwarf_function(mp_symbolizer *s, Dwfl_Module *mod, uint64_t call)
@@ -184,6 +193,10 @@ static const char *dwarf_function(mp_symbolizer *s, Dwfl_Module *mod, uint64_t c
 
 		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
 			continue;
+		/* An assembler's CU names one routine by all its aliases, one subprogram each over the same code:
+		   addr2line names it by the last of them. */
+		if (tag == DW_TAG_subprogram)
+			last_alias(&scopes[i], call - bias);
 		linkage = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_linkage_name, &attr));
 		if (linkage == NULL)
 			linkage = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_MIPS_linkage_name, &attr));
@@ -233,13 +246,17 @@ void mp_symbolize(mp_symbolizer *s, uint64_t addr, mp_symbol_at *out)
 		out->line = 0;
 		return;
 	}
-	out->line = call - s->bias[i];
+	/* as addr2line says what it does not know: a local symbol's file (its STT_FILE), else "??", line 0 */
+	out->line = 0;
+	out->filename = "??";
 	name = dwarf_function(s, s->modules[i], call);
 	if (name == NULL || *name == '\0') {
-		bool covers;
+		mp_symtab_hit hit = mp_symtab_lookup(s->symtabs[i], call);
 
-		name = mp_symtab_lookup(s->symtabs[i], call, &covers);
-		out->nearest = name != NULL && !covers;
+		name = hit.name;
+		out->nearest = name != NULL && !hit.covers;
+		if (hit.file != NULL)
+			out->filename = hit.file;
 	}
 	if (name != NULL && *name != '\0') {
 		out->name = demangle(s, name);

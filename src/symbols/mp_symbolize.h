@@ -1,6 +1,7 @@
-/* mp_symbolize.h - names for code addresses of a target (C++ return addresses): the function's
-   symbol, demangled, and its source file and line where the file has DWARF line tables, through
-   libdwfl over the files the target maps. */
+/* mp_symbolize.h - names for code addresses of a target (C++ return addresses), as PyTorch's symbolizer
+   (addr2line) gives them in a snapshot's frames: DWARF's innermost (inlined) function where the file has
+   DWARF, else the symbol addr2line picks, demangled; the source file and line from DWARF's line table,
+   through libdwfl over the files the target maps. */
 #ifndef MEMPROF_SYMBOLIZE_H
 #define MEMPROF_SYMBOLIZE_H
 
@@ -14,9 +15,11 @@ typedef struct mp_symbolizer mp_symbolizer;
 
 /* What one address is. Strings stay valid until the next mp_symbolize on the same symbolizer. */
 typedef struct mp_symbol_at {
-	const char *name;     /* the demangled function name; "??" when no symbol covers it */
-	const char *filename; /* the source file, or (no line table) the mapped file's path */
-	uint64_t line;        /* the source line, or (no line table) the offset of ADDR - 1 in the file */
+	const char *name;     /* the demangled function name (mp_symtab.h says which); "??" when none */
+	const char *filename; /* the source file; with no line table, as addr2line says it (and so PyTorch's
+				 frames): a local symbol's file from its STT_FILE symbol, else "??" (the mapped
+				 file's path when the file cannot be read here) */
+	uint64_t line;        /* the source line, or 0 */
 	bool has_symbol;      /* a symbol named it */
 	bool nearest;         /* ... the nearest one before ADDR, which does not cover it (stripped code: the
 				 name addr2line, and so PyTorch, gives) */

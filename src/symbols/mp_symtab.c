@@ -5,9 +5,10 @@
 #include "mp_symtab.h"
 
 struct sym {
-	uint64_t start, end; /* end == start: size unknown (covers up to the next symbol) */
+	uint64_t start, size;
+	size_t index; /* in the symbol table: of aliases alike, the first is named */
 	const char *name;
-	int rank; /* 0 global, 1 weak, 2 local: the first of equal starts is preferred */
+	const char *file; /* local symbols: the STT_FILE before them in the table */
 };
 
 struct mp_symtab {
@@ -15,24 +16,20 @@ struct mp_symtab {
 	size_t n;
 };
 
-static int rank_of(unsigned bind)
-{
-	return bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
-}
-
 static int by_start(const void *a, const void *b)
 {
 	const struct sym *x = a, *y = b;
 
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
-	return x->rank - y->rank;
+	return x->index < y->index ? -1 : x->index > y->index;
 }
 
 mp_symtab *mp_symtab_build(Dwfl_Module *mod)
 {
 	mp_symtab *st = calloc(1, sizeof *st);
 	int count = dwfl_module_getsymtab(mod);
+	const char *file = NULL;
 
 	if (st == NULL)
 		return NULL;
@@ -46,10 +43,19 @@ mp_symtab *mp_symtab_build(Dwfl_Module *mod)
 		GElf_Sym sym;
 		GElf_Addr addr;
 		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
+		int type = GELF_ST_TYPE(sym.st_info);
 
-		if (name == NULL || *name == '\0' || GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF)
+		if (name == NULL)
 			continue;
-		st->syms[st->n++] = (struct sym){ addr, addr + sym.st_size, name, rank_of(GELF_ST_BIND(sym.st_info)) };
+		/* the linker keeps each object's local symbols after its STT_FILE symbol, the globals after all */
+		if (type == STT_FILE) {
+			file = name;
+			continue;
+		}
+		if (*name == '\0' || (type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF)
+			continue;
+		st->syms[st->n++] = (struct sym){ addr, sym.st_size, (size_t)i, name,
+						  GELF_ST_BIND(sym.st_info) == STB_LOCAL ? file : NULL };
 	}
 	qsort(st->syms, st->n, sizeof *st->syms, by_start);
 	return st;
@@ -63,22 +69,23 @@ void mp_symtab_free(mp_symtab *st)
 	free(st);
 }
 
-/* The preferred symbol of those that start where symbol I starts. */
-static size_t preferred(const mp_symtab *st, size_t i)
+/* Whether A names ADDR better than B (both start at the same address). */
+static bool better(const struct sym *a, const struct sym *b, uint64_t addr)
 {
-	while (i > 0 && st->syms[i - 1].start == st->syms[i].start)
-		i--;
-	return i;
+	bool ra = a->start + a->size > addr, rb = b->start + b->size > addr;
+
+	if (ra != rb)
+		return ra;
+	if (a->size != b->size)
+		return a->size < b->size;
+	return a->index < b->index;
 }
 
-/* Nested or overlapping symbols are rare: a few symbols back is far enough to look for a cover. */
-enum { LOOK_BACK = 16 };
-
-const char *mp_symtab_lookup(const mp_symtab *st, uint64_t addr, bool *covers)
+mp_symtab_hit mp_symtab_lookup(const mp_symtab *st, uint64_t addr)
 {
-	size_t lo = 0, hi = st->n, next;
+	mp_symtab_hit hit = { 0 };
+	size_t lo = 0, hi = st->n, best;
 
-	*covers = false;
 	/* the first symbol starting after ADDR */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -89,15 +96,14 @@ const char *mp_symtab_lookup(const mp_symtab *st, uint64_t addr, bool *covers)
 			hi = mid;
 	}
 	if (lo == 0)
-		return NULL;
-	next = lo;
-	for (size_t k = 0, i = lo; k < LOOK_BACK && i > 0; k++) {
-		const struct sym *s = &st->syms[i = preferred(st, i - 1)];
-
-		if (addr < s->end || (s->end == s->start && i == preferred(st, next - 1))) {
-			*covers = true;
-			return s->name;
-		}
-	}
-	return st->syms[preferred(st, next - 1)].name;
+		return hit;
+	best = lo - 1;
+	for (size_t i = best; i > 0 && st->syms[i - 1].start == st->syms[best].start; i--)
+		if (better(&st->syms[i - 1], &st->syms[best], addr))
+			best = i - 1;
+	hit.name = st->syms[best].name;
+	hit.file = st->syms[best].file;
+	hit.covers = st->syms[best].start + st->syms[best].size > addr ||
+		     (st->syms[best].size == 0 && (lo == st->n || addr < st->syms[lo].start));
+	return hit;
 }

@@ -11,15 +11,23 @@
 typedef struct mp_symtab mp_symtab;
 
 /* The function symbols of MOD (its .symtab, else .dynsym, as libdwfl chooses), at their load
-   addresses. NULL when out of memory. Names stay MOD's: MOD outlives the table. */
+   addresses, each local one with the file its STT_FILE symbol names. NULL when out of memory. Names
+   stay MOD's: MOD outlives the table. */
 mp_symtab *mp_symtab_build(Dwfl_Module *mod);
 void mp_symtab_free(mp_symtab *st);
 
-/* The name of the function symbol that covers ADDR (a global one before a weak or local alias at the
-   same address; a symbol of size 0 covers up to the next one), *COVERS true. Else the nearest one before
-   ADDR, *COVERS false: in stripped code (a static function with no symbol of its own) that is what
-   addr2line, and so PyTorch's symbolizer, names it, and PyTorch places Python frames by such names.
-   NULL when no function symbol comes before ADDR. */
-const char *mp_symtab_lookup(const mp_symtab *st, uint64_t addr, bool *covers);
+/* What names a code address, chosen as addr2line (binutils), which PyTorch's symbolizer runs, chooses it:
+   the function symbol starting nearest before ADDR, whether or not it reaches ADDR (in stripped code, a
+   static function with no symbol of its own takes the name of the one before it; PyTorch places Python
+   frames by such names). Of symbols starting at one address, one that reaches ADDR before one that does
+   not, then the shorter, then the first in the symbol table (a local `.localalias` before its global
+   name, glibc's `__clone` before `clone`, identical functions folded by the linker in source order). */
+typedef struct mp_symtab_hit {
+	const char *name; /* NULL: no function symbol before ADDR */
+	const char *file; /* a local symbol's source file (the STT_FILE symbol before it), else NULL */
+	bool covers;      /* the symbol's size reaches ADDR (a size of 0 reaches up to the next symbol) */
+} mp_symtab_hit;
+
+mp_symtab_hit mp_symtab_lookup(const mp_symtab *st, uint64_t addr);
 
 #endif

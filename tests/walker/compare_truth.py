@@ -29,10 +29,11 @@ Both files are memprof JSON (src/model/SCHEMA.md; tags such as {"__tuple__": [..
                       Python frames (a truth filename ending in .py or in <...>) equal as
                       dicts, byte for byte; C++ frames by name only (file and line come from
                       another symbolizer: PyTorch runs addr2line), where both sides name a
-                      symbol. Counted, not failed: C++ frames memprof leaves unnamed ('??',
-                      PyTorch naming the nearest exported symbol before a stripped function)
-                      and aliases of one symbol (`f [clone .localalias]` and `f`; glibc's
-                      `clone3`, `__clone3`, `__GI___clone3`). Default --frames count: only
+                      symbol. Counted, not failed: C++ frames named alike but placed in another
+                      file or line (binutils' addr2line, which PyTorch runs, misnames a few
+                      DWARF 5 files), C++ frames memprof leaves unnamed, and aliases of one
+                      symbol (`f [clone .localalias]` and `f`; glibc's `clone3`, `__clone3`,
+                      `__GI___clone3`), should memprof pick another of them than addr2line. Default --frames count: only
                       counts (the C++ test bed's contexts are its own type, not PyTorch's).
 
 Ints and bools are told apart (False is not 0).
@@ -305,7 +306,7 @@ def symbol_key(name):
 class FrameTally:
     def __init__(self):
         self.lists = self.python = self.cpp_equal = self.cpp_alias = 0
-        self.cpp_unnamed_memprof = self.cpp_unnamed_truth = 0
+        self.cpp_unnamed_memprof = self.cpp_unnamed_truth = self.cpp_where = 0
 
 
 def compare_frame_lists(path, t, m, rep, tally):
@@ -334,6 +335,8 @@ def compare_frame_lists(path, t, m, rep, tally):
             tally.cpp_unnamed_truth += 1
         elif tn == mn:
             tally.cpp_equal += 1
+            if (x.get("filename"), x.get("line")) != (y.get("filename"), y.get("line")):
+                tally.cpp_where += 1
         elif isinstance(tn, str) and isinstance(mn, str) and symbol_key(tn) == symbol_key(mn):
             tally.cpp_alias += 1
         else:
@@ -349,7 +352,8 @@ def compare_frames(truth, mine, rep, trace_pairs):
                 compare_frame_lists(f"segments[{i}].blocks[{j}]", x, y, rep, tally)
     for path, x, y in trace_pairs:
         compare_frame_lists(path, x, y, rep, tally)
-    return (f"{tally.lists} lists; {tally.python} Python frames; C++ frames: {tally.cpp_equal} named alike, "
+    return (f"{tally.lists} lists; {tally.python} Python frames; C++ frames: {tally.cpp_equal} named alike "
+            f"({tally.cpp_where} of them in another file or line), "
             f"{tally.cpp_alias} aliases of one symbol, {tally.cpp_unnamed_memprof} unnamed by memprof, "
             f"{tally.cpp_unnamed_truth} unnamed by PyTorch")
 
