@@ -257,7 +257,7 @@ static void front_info_lines(mp_command_ctx *c, mp_out *out, bool after)
 	/* one setting at a time: mp_session_show's numbers share a buffer */
 	mp_out_printf(out, "settings:    units %s, device %s", mp_units_name(s->units), mp_session_show(s, "device"));
 	mp_out_printf(out, ", layout %s", mp_session_show(s, "layout"));
-	mp_out_printf(out, ", max-blocks %s\n", mp_session_show(s, "max-blocks"));
+	mp_out_printf(out, ", max-blocks %s, frames %s\n", mp_session_show(s, "max-blocks"), mp_session_show(s, "frames"));
 }
 
 /* Failures are told under the command's name, as typed. */

@@ -7,7 +7,7 @@
 # training step with _record_memory_history) waits at its checkpoint; gdb attaches to the python process and runs
 # `memprof segsum`, `summary`, `blocks` and `snapshot save`, then takes a gcore. Checked:
 #   - segsum equals what the build's own _memory_viz.py prints for the job's own pickle (_snapshot() in the job);
-#   - the saved snapshot equals that pickle field by field (frames aside), and the job's memory_stats();
+#   - the saved snapshot equals that pickle field by field (frames too), and the job's memory_stats();
 #   - summary equals the CLI's `memprof summary --pid`; the commands wrote nothing to the process;
 #   - gdb on that gcore (`gdb PYTHON CORE`, for the chrooted job with `set sysroot ROOT`, which the gcore's
 #     paths already lie in) prints the same segsum and blocks;
@@ -32,9 +32,9 @@ jobs_cleanup() {
 trap jobs_cleanup EXIT
 
 # The job's truth (its pickle and memory_stats) against a snapshot memprof saved as JSON.
-saved_equals_job() { # LABEL DIR SAVED
+saved_equals_job() { # LABEL DIR SAVED: frames compared too (the jobs record PyTorch's own contexts)
 	python3 "$top/tests/walker/job_truth.py" "$2" "$memprof" >"$2/truth.json" 2>"$2/truth.err"
-	saved_equals_truth "$1" "$2/truth.json" "$3" "$3.err"
+	saved_equals_truth "$1" "$2/truth.json" "$3" "$3.err" --frames compare
 }
 
 # gdb on a core of the job: a command file with the memprof commands, output into DIR/NAME.*.
@@ -72,6 +72,9 @@ for build in $builds; do
 		mp-capture $dir/live.stats memprof summary
 		mp-capture $dir/live.blocks memprof blocks
 		mp-capture $dir/live.save memprof snapshot save now $dir/live.json --format json
+		set memprof frames off
+		mp-capture $dir/live.nf memprof snapshot save now $dir/live-nf.json --format json
+		set memprof frames on
 		mp-memsum $dir/mem.after
 		gcore $dir/core
 	GDB
@@ -88,6 +91,17 @@ for build in $builds; do
 	same "$label: gdb's memprof summary == memprof summary --pid" "$dir/live.stats" "$dir/cli.summary"
 	same "$label: the python process's writable memory unchanged by the commands" "$dir/mem.before" "$dir/mem.after"
 	saved_equals_job "$label: gdb's memprof snapshot save" "$dir" "$dir/live.json"
+	if python3 - "$dir/live-nf.json" <<-'EOF'; then
+		import json, sys
+		s = json.load(open(sys.argv[1]))
+		lists = [x.get("frames", []) for seg in s["segments"] for x in [seg] + seg["blocks"]]
+		lists += [e.get("frames", []) for tr in s["device_traces"] for e in tr]
+		sys.exit(0 if lists and all(f == [] for f in lists) else 1)
+	EOF
+		ok "$label: after 'set memprof frames off' every frames list is empty"
+	else
+		bad "$label: 'set memprof frames off' left frames: $(head -c 200 "$dir/live.nf")"
+	fi
 
 	# --- gdb on the gcore it took (paths as this machine names them, inside the root for a chrooted job)
 	exe=$SYSROOT$PYTHON

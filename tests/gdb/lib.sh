@@ -107,9 +107,11 @@ cli() { # COMMAND TARGET ARGS...
 }
 
 # A snapshot memprof saved (JSON) against the allocator's own snapshot() at that stop (compare_truth.py).
-saved_equals_truth() { # LABEL TRUTH SAVED [ERRFILE: the save command's error, shown on failure]
-	local out=$3.compare
-	if [ -s "$3" ] && python3 "$compare" --ring-max truth "$2" "$3" >"$out" 2>&1; then
+saved_equals_truth() { # LABEL TRUTH SAVED [ERRFILE: the save command's error, shown on failure] [COMPARE ARGS...]
+	local out=$3.compare label=$1 truth=$2 saved=$3 err=${4:-/dev/null}
+	shift $(($# < 4 ? $# : 4))
+	set -- "$label" "$truth" "$saved" "$err" "$@"
+	if [ -s "$3" ] && python3 "$compare" --ring-max truth "${@:5}" "$2" "$3" >"$out" 2>&1; then
 		ok "$1 == the allocator's snapshot() ($(grep -m1 '^segments' "$out" | sed 's/^segments: *//'))"
 	else
 		bad "$1 differs from the allocator's snapshot(): $(head -c 200 "${4:-/dev/null}" 2>/dev/null)"
