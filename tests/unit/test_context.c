@@ -5,33 +5,14 @@
 #include <string.h>
 
 #include "context_int.h"
-#include "unit_main.h"
 
 #define BASE 0x10000u
 #define VPTR 0x7000010u /* the vtable's address point the reader is told */
-static unsigned char mem[16384];
+#define MEM_IMAGE_BASE BASE
+#define MEM_IMAGE_SIZE 16384
+#include "mem_image.h"
+
 static mp_target *target; /* the test's: its page cache is flushed after each change to MEM */
-
-static size_t read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	(void)ctx;
-	if (addr < BASE || addr - BASE >= sizeof mem)
-		return 0;
-	if (len > sizeof mem - (addr - BASE))
-		len = sizeof mem - (addr - BASE);
-	memcpy(buf, mem + (addr - BASE), len);
-	return len;
-}
-
-static void put64(uint64_t addr, uint64_t v)
-{
-	memcpy(mem + (addr - BASE), &v, 8);
-}
-
-static void put32(uint64_t addr, uint32_t v)
-{
-	memcpy(mem + (addr - BASE), &v, 4);
-}
 
 /* A compact ASCII str of the 3.13 layout at ADDR. */
 static void make_str(uint64_t addr, const char *s)
@@ -94,14 +75,9 @@ static uint64_t make_ct(int i, uint64_t vptr, uint64_t py, uint64_t npy, uint64_
 	return ct;
 }
 
-static mp_target *open_mem(void)
+static mp_target *open_target(void)
 {
-	mp_target *t = NULL;
-	mp_diag diag = { 0 };
-
-	CU_ASSERT_EQUAL_FATAL(mp_target_open_callback("test memory", read_mem, NULL, NULL, 0, &t, &diag), MP_OK);
-	target = t;
-	return t;
+	return target = open_mem();
 }
 
 static mp_ctx_reader *open_reader(mp_target *t, bool python)
@@ -144,7 +120,7 @@ static size_t frames_of(mp_ctx_reader *r, uint64_t ctx, uint32_t *seq, const mp_
 
 static void test_python_frames(void)
 {
-	mp_target *t = open_mem();
+	mp_target *t = open_target();
 	mp_ctx_reader *r;
 	const mp_ctx_frame *f[4];
 	mp_py_code code;
@@ -184,7 +160,7 @@ static void test_python_frames(void)
 
 static void test_cpp_then_python(void)
 {
-	mp_target *t = open_mem();
+	mp_target *t = open_target();
 	mp_ctx_reader *r;
 	const mp_ctx_frame *f[4];
 	uint32_t seq;
@@ -211,7 +187,7 @@ static void warned(void *ctx, const char *line)
 
 static void test_damage(void)
 {
-	mp_target *t = open_mem();
+	mp_target *t = open_target();
 	mp_ctx_reader *r;
 	const mp_ctx_frame *f[4];
 	mp_ctx_stats st;
@@ -248,7 +224,7 @@ static void test_damage(void)
 
 static void test_no_interpreter(void)
 {
-	mp_target *t = open_mem();
+	mp_target *t = open_target();
 	mp_ctx_reader *r;
 	const mp_ctx_frame *f[4];
 	mp_ctx_stats st;

@@ -4,26 +4,11 @@
 #include <string.h>
 
 #include "mp_py.h"
-#include "unit_main.h"
 
 #define BASE 0x10000u
-static unsigned char mem[8192];
-
-static size_t read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	(void)ctx;
-	if (addr < BASE || addr - BASE >= sizeof mem)
-		return 0;
-	if (len > sizeof mem - (addr - BASE))
-		len = sizeof mem - (addr - BASE);
-	memcpy(buf, mem + (addr - BASE), len);
-	return len;
-}
-
-static void put64(uint64_t addr, uint64_t v)
-{
-	memcpy(mem + (addr - BASE), &v, 8);
-}
+#define MEM_IMAGE_BASE BASE
+#define MEM_IMAGE_SIZE 8192
+#include "mem_image.h"
 
 /* A compact str at ADDR of the 3.13 layout: LENGTH characters of KIND bytes each from DATA; ASCII when asked. */
 static void make_str(uint64_t addr, const void *data, uint64_t length, unsigned kind, int ascii)
@@ -44,15 +29,6 @@ static mp_err code_at(mp_target *t, const mp_py_layout *l, uint64_t addr, mp_py_
 {
 	mp_target_flush(t);
 	return mp_py_read_code(t, l, NULL, addr, out, diag);
-}
-
-static mp_target *open_mem(void)
-{
-	mp_target *t = NULL;
-	mp_diag diag = { 0 };
-
-	CU_ASSERT_EQUAL_FATAL(mp_target_open_callback("test memory", read_mem, NULL, NULL, 0, &t, &diag), MP_OK);
-	return t;
 }
 
 static void test_strs(void)
