@@ -176,8 +176,8 @@ static void last_alias(Dwarf_Die *die, Dwarf_Addr pc)
 }
 
 /* The function that holds CALL in MOD's DWARF, innermost first: an inlined function's own name where
-   it was inlined, as PyTorch's symbolizer names a frame (its linkage name demangled, else its name). */
-static const char *dwarf_function(mp_symbolizer *s, Dwfl_Module *mod, uint64_t call)
+   it was inlined, as PyTorch's symbolizer names a frame (its linkage name, to be demangled, else its name). */
+static const char *dwarf_function(Dwfl_Module *mod, uint64_t call)
 {
 	Dwarf_Addr bias;
 	Dwarf_Die *cu = dwfl_module_addrdie(mod, call, &bias), *scopes = NULL;
@@ -200,7 +200,7 @@ static const char *dwarf_function(mp_symbolizer *s, Dwfl_Module *mod, uint64_t c
 		linkage = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_linkage_name, &attr));
 		if (linkage == NULL)
 			linkage = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_MIPS_linkage_name, &attr));
-		name = linkage != NULL ? demangle(s, linkage) : dwarf_diename(&scopes[i]);
+		name = linkage != NULL ? linkage : dwarf_diename(&scopes[i]);
 	}
 	free(scopes);
 	return name;
@@ -249,7 +249,7 @@ void mp_symbolize(mp_symbolizer *s, uint64_t addr, mp_symbol_at *out)
 	/* as addr2line says what it does not know: a local symbol's file (its STT_FILE), else "??", line 0 */
 	out->line = 0;
 	out->filename = "??";
-	name = dwarf_function(s, s->modules[i], call);
+	name = dwarf_function(s->modules[i], call);
 	if (name == NULL || *name == '\0') {
 		mp_symtab_hit hit = mp_symtab_lookup(s->symtabs[i], call);
 
