@@ -5,6 +5,7 @@
 
 #include "mp_array.h"
 #include "mp_blocks.h"
+#include "mp_frame_filter.h"
 #include "mp_repr.h"
 
 mp_err mp_block_refs_collect(const mp_snapshot *snap, mp_block_keep_fn keep, const void *ctx, mp_block_ref **out,
@@ -199,14 +200,33 @@ void mp_block_table_cells(mp_block_table *t, const mp_block_ref *r, bool with_re
 	mp_block_table_end_cell(t, BT_NUMBER);
 }
 
+/* The frame that says who allocated: the first of the user's own code, else the first _memory_viz.py shows,
+   else the innermost (with C++ frames, the innermost is always the unwinder itself). */
+static size_t site_frame(const mp_snapshot *snap, mp_val frames, size_t n)
+{
+	size_t kept = n;
+	mp_frame f;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!mp_frames_get(snap, frames, i, &f))
+			continue;
+		if (mp_frame_is_user(&f))
+			return i;
+		if (kept == n && mp_frame_kept(&f))
+			kept = i;
+	}
+	return kept < n ? kept : 0;
+}
+
 void mp_block_table_frame(mp_block_table *t, const mp_block_ref *r)
 {
 	mp_val frames = mp_block_frames(t->snap, &t->snap->blocks[r->block]);
+	size_t n = mp_frames_len(t->snap, frames);
 
-	if (mp_frames_len(t->snap, frames) == 0)
+	if (n == 0)
 		mp_out_putc(t->out, '-');
 	else
-		mp_block_put_frame(t->snap, frames, 0, " ", t->out);
+		mp_block_put_frame(t->snap, frames, site_frame(t->snap, frames, n), " ", t->out);
 	mp_out_putc(t->out, '\n');
 }
 

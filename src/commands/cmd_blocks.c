@@ -90,7 +90,8 @@ static int run_block(mp_command_ctx *c, const mp_command_args *a)
 const mp_command mp_cmd_blocks = {
 	"blocks", MP_FRONT_ALL, "the allocator's blocks, filtered",
 	"SNAPSHOT [--device N|all] [--stream S] [--state LIST] [--min-size SIZE] [--top N]",
-	"One line per block that passes the filters: its address, size, state, stream and segment.\n"
+	"One line per block that passes the filters: its address, size, state, stream and segment, and the frame\n"
+	"that allocated it: the first of the user's own code, else the first _memory_viz.py shows.\n"
 	"Sizes follow --units on the command line, 'set memprof units' in the debugger.\n",
 	"[snapshot]",
 	(const mp_option[]){

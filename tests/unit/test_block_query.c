@@ -300,6 +300,34 @@ static void test_blocks_top(void)
 
 /* Odd input: a block without 'state', a segment without 'device' or 'stream', legacy blocks
    without 'address' (placed after the blocks before them), frames that are not a list. */
+/* The frame column names who allocated: the user's own frame, past PyTorch's and the C++ ones (with
+   stacks="all" the innermost frame is always the unwinder); else the first _memory_viz.py shows. */
+static void test_blocks_site_frame(void)
+{
+	static const struct sb_frame all[] = { { "torch::unwind::unwind()", "??", 0 },
+					       { "_call_impl", "/x/torch/nn/modules/module.py", 1790 },
+					       { "forward", "net.py", 7 },
+					       { "main", "train.py", 3 } };
+	static const struct sb_frame lib[] = { { "_PyEval_EvalFrameDefault", "ceval.c", 1 },
+					       { "_call_impl", "/x/torch/nn/modules/module.py", 1790 } };
+	mp_snapshot *s = sb_new();
+	mp_block_filter f;
+	struct run r;
+
+	sb_segment(s, 0, 0x1000, 8 * KiB, 0);
+	add_block(s, 0x1000, 4 * KiB, 4 * KiB, "active_allocated", sb_frames(s, 4, all));
+	add_block(s, 0x2000, 4 * KiB, 4 * KiB, "active_allocated", sb_frames(s, 2, lib));
+	mp_block_filter_init(&f);
+	run_start(&r);
+	run_check(&r, mp_analysis_blocks(s, &f, MP_UNITS_AUTO, &r.out, &r.n, &r.diag), 2,
+		  HEAD "0x1000          4.0KiB     4.0KiB     active_allocated     0       0       0x1000          -       "
+		       "forward net.py:7\n"
+		       "0x2000          4.0KiB     4.0KiB     active_allocated     0       0       0x1000          -       "
+		       "_call_impl /x/torch/nn/modules/module.py:1790\n"
+		       "2 blocks, 8.0KiB\n");
+	mp_snapshot_free(s);
+}
+
 static void test_blocks_odd_input(void)
 {
 	mp_snapshot *s = sb_new();
@@ -588,6 +616,7 @@ int main(void)
 		{ "blocks: filters", test_blocks_filters },
 		{ "blocks: units", test_blocks_units },
 		{ "blocks: top N", test_blocks_top },
+		{ "blocks: the frame that allocated", test_blocks_site_frame },
 		{ "blocks: odd input", test_blocks_odd_input },
 		{ "block at an address", test_block_at },
 		{ "diff: allocated, freed, state changes", test_block_diff },
