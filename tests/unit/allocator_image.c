@@ -737,8 +737,10 @@ static void build_settings(struct ai_image *img, const struct ai_model *m)
 	ai_vector(img, ai_at(img, obj, MP_L_AAC_ROUNDUP_POWER2_DIVISIONS), divisions, 16, 8);
 	ai_put(img, ai_at(img, obj, MP_L_AAC_GARBAGE_COLLECTION_THRESHOLD), &gc, sizeof gc);
 	ai_put8(img, ai_at(img, obj, MP_L_AAC_USE_EXPANDABLE_SEGMENTS), 1);
-	ai_put64(img, ai_at(img, obj, MP_L_AAC_PINNED_MAX_ROUND_THRESHOLD), 2 * MIB);
-	ai_put64(img, ai_at(img, obj, MP_L_AAC_PINNED_MAX_CACHED_SIZE), UINT64_MAX);
+	if (has(img, MP_L_AAC_PINNED_MAX_ROUND_THRESHOLD)) { /* 2.14 (2.11 has no pinned limits) */
+		ai_put64(img, ai_at(img, obj, MP_L_AAC_PINNED_MAX_ROUND_THRESHOLD), 2 * MIB);
+		ai_put64(img, ai_at(img, obj, MP_L_AAC_PINNED_MAX_CACHED_SIZE), UINT64_MAX);
+	}
 	ai_string(img, ai_at(img, obj, MP_L_AAC_LAST_ALLOCATOR_SETTINGS), m->settings);
 	img->c10.accel_config_addr = obj;
 	img->c10.accel_config_size = (uint64_t)L->off[MP_L_AAC_SIZEOF];
