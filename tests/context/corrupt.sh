@@ -15,7 +15,7 @@
 # 3.99 (one it cannot read).
 #
 # Env: MEMPROF (the binary; run it under ASan+UBSan to check memory errors too), CORE_POKE (default: next to
-# MEMPROF under tests/walker), MEMPROF_CORRUPT_SEEDS (flip runs, default 40), MEMPROF_TESTBED_SKIP=1 (77).
+# MEMPROF under tests/walker), MEMPROF_CORRUPT_SEEDS (flip runs, default 24), MEMPROF_TESTBED_SKIP=1 (77).
 # Exit 77 when the test bed cannot run the job here. Prints one line per check and "N passed, M failed".
 set -uo pipefail
 
@@ -25,7 +25,7 @@ memprof=${MEMPROF:-$top/_build/memprof}
 poke=${CORE_POKE:-$(dirname "$memprof")/tests/walker/core_poke}
 check=$top/tests/walker/partial_check.py
 compare=$top/tests/walker/compare_truth.py
-seeds=${MEMPROF_CORRUPT_SEEDS:-40}
+seeds=${MEMPROF_CORRUPT_SEEDS:-24}
 max_kb=${MEMPROF_CORRUPT_MAX_KB:-204800}
 tmo=120
 mp_args=()
