@@ -39,6 +39,7 @@ typedef struct mp_py_interp {
 	uint64_t bias;             /* that file's load bias */
 	const mp_py_layout *layout;
 	mp_py_types types;         /* its exported type objects, at their load addresses */
+	uint64_t runtime;          /* _PyRuntime's address (0: not exported) */
 } mp_py_interp;
 
 /* Find the interpreter among T's mapped files: the libpython or python executable that defines Py_Version,

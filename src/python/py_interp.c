@@ -54,6 +54,8 @@ static bool version_of(mp_target *t, const mp_mapping *m, const mp_elf *e, uint6
 		out->types.str = bias + sym.value;
 	if (defines(e, "PyBytes_Type", &sym))
 		out->types.bytes = bias + sym.value;
+	if (defines(e, "_PyRuntime", &sym))
+		out->runtime = bias + sym.value;
 	return true;
 }
 
