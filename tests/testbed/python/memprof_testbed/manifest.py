@@ -12,6 +12,8 @@ def _tensor_entry(name, kind, tensor):
     return {
         "name": name,
         "kind": kind,
+        "id": id(tensor),  # CPython: the object's address, where memprof finds it
+
         "data_ptr": tensor.data_ptr(),
         "nbytes": tensor.numel() * tensor.element_size(),
         "storage_ptr": storage.data_ptr(),

@@ -1,0 +1,87 @@
+/* mp_torch.h - PyTorch's tensor objects read from a target's memory: a Python tensor (THPVariable) to its
+   TensorImpl, the StorageImpl under it and the device memory that storage holds; shape, dtype and the
+   gradient a parameter's autograd meta names. Stripped wheels carry no DWARF: the offsets are tables, one per
+   family of releases, each learned from that release's own headers (tests/torch/layout_probe.cpp) and chosen
+   for a target by checking what it reads (mp_torch_choose). */
+#ifndef MEMPROF_TORCH_H
+#define MEMPROF_TORCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mp_err.h"
+#include "mp_target.h"
+
+/* Where the fields are in one family of releases (x86_64). */
+typedef struct mp_torch_layout {
+	const char *name;            /* "2.14": the releases it was learned from */
+	const char *releases;        /* which releases it is known to describe, for messages */
+	/* THPVariable: PyObject_HEAD, then cdata: an at::Tensor (a TensorImpl*), or before 2.10 a
+	   c10::MaybeOwned<at::Tensor> (a bool, then a TensorImpl* or, borrowed, a pointer to an at::Tensor). */
+	uint32_t var_cdata;
+	bool cdata_maybe_owned;
+	/* TensorImpl */
+	uint32_t impl_storage;       /* intrusive_ptr<StorageImpl> */
+	uint32_t impl_autograd_meta; /* unique_ptr<AutogradMetaInterface> */
+	uint32_t impl_pyobj;         /* PyObjectSlot's PyObject*, the Python object back */
+	uint32_t impl_sizes;         /* SizesAndStrides: size_t rank, then 5 sizes and 5 strides inline */
+	uint32_t impl_storage_offset, impl_numel;
+	uint32_t impl_dtype;         /* caffe2::TypeMeta: a uint16 index, the ScalarType for scalar types */
+	uint32_t impl_device;        /* std::optional<Device>: type (int8), index (int8), engaged (bool) */
+	/* StorageImpl */
+	uint32_t storage_data;       /* DataPtr's data pointer */
+	uint32_t storage_device;     /* DataPtr's Device */
+	uint32_t storage_nbytes;     /* SymInt size_bytes_ (a plain int64 unless symbolic) */
+	uint32_t storage_pyobj;
+	/* AutogradMeta */
+	uint32_t meta_grad;          /* at::Tensor grad_ */
+	uint32_t meta_grad_fn;       /* std::shared_ptr<Node> grad_fn_: a non-leaf's function */
+} mp_torch_layout;
+
+/* Every layout memprof knows, and how many. */
+extern const mp_torch_layout mp_torch_layouts[];
+extern const size_t mp_torch_nlayouts;
+
+#define MP_TORCH_MAX_DIMS 64
+#define MP_TORCH_DEVICE_CPU 0
+#define MP_TORCH_DEVICE_CUDA 1
+
+typedef struct mp_tensor {
+	uint64_t pyobj;           /* the Python object, 0 for a tensor read from its TensorImpl alone */
+	uint64_t impl, storage;   /* TensorImpl, StorageImpl */
+	uint64_t storage_data, storage_nbytes;
+	uint64_t data_ptr;        /* storage_data + storage_offset * itemsize */
+	uint64_t nbytes;          /* numel * itemsize */
+	int64_t numel, storage_offset;
+	int device_type, device_index; /* of the storage's memory: MP_TORCH_DEVICE_* */
+	int dtype;                /* ScalarType */
+	int ndim;
+	int64_t shape[MP_TORCH_MAX_DIMS];
+	uint64_t grad_impl;       /* the autograd meta's gradient (a TensorImpl), 0 when none */
+	bool has_grad_fn;         /* the autograd meta names a grad_fn: the result of a differentiable op */
+} mp_tensor;
+
+/* The tensor whose Python object (a torch.Tensor or a subclass such as nn.Parameter) is at PYOBJ, read with
+   layout L and checked: the TensorImpl points back at PYOBJ, the storage's memory is on a device type memprof
+   knows, the dtype is one, the shape's product is numel and numel * itemsize fits in the storage. A tensor
+   without storage (a meta or sparse tensor) gives MP_E_UNSUPPORTED; anything else wrong, MP_E_CORRUPT. */
+mp_err mp_torch_read_tensor(mp_target *t, const mp_torch_layout *l, uint64_t pyobj, mp_tensor *out,
+			    mp_diag *diag) MP_WUR;
+
+/* The same from a TensorImpl (a gradient, a tensor no Python object holds); PYOBJ 0 is not checked. */
+mp_err mp_torch_read_impl(mp_target *t, const mp_torch_layout *l, uint64_t impl, uint64_t pyobj, mp_tensor *out,
+			  mp_diag *diag) MP_WUR;
+
+/* The layout under which most of the N Python tensors at PYOBJS (a sample) read and check, or NULL (DIAG
+   says what each layout met) when none reads at least half of them. */
+const mp_torch_layout *mp_torch_choose(mp_target *t, const uint64_t *pyobjs, size_t n, mp_diag *diag);
+
+/* A ScalarType's name as torch prints it without "torch." ("float32", "int64"), or NULL when unknown. */
+const char *mp_torch_dtype_name(int dtype);
+/* Its element size in bytes, or 0 when unknown. */
+unsigned mp_torch_dtype_size(int dtype);
+/* A device type's name ("cpu", "cuda"), or NULL. */
+const char *mp_torch_device_name(int type);
+
+#endif
