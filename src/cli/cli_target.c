@@ -42,6 +42,38 @@ static void show_progress(void *ctx, size_t blocks)
 	fprintf(stderr, "\rmemprof: %zu blocks read...", blocks);
 }
 
+/* Open the core WORD, or --pid when WORD is NULL (held still with --stop), into *T. */
+static int open_target(mp_command_ctx *c, int i, const char *word, mp_target **t)
+{
+	const mp_command_args *a = args_of(c);
+	const char *pid = mp_arg(a, "--pid");
+	mp_target_opts topts = {
+		.sysroot = mp_arg(a, "--sysroot"), .solib_path = mp_arg(a, "--solib-path"), .stop = mp_arg_given(a, "--stop"),
+	};
+	char name[64];
+	long n = 0;
+	mp_diag diag;
+	mp_err err;
+
+	*t = NULL;
+	mp_command_diag(c, &diag);
+	if (word != NULL && mp_file_kind(word) != MP_FILE_CORE)
+		return mp_command_error(c, "'%s': not a core dump", word);
+	if (word != NULL)
+		err = mp_target_open_core(word, &topts, t, &diag);
+	else
+		err = (pid != NULL && mp_parse_long(pid, &n)) ? mp_target_open_pid((int)n, &topts, t, &diag) : MP_E_USAGE;
+	if (err != MP_OK)
+		return mp_command_fail(c, target_name(c, i, word, name, sizeof name), err, &diag);
+	return MP_CMD_OK;
+}
+
+static int target(mp_command_ctx *c, int i, const char *word, mp_target **t, bool *owned)
+{
+	*owned = true;
+	return open_target(c, i, word, t);
+}
+
 /* Open and walk the core WORD, or --pid when WORD is NULL. */
 static int walk(mp_command_ctx *c, int i, const char *word, mp_target **t, mp_walk **w)
 {
@@ -137,6 +169,7 @@ const mp_command_front cli_front = {
 	.mask = MP_FRONT_CLI,
 	.snapshot = snapshot,
 	.walked = walked,
+	.target = target,
 	.label = target_name,
 	.emit = emit,
 	.warn = cli_keep_warning,

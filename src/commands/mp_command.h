@@ -86,6 +86,9 @@ typedef struct mp_command_front {
 			mp_snapshot **snap, bool *owned);
 	/* The walked target of SNAPSHOT word I (info): *T and *W stay the front end's when *OWNED is false. */
 	int (*walked)(mp_command_ctx *c, int i, const char *word, mp_target **t, mp_walk **w, bool *owned);
+	/* The target of SNAPSHOT word I opened but not walked (pystack: any CPython process, with or without
+	   PyTorch): *T stays the front end's when *OWNED is false. On failure: the error is set, MP_CMD_BAD. */
+	int (*target)(mp_command_ctx *c, int i, const char *word, mp_target **t, bool *owned);
 	/* Lines the front end adds before and after info's own (the session: its version, backend, settings). */
 	void (*info_lines)(mp_command_ctx *c, mp_out *out, bool after);
 	/* The name failures of SNAPSHOT word I are told under (the CLI: the target; the session: the command). */

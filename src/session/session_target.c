@@ -226,6 +226,33 @@ static int front_walked(mp_command_ctx *c, int i, const char *word, mp_target **
 	return MP_CMD_OK;
 }
 
+/* The target without a walk (pystack): core WORD on its own, else the session's, opened if need be. */
+static int front_target(mp_command_ctx *c, int i, const char *word, mp_target **t, bool *owned)
+{
+	mp_session *s = c->data;
+	mp_target_opts topts = { 0 };
+	mp_diag diag;
+	mp_err err;
+
+	(void)i;
+	*t = NULL;
+	*owned = word != NULL;
+	mp_command_diag(c, &diag);
+	if (word != NULL) {
+		if (mp_file_kind(word) != MP_FILE_CORE)
+			return mp_command_error(c, "'%s': not a core dump", word);
+		if ((err = mp_target_open_core(word, &topts, t, &diag)) != MP_OK)
+			return mp_command_fail(c, c->name, err, &diag);
+		return MP_CMD_OK;
+	}
+	if (s->kind == ST_NONE)
+		return mp_command_error(c, "%s", s->why != NULL ? s->why : "no target");
+	if (s->target == NULL && (err = open_target(s, &diag)) != MP_OK)
+		return mp_command_fail(c, c->name, err, &diag);
+	*t = s->target;
+	return MP_CMD_OK;
+}
+
 static const char *backend_name(const mp_session *s)
 {
 	switch (s->kind) {
@@ -289,6 +316,7 @@ const mp_command_front session_front = {
 	.mask = MP_FRONT_SESSION,
 	.snapshot = front_snapshot,
 	.walked = front_walked,
+	.target = front_target,
 	.info_lines = front_info_lines,
 	.label = front_label,
 	.emit = front_emit,
