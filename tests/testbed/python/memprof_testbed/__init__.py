@@ -7,7 +7,8 @@
         memprof_testbed.checkpoint()
 
 checkpoint() writes the truth files into the runner's OUTDIR (snapshot.pickle, memory_stats.json, manifest.json,
-threads.txt, mem_tracker.json when a tracker runs, notes.json: what the script noted), then, by the runner's MODE:
+threads.txt, mem_tracker.json when a tracker runs, notes.json: what the script noted), then, by the runner's MODE
+(live, gcore and kernel also write threads-stop.txt, every thread's stack where the process then stays):
     truth   returns;
     live    writes OUTDIR/pid and OUTDIR/READY and waits, until OUTDIR/RESUME exists (then returns) or the
             process is killed;
@@ -102,9 +103,29 @@ def _write_truth(out):
         _write(out, f"mem_tracker{suffix}.json", lambda f: json.dump(_manifest.tracker_table(tracker), f, indent=1))
 
 
-def _wait_for(path):
-    while not os.path.exists(path):
-        time.sleep(0.05)
+def _stopped(f, stop, ready, first):
+    """After the dump in _park: publish threads-stop.txt whole, say READY, and wait from then on."""
+    f.flush()
+    os.replace(f.name, stop)
+    ready()
+    first.clear()
+
+
+def _park(out, resume, ready):
+    """Waits until RESUME exists. First it writes threads-stop.txt: faulthandler's dump of every thread made from
+    the very line the wait then sleeps on (one line: the dump, the sleep), so that what a debugger, a gcore or
+    `memprof pystack` sees of the stacks is that dump; then it calls READY()."""
+    stop = os.path.join(out, "threads-stop.txt")
+    first = [True]
+    with open(stop + ".tmp", "w") as f:
+        while not os.path.exists(resume): (faulthandler.dump_traceback(f, all_threads=True), _stopped(f, stop, ready, first)) if first else time.sleep(0.05)  # noqa: E501
+
+
+def _abort(out):
+    """Kernel mode: the dump of every thread, then abort, in one line, so threads-stop.txt shows the stacks the
+    kernel core holds (faulthandler writes to the file descriptor: the bytes are the kernel's before the abort)."""
+    with open(os.path.join(out, "threads-stop.txt"), "w") as f:
+        f.flush(); faulthandler.dump_traceback(f, all_threads=True) or os.abort()  # noqa: E702
 
 
 def checkpoint():
@@ -125,9 +146,8 @@ def checkpoint():
         return
     if mode == "kernel":
         _write(out, "READY", lambda f: f.write(f"{os.getpid()}\n"))
-        os.abort()
+        _abort(out)
     _write(out, "pid", lambda f: f.write(f"{os.getpid()}\n"))
-    _write(out, "READY", lambda f: f.write(f"{os.getpid()}\n"))
     # live: a debugger attaches, then the runner (or a test) lets the job go on with RESUME, or kills it.
     # gcore: the runner dumps and kills the process while it waits here.
-    _wait_for(os.path.join(out, "RESUME"))
+    _park(out, os.path.join(out, "RESUME"), lambda: _write(out, "READY", lambda f: f.write(f"{os.getpid()}\n")))
