@@ -105,8 +105,8 @@ JOB_ROOT=
 [ "$mode" != gcore ] || tb_install_debs gdb
 
 rm -rf "$out/core" "$out"/core.[0-9]* "$out/pid" "$out/READY" "$out/RESUME" "$out/UNCAUGHT" "$out"/*.tmp \
-	"$out/snapshot.pickle" "$out/memory_stats.json" "$out/manifest.json" "$out/threads.txt" "$out/notes.json" \
-	"$out"/mem_tracker*.json
+	"$out/snapshot.pickle" "$out/memory_stats.json" "$out/manifest.json" "$out/threads.txt" "$out/threads-stop.txt" \
+	"$out/notes.json" "$out"/mem_tracker*.json
 echo "$JOB_PYTHON" >"$out/python"
 echo "$JOB_ROOT" >"$out/sysroot"
 echo "$JOB_TORCH_LIBDIR" >"$out/libdir"
