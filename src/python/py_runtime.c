@@ -6,12 +6,16 @@
 #include "mp_py_runtime.h"
 
 /* _Py_DebugOffsets, 3.13 on: cookie[8], version, free_threaded, then runtime_state {size, finalizing,
-   interpreters_head}. */
+   interpreters_head}, then interpreter_state {size, id, next, ...}. Before 3.13 an interpreter's first member
+   is its successor; 3.13 put the eval loop's state first (its instrumentation version, not 0 once
+   sys.monitoring or a tracer was used), and says where `next` went. */
 enum {
 	DEBUG_VERSION = 8,
 	DEBUG_FREE_THREADED = 16,
 	DEBUG_INTERPRETERS_HEAD = 40,
-	INTERP_NEXT = 0,
+	DEBUG_INTERP_SIZE = 48,
+	DEBUG_INTERP_NEXT = 64,
+	INTERP_NEXT_BEFORE_313 = 0,
 };
 
 /* Where _PyRuntime.interpreters.head is before 3.13 (0: not known). */
@@ -65,7 +69,7 @@ static mp_err read_debug_offsets(mp_target *t, const mp_py_interp *py, mp_py_run
 
 mp_err mp_py_runtime_read(mp_target *t, const mp_py_interp *py, mp_py_runtime *out, mp_diag *diag)
 {
-	uint64_t head_at, p;
+	uint64_t head_at, next_at = INTERP_NEXT_BEFORE_313, p;
 	mp_err err;
 
 	memset(out, 0, sizeof *out);
@@ -76,6 +80,10 @@ mp_err mp_py_runtime_read(mp_target *t, const mp_py_interp *py, mp_py_runtime *o
 		if ((err = read_debug_offsets(t, py, out, diag)) != MP_OK)
 			return err;
 		head_at = mp_py_debug_field(out, DEBUG_INTERPRETERS_HEAD);
+		next_at = mp_py_debug_field(out, DEBUG_INTERP_NEXT);
+		if (next_at + 8 > mp_py_debug_field(out, DEBUG_INTERP_SIZE))
+			return mp_fail(diag, MP_E_CORRUPT, "%s: the debug offsets put an interpreter's successor at %llu",
+				       py->path, (unsigned long long)next_at);
 	} else {
 		head_at = interpreters_head_before_313(py->minor);
 	}
@@ -97,7 +105,7 @@ mp_err mp_py_runtime_read(mp_target *t, const mp_py_interp *py, mp_py_runtime *o
 			break;
 		}
 		out->interps[out->ninterps++] = p;
-		if ((err = mp_target_read_u64(t, p + INTERP_NEXT, &p, diag)) != MP_OK)
+		if ((err = mp_target_read_u64(t, p + next_at, &p, diag)) != MP_OK)
 			return err;
 	}
 done:

@@ -2,7 +2,7 @@
 """heap_target.py OUT - a live process for tests/python/heap.sh: builds known objects (instances of classes
 with attributes, some made after many instances so that their dicts are materialised or unshared, __slots__,
 dicts with str and other keys, a large one, one with deleted entries, a defaultdict, an OrderedDict, lists,
-tuples, cycles, ints, floats, strs), writes what the interpreter says of them to OUT as JSON (ids, attribute
+tuples, cycles, ints, floats, strs; sys.monitoring on), writes what the interpreter says of them to OUT as JSON (ids, attribute
 names and the ids of their values, dict items, list items, values, the number of GC-tracked instances of a
 few classes, __main__'s globals), then waits until its standard input closes. Every id is the object's
 address, which the C reader is compared with."""
@@ -167,7 +167,17 @@ def truth(keep):
     return out
 
 
+def monitor():
+    """Turn sys.monitoring on (3.12 on): 3.13 keeps a version of it where 3.12 kept an interpreter's successor,
+    which a reader of the interpreters' list must not follow."""
+    if hasattr(sys, "monitoring"):
+        sys.monitoring.use_tool_id(3, "heap_target")
+        sys.monitoring.register_callback(3, sys.monitoring.events.PY_START, lambda code, offset: None)
+        sys.monitoring.set_events(3, sys.monitoring.events.PY_START)
+
+
 def main():
+    monitor()
     keep = build()
     gc.collect()
     data = truth(keep)
