@@ -108,20 +108,21 @@ struct step {
 	bool shown, lasti_ok;
 };
 
-/* Read the frame at FRAME (3.11 on). */
+/* Read the frame at FRAME (3.11 on): what cannot be read into WHY, a code object that cannot be read is a
+   warning through DIAG. */
 static mp_err read_interp_frame(mp_target *t, const mp_py_interp *py, const py_thread_layout *l,
 				struct py_code_cache *cache, uint64_t frame, struct step *s,
-				const struct code_entry **c, mp_diag *diag)
+				const struct code_entry **c, mp_diag *why, mp_diag *diag)
 {
 	uint64_t ip = 0;
 	uint8_t owner = 0;
 	mp_err err;
 
 	*c = NULL;
-	if ((err = mp_target_read_u64(t, frame + l->f_back, &s->next, diag)) != MP_OK ||
-	    (err = mp_target_read_u64(t, frame + l->f_code, &s->code, diag)) != MP_OK ||
-	    (err = mp_target_read_u64(t, frame + l->f_lasti, &ip, diag)) != MP_OK ||
-	    (err = mp_target_read_u8(t, frame + l->f_owner, &owner, diag)) != MP_OK)
+	if ((err = mp_target_read_u64(t, frame + l->f_back, &s->next, why)) != MP_OK ||
+	    (err = mp_target_read_u64(t, frame + l->f_code, &s->code, why)) != MP_OK ||
+	    (err = mp_target_read_u64(t, frame + l->f_lasti, &ip, why)) != MP_OK ||
+	    (err = mp_target_read_u8(t, frame + l->f_owner, &owner, why)) != MP_OK)
 		return err;
 	if (l->code_tagged)
 		s->code &= ~(uint64_t)7;
@@ -145,17 +146,17 @@ static mp_err read_interp_frame(mp_target *t, const mp_py_interp *py, const py_t
 	return MP_OK;
 }
 
-/* Read the frame object at FRAME (3.10). */
+/* Read the frame object at FRAME (3.10); WHY and DIAG as read_interp_frame's. */
 static mp_err read_frame_object(mp_target *t, const mp_py_interp *py, const py_thread_layout *l,
 				struct py_code_cache *cache, uint64_t frame, struct step *s,
-				const struct code_entry **c, mp_diag *diag)
+				const struct code_entry **c, mp_diag *why, mp_diag *diag)
 {
 	uint32_t lasti;
 	mp_err err;
 
-	if ((err = mp_target_read_u64(t, frame + l->f_back, &s->next, diag)) != MP_OK ||
-	    (err = mp_target_read_u64(t, frame + l->f_code, &s->code, diag)) != MP_OK ||
-	    (err = mp_target_read_u32(t, frame + l->f_lasti, &lasti, diag)) != MP_OK ||
+	if ((err = mp_target_read_u64(t, frame + l->f_back, &s->next, why)) != MP_OK ||
+	    (err = mp_target_read_u64(t, frame + l->f_code, &s->code, why)) != MP_OK ||
+	    (err = mp_target_read_u32(t, frame + l->f_lasti, &lasti, why)) != MP_OK ||
 	    (err = code_at(t, py, l, cache, s->code, c, diag)) != MP_OK)
 		return err;
 	s->shown = true;
@@ -230,8 +231,8 @@ mp_err py_frames_read(mp_target *t, const mp_py_interp *py, const py_thread_layo
 			break;
 		}
 		mp_diag_reset(&why);
-		err = l->kind == PY_FRAMES_OBJECTS ? read_frame_object(t, py, l, cache, frame, &s, &c, &why)
-						   : read_interp_frame(t, py, l, cache, frame, &s, &c, &why);
+		err = l->kind == PY_FRAMES_OBJECTS ? read_frame_object(t, py, l, cache, frame, &s, &c, &why, diag)
+						   : read_interp_frame(t, py, l, cache, frame, &s, &c, &why, diag);
 		if (err == MP_E_NOMEM)
 			break;
 		if (err != MP_OK) {
