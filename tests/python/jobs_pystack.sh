@@ -4,7 +4,7 @@
 # checkpoint writes threads-stop.txt: faulthandler's dump of every thread from the line it then waits or aborts
 # on. memprof's stacks of the live process (--pid, and --pid --stop), of its gcore core and of its kernel core
 # must equal that dump (threads_compare.py); in the `oom` job the main thread must be handling the
-# OutOfMemoryError whose message the job noted.
+# OutOfMemoryError whose message the job noted; in a kernel core the thread that aborted must hold the GIL.
 # MEMPROF_PYSTACK_JOB_BUILDS (default every build of job.sh --list), MEMPROF_PYSTACK_JOB_RUNS (SCENARIO:MODE
 # words, default below). Exit 0 when every one agrees, 1 on a difference, 77 when no job could run.
 set -uo pipefail
@@ -41,9 +41,11 @@ check() {
 	if grep -v "warning: mapped file '.*' not found here" "$dir/mp.err" >"$dir/mp.warn"; then
 		bad "$label: memprof warned: $(head -1 "$dir/mp.warn")"; return
 	fi
+	# a process that aborts from Python code holds the GIL as it dies
+	[ "$mode" = kernel ] && exc+=(--gil-current)
 	if [ "$scenario" = oom ]; then
 		msg=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["oom_message"])' "$dir/notes.json")
-		exc=(--exception "torch.OutOfMemoryError:$msg")
+		exc+=(--exception "torch.OutOfMemoryError:$msg")
 	fi
 	if out=$(python3 "$here/threads_compare.py" "$dir/threads-stop.txt" "$dir/mp.json" "$dir/mp.txt" "${exc[@]}"); then
 		ok "$label: $out"

@@ -8,7 +8,9 @@ threads (by pthread id) must be there with the same frames (file, line, function
 writes at most 100 frames (then "  ...", which 3.13.0 leaves out), strings cut at 500 characters and non-ASCII escaped, so memprof's are
 put the same way first. The thread faulthandler calls current must be the one memprof marks as main when it is
 the main thread (IDS: NAME PTHREAD_ID NATIVE_ID lines, "main" first; native ids must match memprof's LWPs where
-the version has them). --exception: the current thread must be handling TYPE with message MESSAGE. Prints one
+the version has them). --exception: the current thread must be handling TYPE with message MESSAGE.
+--gil-current: the current thread must be the only one holding the GIL (a core of a process that aborted from
+Python code). Prints one
 line; exit 0 when equal, 1 otherwise."""
 import json
 import re
@@ -67,13 +69,15 @@ def parse_plain(text):
 
 
 def main(argv):
-    args, ids_path, exc = [], None, None
+    args, ids_path, exc, gil = [], None, None, False
     it = iter(argv)
     for a in it:
         if a == "--ids":
             ids_path = next(it)
         elif a == "--exception":
             exc = next(it)
+        elif a == "--gil-current":
+            gil = True
         else:
             args.append(a)
     with open(args[0], encoding="ascii", errors="replace") as f:
@@ -136,6 +140,11 @@ def main(argv):
         # not (2.14's "OutOfMemoryError")
         if e is None or e["type"] not in (etype, etype.rsplit(".", 1)[-1]) or e["message"] != emsg or e["state"] != "handling":
             errors.append("the current thread's exception: %s, not handling %s" % (e, exc))
+    if gil:
+        holders = [hex(tid) for tid, t in mine.items() if t["holds_gil"]]
+        cur = [hex(tid) for tid, d in dump.items() if d["current"]]
+        if holders != cur:
+            errors.append("the GIL's holder: %s, not the current thread %s" % (holders, cur))
     if errors:
         print("; ".join(errors))
         return 1
