@@ -7,6 +7,7 @@
    _PyRuntime): py_heap_layout_debug puts them over the table. Debian's 3.13.5 keeps its three generations 4
    bytes before where 3.13.0's DWARF puts them (the permanent one where it was): the generation0 pointer
    (3.10-3.13) says where the first is, and the walk believes it. */
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "py_heap_int.h"
@@ -103,12 +104,26 @@ typedef struct debug_at {
 } debug_at;
 
 /* 3.13 has runtime, interpreter (13 fields), thread, frame, code, object, type, tuple, list, dict, float, long,
-   bytes, str, gc; 3.14 adds threads_main and two more to the interpreter, two to the frame, one to the code
-   object, and the set struct before the dict. */
+   bytes, str, gc. 3.14's table grew during its development and the sources seen differ: one adds threads_main
+   to the interpreter, a stack pointer to the frame and a set struct before the dict; another also adds two
+   interpreter fields, a frame field and a code field. Both are tried, and the one whose structs have the
+   sizes these objects have is taken (the interpreter's first nine fields are where both put them). */
 static const debug_at debug_ats[] = {
 	{ 13, 48, 80, 88, 368, 376, 392, 400, 408, 416, 424, 432, 440, 448, 456, 464, 472, 480, 488, 496, 504, 568, 576 },
 	{ 14, 48, 88, 96, 416, 424, 440, 448, 456, 464, 472, 480, 488, 528, 536, 544, 552, 560, 568, 576, 584, 648, 656 },
+	{ 14, 48, 88, 96, 384, 392, 408, 416, 424, 432, 440, 448, 456, 496, 504, 512, 520, 528, 536, 544, 552, 616, 624 },
 };
+
+/* Whether the debug offsets of RT have the structs of the objects where D says, with their sizes. */
+static bool plausible(const debug_at *d, const mp_py_runtime *rt)
+{
+	uint64_t type = mp_py_debug_field(rt, d->type_size), tuple = mp_py_debug_field(rt, d->tuple_size);
+
+	return type >= 400 && type <= 1024 && mp_py_debug_field(rt, d->tp_flags) == 168 && tuple >= 24 &&
+	       tuple <= 64 && mp_py_debug_field(rt, d->list_size) == 40 && mp_py_debug_field(rt, d->dict_size) == 48 &&
+	       mp_py_debug_field(rt, d->float_size) == 24 && mp_py_debug_field(rt, d->float_value) == 16 &&
+	       mp_py_debug_field(rt, d->long_size) >= 24 && mp_py_debug_field(rt, d->long_size) <= 40;
+}
 
 /* Put the field at AT of RT's debug offsets (a struct's member, the struct's size at SIZE_AT) into *DST when
    it lies inside the struct; warn otherwise. */
@@ -127,16 +142,26 @@ static void take(uint32_t *dst, const mp_py_runtime *rt, uint32_t size_at, uint3
 
 void py_heap_layout_debug(py_heap_layout *l, const mp_py_runtime *rt, mp_diag *diag)
 {
-	const debug_at *d = NULL;
+	const debug_at *d = NULL, *first = NULL;
 	uint64_t type_size;
 
-	for (size_t i = 0; i < sizeof debug_ats / sizeof debug_ats[0]; i++)
-		if (debug_ats[i].minor == l->minor)
-			d = &debug_ats[i];
-	if (d == NULL || !rt->has_debug_offsets)
+	if (!rt->has_debug_offsets)
 		return;
-	take(&l->interp_gc, rt, d->interp_size, d->interp_gc, "the interpreter's gc", diag);
-	take(&l->interp_modules, rt, d->interp_size, d->interp_modules, "sys.modules", diag);
+	for (size_t i = 0; i < sizeof debug_ats / sizeof debug_ats[0] && d == NULL; i++)
+		if (debug_ats[i].minor == l->minor) {
+			first = first != NULL ? first : &debug_ats[i];
+			if (plausible(&debug_ats[i], rt))
+				d = &debug_ats[i];
+		}
+	if (first == NULL)
+		return;
+	take(&l->interp_gc, rt, first->interp_size, first->interp_gc, "the interpreter's gc", diag);
+	take(&l->interp_modules, rt, first->interp_size, first->interp_modules, "sys.modules", diag);
+	if (d == NULL) {
+		mp_warn(diag, "CPython 3.%d's debug offsets are not laid out as memprof knows them: its own table is used",
+			l->minor);
+		return;
+	}
 	take(&l->tp_name, rt, d->type_size, d->tp_name, "tp_name", diag);
 	take(&l->tp_flags, rt, d->type_size, d->tp_flags, "tp_flags", diag);
 	take(&l->tuple_items, rt, d->tuple_size, d->tuple_items, "a tuple's items", diag);
@@ -151,8 +176,6 @@ void py_heap_layout_debug(py_heap_layout *l, const mp_py_runtime *rt, mp_diag *d
 	take(&l->gc_collecting, rt, d->gc_size, d->gc_collecting, "the gc's collecting flag", diag);
 	/* the heap type's fields follow the type object's, which the debug offsets size */
 	type_size = mp_py_debug_field(rt, d->type_size);
-	if (type_size >= 400 && type_size <= 1024) {
-		l->ht_cached_keys = (uint32_t)(l->ht_cached_keys - l->type_size + type_size);
-		l->type_size = (uint32_t)type_size;
-	}
+	l->ht_cached_keys = (uint32_t)(l->ht_cached_keys - l->type_size + type_size);
+	l->type_size = (uint32_t)type_size;
 }

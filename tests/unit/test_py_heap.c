@@ -500,6 +500,83 @@ static void test_values(void)
 	mp_target_close(t);
 }
 
+/* RT's debug offsets: FIELD at AT is V. */
+static void debug_put(size_t at, uint64_t v)
+{
+	memcpy(rt.debug + at, &v, sizeof v);
+}
+
+/* 3.14 reads its interpreter's offsets and its objects' from _Py_DebugOffsets (here in the shape of a 3.14
+   pre-release: its tuple's items at 32), and keeps three generations and the permanent one at 96. */
+static void test_debug_offsets(void)
+{
+	const uint64_t heads[] = { OBJS }, old[] = { OBJS + 0x100 };
+	uint64_t tuple = LISTS, *items = NULL;
+	mp_target *t = open_mem();
+	mp_diag diag = { 0 };
+	mp_py_heap *h;
+	seen s = { 0 };
+	size_t n;
+
+	setup(14);
+	make_heap();
+	make_list(GC + 96, NULL, 0);
+	make_list(GC + 24, heads, 1);
+	make_list(GC + 72, old, 1);
+	put64(tuple + 8, T_TUPLE);
+	put64(tuple + 16, 1);
+	put64(tuple + 24, (uint64_t)-1); /* its cached hash */
+	put64(tuple + 32, 77);
+	/* without debug offsets 3.14 does not know where its GC state is */
+	h = open_heap(t, 0);
+	CU_ASSERT_EQUAL(mp_py_heap_each(h, seen_cb, &s, &diag), MP_E_UNSUPPORTED);
+	mp_py_heap_close(h);
+	rt.has_debug_offsets = true;
+	rt.debug_len = 1024;
+	debug_put(48, 200000);    /* interpreter: size, ... gc, sys.modules */
+	debug_put(88, 7400);
+	debug_put(96, 7656);
+	debug_put(384, 416);      /* type: size, tp_name, tp_repr, tp_flags */
+	debug_put(392, 24);
+	debug_put(408, 168);
+	debug_put(416, 40);       /* tuple: size, ob_item, ob_size */
+	debug_put(424, 32);
+	debug_put(432, 16);
+	debug_put(440, 40);       /* list */
+	debug_put(448, 24);
+	debug_put(456, 16);
+	debug_put(496, 48);       /* dict */
+	debug_put(504, 32);
+	debug_put(512, 40);
+	debug_put(520, 24);       /* float */
+	debug_put(528, 16);
+	debug_put(536, 32);       /* int */
+	debug_put(544, 16);
+	debug_put(552, 24);
+	debug_put(616, 240);      /* gc: size, collecting */
+	debug_put(624, 200);
+	h = open_heap(t, 0);
+	memset(&s, 0, sizeof s);
+	CU_ASSERT_EQUAL(mp_py_heap_each(h, seen_cb, &s, &diag), MP_OK);
+	CU_ASSERT_EQUAL(s.n, 2);
+	CU_ASSERT_EQUAL(diag.nwarn, 0);
+	CU_ASSERT_EQUAL(mp_py_seq_items(h, tuple, &items, &n, 10, &diag), MP_OK);
+	CU_ASSERT(n == 1 && items != NULL && items[0] == 77);
+	free(items);
+	mp_py_heap_close(h);
+	/* a table of another shape: a warning, the interpreter's first fields still taken, the objects' by table */
+	debug_put(496, 4096);
+	mp_diag_reset(&diag);
+	h = NULL;
+	CU_ASSERT_EQUAL(mp_py_heap_open(t, &py, &rt, &(mp_py_heap_opts){ .syms = &syms }, &h, &diag), MP_OK);
+	CU_ASSERT_EQUAL(diag.nwarn, 1);
+	memset(&s, 0, sizeof s);
+	CU_ASSERT_EQUAL(mp_py_heap_each(h, seen_cb, &s, &diag), MP_OK);
+	CU_ASSERT_EQUAL(s.n, 2);
+	mp_py_heap_close(h);
+	mp_target_close(t);
+}
+
 static void test_open(void)
 {
 	mp_target *t = open_mem();
@@ -529,6 +606,7 @@ int main(void)
 		{ "dicts and damaged tables", test_dicts },
 		{ "instance attributes", test_attrs },
 		{ "lists, ints, floats, strs, None", test_values },
+		{ "3.14 by its debug offsets", test_debug_offsets },
 		{ "opening", test_open },
 	};
 
