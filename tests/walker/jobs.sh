@@ -3,7 +3,8 @@
 # memory, on two devices, with private pools, expandable segments and pending frees, hung in a thread
 # (tests/testbed/jobs/, run by tests/testbed/job.sh on the fake device), against what the job itself said.
 #
-# For each build, scenario and mode: memprof rebuilds the snapshot from a gcore core, a kernel core or the live
+# For each build, scenario and mode: `memprof owners` must name every tensor the job's manifest lists and agree
+# with its MemTracker (check_owners); and memprof rebuilds the snapshot from a gcore core, a kernel core or the live
 # process, and compare_truth.py checks it field by field against the job's own torch.cuda.memory._snapshot()
 # (segments, blocks, states, sizes, streams, pool ids, settings, trace entries, and every frame: Python frames
 # byte for byte, C++ frames by name) and
@@ -41,7 +42,7 @@ lean="training:gcore training:kernel training:live history:kernel history-all:li
 	multi_device:live private_pool:kernel expandable:live settings:live pending_free:kernel hung:live unseen:kernel"
 # The stamp names everything the outcome depends on but the build flags: the test bed, these scripts and memprof's
 # sources (so a change to memprof runs everything again; the sanitizer pass of the same tree does not).
-stamp=$tb_cache/jobs-passed-$( (cat "$0" "$compare" "$here/job_truth.py"; find "$testbed" "$top/src" "$top/coredump" \
+stamp=$tb_cache/jobs-passed-$( (cat "$0" "$compare" "$here/job_truth.py" "$top/tests/owners/check.py"; find "$testbed" "$top/src" "$top/coredump" \
 	-type f \( -name '*.sh' -o -name '*.py' -o -name '*.c' -o -name '*.h' -o -name 'list' -o -name Makefile \
 	-o -name '*.layout' \) -print0 | sort -z | xargs -0 cat; echo "$builds") | sha256sum | cut -c1-12)
 if [ -n "${MEMPROF_JOB_RUNS:-}" ]; then
@@ -145,6 +146,39 @@ check_consumers() { # LABEL DIR MEMVIZ ARGS...
 	fi
 }
 
+# memprof owners on the target against the job's own account at the same moment (tests/owners/check.py): its
+# manifest tensor for tensor (every parameter, gradient, buffer and optimizer-state tensor: name, data pointer,
+# size, storage, device, dtype, shape), memory_stats (each device's rows add up to its active bytes) and, where
+# the job ran it, PyTorch's MemTracker (bytes per category and per module).
+check_owners() { # LABEL DIR ARGS...
+	local label=$1 dir=$2
+	shift 2
+	if ! "$memprof" owners "$@" --format json >"$dir/owners.json" 2>"$dir/owners.err"; then
+		bad "$label: memprof owners: $(grep -v 'mapped file' "$dir/owners.err" | head -c 300)"
+	elif python3 "$top/tests/owners/check.py" "$dir" "$dir/owners.json" >"$dir/owners.out" 2>&1; then
+		ok "$label: owners == the job's manifest, memory_stats and MemTracker ($(tail -1 "$dir/owners.out"))"
+	else
+		bad "$label: memprof owners differs from the job's own account:"
+		sed 's/^/    /' "$dir/owners.out" | head -12
+	fi
+}
+
+# The tensor reader alone (src/torch), through each manifest tensor's address (its id()), gradients through
+# their parameters' autograd meta (tests/torch/tensors_driver.c).
+check_tensors() { # LABEL DIR pid PID | core CORE [SYSROOT]
+	local label=$1 dir=$2 driver
+	shift 2
+	driver=$(dirname "$memprof")/tests/torch/tensors_driver
+	if [ ! -x "$driver" ]; then
+		bad "$label: no $driver (make check builds it)"
+	elif "$driver" "$1" "$2" "$dir/manifest.json" ${3:+"$3"} >"$dir/tensors.out" 2>&1; then
+		ok "$label: tensor reader == the job's manifest ($(tail -1 "$dir/tensors.out"))"
+	else
+		bad "$label: the tensor reader differs from the job's manifest:"
+		sed 's/^/    /' "$dir/tensors.out" | head -8
+	fi
+}
+
 # memprof info names the build: release, CUDA major, C++ ABI, and a layout that passed its self-check.
 check_info() { # LABEL DIR VERSION ARGS...
 	local label=$1 dir=$2 version=$3 cuda
@@ -199,6 +233,14 @@ for build in $builds; do
 		gcore) what=("$CORE") ;;
 		esac
 		check_walk "$label" "$dir" "${what[@]}" "${sysargs[@]}"
+		check_owners "$label" "$dir" "${what[@]}" "${sysargs[@]}"
+		if [ "$scenario" = training ]; then
+			case $mode in
+			live) check_tensors "$label" "$dir" pid "$PID" ;;
+			kernel) check_tensors "$label" "$dir" core "$CORE" "$SYSROOT" ;;
+			gcore) check_tensors "$label" "$dir" core "$CORE" ;;
+			esac
+		fi
 		if [ "$mode" = gcore ] && [ -n "$SYSROOT" ]; then
 			# gcore, from outside the chroot, named the files as this machine sees them: --sysroot must not prefix
 			# them again.

@@ -121,4 +121,10 @@ def tracker_table(tracker):
     def plain(snap):
         return {str(dev): {str(getattr(k, "value", k)): int(v) for k, v in kinds.items()}
                 for dev, kinds in snap.items()}
-    return {kind: plain(tracker.get_tracker_snapshot(kind)) for kind in ("current", "peak")}
+    table = {kind: plain(tracker.get_tracker_snapshot(kind)) for kind in ("current", "peak")}
+    # Per module: MemTracker's fully qualified name and what it counts of the module's own subtree
+    # (parameters and buffers of module.parameters() / module.buffers(), CUDA storages rounded up to 512 bytes).
+    table["modules"] = [{"fqn": stats.mod_fqn, "parameter_mem": int(stats.parameter_mem),
+                         "buffer_mem": int(stats.buffer_mem)}
+                        for stats in tracker.memory_tracking.values()]
+    return table

@@ -1,0 +1,72 @@
+/* owners_int.h - what the owners analysis keeps while it reads (src/owners only). */
+#ifndef MEMPROF_OWNERS_INT_H
+#define MEMPROF_OWNERS_INT_H
+
+#include "mp_owners.h"
+#include "mp_py.h"
+#include "mp_py_heap.h"
+#include "mp_py_runtime.h"
+#include "mp_py_threads.h"
+#include "mp_table.h"
+
+/* What an object the heap walk found is. */
+enum obj_kind { OBJ_TENSOR, OBJ_MODULE, OBJ_OPTIMIZER };
+
+/* A Python tensor the walk found, read or not. */
+typedef struct py_tensor {
+	uint64_t pyobj;
+	bool read;       /* TENSOR holds it */
+	bool named;      /* an owned entry names it */
+	mp_tensor tensor;
+} py_tensor;
+
+typedef struct owners_build {
+	mp_target *t;
+	mp_py_interp py;
+	mp_py_runtime rt;
+	mp_py_heap *heap;
+	mp_py_threads threads;
+	bool have_threads;
+	mp_diag *diag;
+	mp_owners *out;
+	size_t cap_tensors;
+	/* what the walk found */
+	py_tensor *pytensors;
+	size_t npytensors, cap_pytensors;
+	mp_table by_pyobj;      /* pyobj -> index into pytensors */
+	uint64_t *modules, *optimizers;
+	size_t nmodules, cap_modules, noptimizers, cap_optimizers;
+	mp_table type_kinds;    /* type address -> index into type_kind */
+	struct type_kind { uint64_t type; int kind; } *type_kind; /* kind: enum obj_kind or -1 */
+	size_t ntype_kinds, cap_type_kinds;
+	/* names of roots (modules and optimizers no module holds): object -> its name */
+	struct root_name { uint64_t obj; char *name; } *roots;
+	size_t nroots, cap_roots;
+	mp_table by_root;
+	/* parameter pyobj -> its qualified name (the first), for the optimizers' state */
+	struct param_name { uint64_t pyobj; size_t entry; } *params;
+	size_t nparams, cap_params;
+	mp_table by_param;
+} owners_build;
+
+/* owners_walk.c: the heap walk: tensors, modules and optimizers. */
+mp_err owners_walk_heap(owners_build *b) MP_WUR;
+/* The index of the Python tensor at PYOBJ in B->pytensors, or SIZE_MAX. */
+size_t owners_pytensor(const owners_build *b, uint64_t pyobj);
+
+/* owners_roots.c: names for the modules and optimizers no module holds (globals of __main__, then the locals of
+   every thread's frames, outermost first, then TYPE@ADDRESS). */
+mp_err owners_name_roots(owners_build *b) MP_WUR;
+const char *owners_root_name(const owners_build *b, uint64_t obj);
+
+/* owners_entries.c: the owned entries. */
+mp_err owners_add(owners_build *b, const char *name, const char *module, const char *referrer,
+		  enum mp_owner_kind kind, const mp_tensor *tensor) MP_WUR;
+mp_err owners_modules(owners_build *b) MP_WUR;    /* parameters, gradients, buffers */
+mp_err owners_optimizers(owners_build *b) MP_WUR; /* optimizer state */
+mp_err owners_others(owners_build *b) MP_WUR;     /* the Python tensors nothing above named */
+
+/* owners_blocks.c: which block each storage lies in, which entry counts for it, who owns each block. */
+mp_err owners_blocks(owners_build *b, const mp_snapshot *snap) MP_WUR;
+
+#endif
