@@ -3,11 +3,14 @@
    and list the target named and as many instances of its classes as gc.get_objects() counted; each
    instance's type, attributes (in order, and one by one), each dict's items in order, each list's and
    tuple's items, each int, float and str value, None, and __main__'s globals must be what the interpreter
-   said. Prints the checks made and the differences; exit 0 when there are checks and no difference. */
+   said. Prints the checks made and the differences; exit 0 when there are checks and no difference.
+   heap_driver walk pid PID|core CORE [SYSROOT]: the walk alone (bench/py_heap.sh): prints the objects, the
+   types they have, and the walk's seconds. */
 #include <cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mp_py_heap.h"
 
@@ -327,6 +330,42 @@ static void check_values(mp_py_heap *h, const cJSON *truth)
 	}
 }
 
+/* The walk alone: count the objects and ask each one's type (cached). */
+static bool count_cb(void *ctx, uint64_t obj, uint64_t type)
+{
+	mp_py_heap *h = ctx;
+
+	(void)obj;
+	(void)mp_py_heap_type(h, type, NULL);
+	return true;
+}
+
+static int walk_only(int argc, char **argv)
+{
+	mp_target_opts opts = { .sysroot = argc > 4 ? argv[4] : NULL };
+	static mp_py_runtime rt;
+	mp_diag diag = { .warn = warn_line };
+	struct timespec a, b;
+	mp_py_interp py;
+	mp_py_heap *h;
+	mp_target *t;
+	mp_err err;
+
+	if ((strcmp(argv[2], "pid") == 0 ? mp_target_open_pid(atoi(argv[3]), &opts, &t, &diag)
+					 : mp_target_open_core(argv[3], &opts, &t, &diag)) != MP_OK ||
+	    mp_py_find(t, &py, &diag) != MP_OK || mp_py_runtime_read(t, &py, &rt, &diag) != MP_OK ||
+	    mp_py_heap_open(t, &py, &rt, NULL, &h, &diag) != MP_OK)
+		return fprintf(stderr, "heap_driver: %s\n", diag.msg), 2;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	err = mp_py_heap_each(h, count_cb, h, &diag);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	printf("%llu objects, %u warnings, %.3f s\n", (unsigned long long)mp_py_heap_count(h), diag.nwarn,
+	       (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9);
+	mp_py_heap_close(h);
+	mp_target_close(t);
+	return err == MP_OK && diag.nwarn == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	mp_target_opts opts = { .sysroot = argc > 4 ? argv[4] : NULL };
@@ -342,6 +381,8 @@ int main(int argc, char **argv)
 	long len;
 	int i = 0;
 
+	if (argc >= 4 && strcmp(argv[1], "walk") == 0)
+		return walk_only(argc, argv);
 	if (argc < 4 || (strcmp(argv[1], "pid") != 0 && strcmp(argv[1], "core") != 0))
 		return fprintf(stderr, "usage: heap_driver pid PID|core CORE TRUTH [SYSROOT]\n"), 2;
 	if ((f = fopen(argv[3], "rb")) == NULL || fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 ||
