@@ -5,6 +5,8 @@
 
 #include "command_int.h"
 #include "mp_block_query.h"
+#include "mp_owners_report.h"
+#include "mp_snapshot_walk.h"
 
 /* The filter A's options describe (the parser checked each value). */
 static int read_filter(mp_command_ctx *c, const mp_command_args *a, mp_block_filter *f)
@@ -58,31 +60,76 @@ static int run_blocks(mp_command_ctx *c, const mp_command_args *a)
 	return rc;
 }
 
+/* Where a target can be read (a core, the front end's process), the owner of ADDR from its Python heap:
+   the snapshot comes from the same walk. *SNAP NULL: no target (a snapshot file, a kept snapshot). */
+static int owned_snapshot(mp_command_ctx *c, const char *word, uint64_t addr, mp_snapshot **snap, mp_out *owner)
+{
+	mp_owners *o = NULL;
+	mp_target *t;
+	mp_walk *w;
+	mp_diag diag;
+	bool owned;
+	int rc;
+
+	*snap = NULL;
+	if (word != NULL && mp_file_kind(word) != MP_FILE_CORE)
+		return MP_CMD_OK;
+	if ((rc = c->front->walked(c, 1, word, &t, &w, &owned)) != MP_CMD_OK) {
+		if (word != NULL)
+			return rc;
+		/* the front end has no target of its own: the snapshot path says what it has */
+		c->error[0] = '\0';
+		c->usage = false;
+		return MP_CMD_OK;
+	}
+	mp_command_diag(c, &diag);
+	if (mp_snapshot_from_walk(w, t, 0, snap, &diag) != MP_OK) {
+		rc = mp_command_fail(c, "block", MP_E_NOMEM, &diag);
+	} else if (mp_owners_read(t, *snap, NULL, &o, &diag) == MP_OK) {
+		mp_owners_describe_addr(o, *snap, addr, c->units, owner);
+	} else {
+		mp_out_printf(owner, "owner:       not read (%s)\n", diag.msg);
+	}
+	mp_owners_free(o);
+	if (owned) {
+		mp_walk_free(w);
+		mp_target_close(t);
+	}
+	return rc;
+}
+
 static int run_block(mp_command_ctx *c, const mp_command_args *a)
 {
 	unsigned long long addr;
 	mp_snapshot *snap;
 	char *end, buf[64];
-	mp_out out;
+	mp_out out, owner;
 	mp_diag diag;
 	mp_err err;
-	bool owned, found = false;
+	bool owned = true, found = false;
 	int rc;
 
 	addr = strtoull(a->pos[0], &end, 0);
 	if (end == a->pos[0] || *end != '\0')
 		return mp_command_error(c, "block: '%s' is not an address", a->pos[0]);
-	if ((rc = cmd_snapshot(c, a, 1, 0, 0, &snap, &owned)) != MP_CMD_OK)
+	mp_out_init(&owner);
+	if ((rc = owned_snapshot(c, a->npos > 1 ? a->pos[1] : NULL, (uint64_t)addr, &snap, &owner)) != MP_CMD_OK ||
+	    (snap == NULL && (rc = cmd_snapshot(c, a, 1, 0, 0, &snap, &owned)) != MP_CMD_OK)) {
+		mp_out_free(&owner);
 		return rc;
+	}
 	mp_out_init(&out);
 	mp_command_diag(c, &diag);
 	if ((err = mp_analysis_block_at(snap, (uint64_t)addr, c->units, &out, &found, &diag)) != MP_OK)
 		rc = mp_command_fail(c, cmd_label(c, a, 1, buf, sizeof buf), err, &diag);
 	else if (!found)
 		rc = mp_command_error(c, "block: 0x%llx is in no segment of the caching allocator", addr);
-	else
+	else {
+		mp_out_write(&out, owner.data, owner.len);
 		rc = cmd_emit(c, &out, false);
+	}
 	mp_out_free(&out);
+	mp_out_free(&owner);
 	cmd_release(snap, owned);
 	return rc;
 }
@@ -113,8 +160,10 @@ const mp_command mp_cmd_block = {
 	"block", MP_FRONT_ALL, "which segment and block own an address",
 	"ADDRESS SNAPSHOT",
 	"The segment, the block, ADDRESS's offset in it, its state and sizes, and its allocation frames\n"
-	"when they were recorded. In the debugger ADDRESS is an expression (a pointer variable,\n"
-	"tensor.data_ptr() as a number, ...).\n",
+	"when they were recorded. On a core or a live process, also its owner from the Python heap:\n"
+	"the tensors whose storage holds ADDRESS (model.layers.3.attn.q_proj.weight, its .grad,\n"
+	"optimizer.state[...].exp_avg, a variable), as `owners` names them. In the debugger ADDRESS is\n"
+	"an expression (a pointer variable, tensor.data_ptr() as a number, ...).\n",
 	"address [snapshot]", NULL, "0 done, 2 bad input, usage, or an address in no segment",
 	run_block, MP_CMD_EXPRESSION, NULL,
 };

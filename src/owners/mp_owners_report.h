@@ -24,4 +24,9 @@ typedef struct mp_owners_report_opts {
    their storages' sizes. */
 void mp_owners_report(const mp_owners *o, const mp_snapshot *snap, const mp_owners_report_opts *opts, mp_out *out);
 
+/* Who owns device memory at ADDR, for `block`: the tensors whose storage holds it (name, category, dtype,
+   shape, the storage's extent), else the owner of the active block it lies in, else that no Python tensor
+   reaches it. Nothing when ADDR is in no active block and no storage. */
+void mp_owners_describe_addr(const mp_owners *o, const mp_snapshot *snap, uint64_t addr, enum mp_units u, mp_out *out);
+
 #endif

@@ -45,6 +45,7 @@ core_commands() { # DIR NAME SYSROOT
 		mp-capture $1/$2.target maintenance memprof target
 		mp-capture $1/$2.blocks memprof blocks
 		mp-capture $1/$2.save memprof snapshot save now $1/$2.json --format json
+		mp-capture $1/$2.owners memprof owners --format json
 	GDB
 }
 
@@ -72,6 +73,7 @@ for build in $builds; do
 		mp-capture $dir/live.stats memprof summary
 		mp-capture $dir/live.blocks memprof blocks
 		mp-capture $dir/live.save memprof snapshot save now $dir/live.json --format json
+		mp-capture $dir/live.owners memprof owners --format json
 		set memprof frames off
 		mp-capture $dir/live.nf memprof snapshot save now $dir/live-nf.json --format json
 		set memprof frames on
@@ -80,6 +82,7 @@ for build in $builds; do
 	GDB
 	mgdb -iex 'set auto-solib-add off' -p "$PID" -x "$dir/live.gdb" -ex detach >"$dir/gdb.out" 2>&1
 	"$memprof" summary --pid "$PID" >"$dir/cli.summary" 2>"$dir/cli.summary.err"
+	"$memprof" owners --pid "$PID" --format json >"$dir/cli.owners" 2>"$dir/cli.owners.err"
 	"$job" --stop "$dir" >/dev/null 2>&1
 	if grep -q 'Traceback\|Python Exception' "$dir/gdb.out"; then
 		bad "$label: a Python traceback in gdb's output"
@@ -91,6 +94,15 @@ for build in $builds; do
 	same "$label: gdb's memprof summary == memprof summary --pid" "$dir/live.stats" "$dir/cli.summary"
 	same "$label: the python process's writable memory unchanged by the commands" "$dir/mem.before" "$dir/mem.after"
 	saved_equals_job "$label: gdb's memprof snapshot save" "$dir" "$dir/live.json"
+	# The parked job still runs its wait loop: how many objects the collector tracks may move by a few.
+	for f in live.owners cli.owners; do sed 's/"objects": [0-9]*, //' "$dir/$f" >"$dir/$f.n"; done
+	same "$label: gdb's memprof owners == memprof owners --pid" "$dir/live.owners.n" "$dir/cli.owners.n"
+	if python3 "$top/tests/owners/check.py" "$dir" "$dir/live.owners" >"$dir/owners.check" 2>&1; then
+		ok "$label: gdb's memprof owners == the job's manifest ($(tail -1 "$dir/owners.check"))"
+	else
+		bad "$label: gdb's memprof owners differs from the job's manifest:"
+		head -8 "$dir/owners.check" | sed 's/^/    /'
+	fi
 	if python3 - "$dir/live-nf.json" <<-'EOF'; then
 		import json, sys
 		s = json.load(open(sys.argv[1]))
@@ -111,6 +123,8 @@ for build in $builds; do
 		grep -q "^core $dir/core\$" "$dir/core.target" || bad "$label: the gcore's target was '$(cat "$dir/core.target")'"
 		same "$label: gdb on its gcore: memprof segsum == live" "$dir/core.segsum" "$dir/live.segsum"
 		same "$label: gdb on its gcore: memprof blocks == live" "$dir/core.blocks" "$dir/live.blocks"
+		sed 's/"objects": [0-9]*, //' "$dir/core.owners" >"$dir/core.owners.n"
+		same "$label: gdb on its gcore: memprof owners == live" "$dir/core.owners.n" "$dir/live.owners.n"
 		rm -f "$dir/core"
 	else
 		bad "$label: gdb wrote no gcore: $(tail -2 "$dir/gdb.out" | tr '\n' ' ')"
