@@ -3,8 +3,8 @@
    _PyCFrame, _err_stackitem, _gil_runtime_state, PyCodeObject, _is, pyruntimestate) on the DWARF of pyenv's
    3.10.13, 3.11.7, 3.12.1 and 3.13.0 builds; tests/python/threads.sh checks them on live interpreters and
    their cores. From 3.13 on the interpreter's own _Py_DebugOffsets come first. 3.14's positions inside
-   _Py_DebugOffsets (which grew threads_main, code_object_generation, tlbc_generation, stackpointer,
-   tlbc_index) are facts from CPython's sources, not run here. */
+   _Py_DebugOffsets (which grew threads_main, stackpointer, and in some sources code_object_generation,
+   tlbc_generation, tlbc_index, co_tlbc) are facts from CPython's sources, not run here. */
 #include <string.h>
 
 #include "py_threads_int.h"
@@ -69,8 +69,12 @@ static const struct debug_sections sections[] = {
 	/* 3.13: interpreter_state {size, id, next, threads_head, gc, imports_modules, sysdict, builtins,
 	   ceval_gil, gil_runtime_state, ..._enabled, ..._locked, ..._holder} */
 	{ 13, 48, 0, 112, 120, 136, 144, 152, 224, 272 },
-	/* 3.14: threads_main after threads_head; code_object_generation, tlbc_generation at the end */
+	/* 3.14 grew its table during its development, and the sources seen differ (as py_heap_layouts.c found):
+	   both add threads_main after threads_head and a stack pointer to the frame; one also adds
+	   code_object_generation and tlbc_generation to the interpreter, tlbc_index to the frame and co_tlbc to
+	   the code. Each is tried; the one whose thread state starts prev, next, interp is taken. */
 	{ 14, 48, 80, 120, 128, 144, 152, 176, 248, 312 },
+	{ 14, 48, 80, 120, 128, 144, 152, 160, 232, 288 },
 };
 
 /* The 64-bit value at byte AT of the debug offsets, if it is a plausible offset inside a struct of at most
@@ -145,10 +149,11 @@ mp_err py_thread_layout_get(const mp_py_interp *py, const mp_py_runtime *rt, py_
 		out->code_tagged = true;
 	}
 	for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
-		if (py->major == 3 && sections[i].minor == py->minor)
+		if (py->major == 3 && sections[i].minor == py->minor) {
 			s = &sections[i];
-	if (s != NULL && rt->has_debug_offsets && from_debug(rt, s, out))
-		return MP_OK;
+			if (rt->has_debug_offsets && from_debug(rt, s, out))
+				return MP_OK;
+		}
 	if (s != NULL && rt->has_debug_offsets)
 		mp_warn(diag, "%s: CPython %d.%d's _Py_DebugOffsets are not laid out as memprof expects: %s", py->path,
 			py->major, py->minor, have ? "using memprof's table" : "no thread layout");

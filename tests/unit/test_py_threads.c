@@ -1,7 +1,7 @@
 /* test_py_threads.c - the thread reader on hand-built CPython 3.12 memory (the callback target): two thread
    states, three interpreter frames, a handled exception, the GIL; then damage: a thread list and a frame chain
    that loop, a code pointer into nothing, a thread state of another interpreter (each: bounded, a warning, what
-   could be read). And the 3.13 layout from hand-made _Py_DebugOffsets, checked. Live interpreters: threads.sh. */
+   could be read). And the 3.13 and 3.14 layouts from hand-made _Py_DebugOffsets, checked. Live interpreters: threads.sh. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -269,6 +269,58 @@ static void debug_313(mp_py_runtime *rt)
 	debug_put(rt, 272 + 72, 200); /* co_code_adaptive */
 }
 
+/* A 3.14 _Py_DebugOffsets of one of the two shapes its sources give (LONG: the interpreter's two generations,
+   the frame's tlbc_index, the code's co_tlbc), with made-up but plausible offsets. */
+static void debug_314(mp_py_runtime *rt, bool long_shape)
+{
+	const uint64_t interp[] = { 7400, 0, 8, 7000, 7008, 0, 0, 0, 0, 16, 8000, 0, 8016, 8008, 0, 0 };
+	const uint64_t tstate[] = { 320, 0, 8, 16, 80, 160, 168, 176, 184 };
+	const uint64_t frame[] = { 80, 8, 0, 56, 80, 70, 64, 72 };
+	size_t at = 48, ninterp = long_shape ? 16 : 14, nframe = long_shape ? 8 : 7;
+
+	memset(rt->debug, 0, sizeof rt->debug);
+	memcpy(rt->debug, "xdebugpy", 8);
+	rt->has_debug_offsets = true;
+	rt->debug_len = 1024;
+	for (size_t i = 0; i < ninterp; i++, at += 8)
+		debug_put(rt, at, interp[i]);
+	for (size_t i = 0; i < 9; i++, at += 8)
+		debug_put(rt, at, tstate[i]);
+	for (size_t i = 0; i < nframe; i++, at += 8)
+		debug_put(rt, at, frame[i]);
+	debug_put(rt, at, 216);      /* code_object.size */
+	debug_put(rt, at + 72, 200); /* co_code_adaptive */
+}
+
+static void test_layouts_314(void)
+{
+	mp_py_interp py = interp_312();
+	mp_py_runtime *rt = runtime();
+	py_thread_layout l;
+	mp_diag diag = { .warn = count_warning };
+
+	py.minor = 14;
+	py.layout = mp_py_layout_for(3, 14);
+	for (int shape = 0; shape < 2; shape++) {
+		debug_314(rt, shape == 1);
+		warnings = 0;
+		CU_ASSERT_EQUAL_FATAL(py_thread_layout_get(&py, rt, &l, &diag), MP_OK);
+		CU_ASSERT_STRING_EQUAL(l.source, "_Py_DebugOffsets");
+		CU_ASSERT_EQUAL(warnings, 0);
+		CU_ASSERT_EQUAL(l.interp_threads_head, 7000);
+		CU_ASSERT_EQUAL(l.interp_threads_main, 7008);
+		CU_ASSERT_EQUAL(l.gil_locked, 16);
+		CU_ASSERT_EQUAL(l.gil_holder, 8);
+		CU_ASSERT_EQUAL(l.ts_frame, 80);
+		CU_ASSERT_EQUAL(l.ts_thread_id, 160);
+		CU_ASSERT_EQUAL(l.ts_exc_info, 128);
+		CU_ASSERT_EQUAL(l.f_owner, 70);
+		CU_ASSERT_EQUAL(l.code_adaptive, 200);
+		CU_ASSERT_TRUE(l.code_tagged);
+	}
+	free(rt);
+}
+
 static void test_layouts(void)
 {
 	mp_py_interp py = interp_312();
@@ -322,6 +374,7 @@ int main(void)
 		{ "threads, frames, exception, GIL", test_threads },
 		{ "loops, bad pointers, other interpreters", test_damage },
 		{ "3.13 from _Py_DebugOffsets", test_layouts },
+		{ "3.14 from either shape of _Py_DebugOffsets", test_layouts_314 },
 	};
 
 	return UNIT_RUN("py_threads", tests, NULL, NULL);
