@@ -125,6 +125,8 @@ static bool from_debug(const mp_py_runtime *rt, const struct debug_sections *s, 
 	d.ts_current_exception = d.ts_frame + 40;
 	d.ts_exc_info = d.ts_frame + 48;
 	d.code_firsttraceable = d.code_adaptive - 16;
+	if (s->minor >= 14)
+		d.code_firsttraceable = 0; /* not checked on a real 3.14: show a frame not started rather than guess */
 	d.source = "_Py_DebugOffsets";
 	*l = d;
 	return true;
