@@ -28,6 +28,7 @@ void category_classifier_free(mp_category_classifier *c)
 	mp_table_free(&c->memo_index);
 	free(c->memo);
 	free(c->hits);
+	free(c->owner_of);
 }
 
 mp_err mp_category_classifier_new(const mp_snapshot *snap, const mp_category_ruleset *rules, mp_diag *diag,
@@ -196,7 +197,7 @@ mp_err mp_category_classify(mp_category_classifier *c, const mp_block_ref *r, mp
 		why->source = MP_CSRC_INACTIVE;
 		return MP_OK;
 	}
-	if (from_data(c, r, why))
+	if (category_from_owner(c, r, why) || from_data(c, r, why))
 		return MP_OK;
 	if ((err = frame_hits(c, mp_block_frames(c->snap, &c->snap->blocks[r->block]), &m)) != MP_OK)
 		return err;

@@ -61,6 +61,10 @@ static void put_source(const mp_category_classifier *c, const mp_block_ref *r, c
 	case MP_CSRC_INACTIVE:
 		mp_out_puts(out, "source: none: the block is free (inactive blocks are not categorised)\n");
 		break;
+	case MP_CSRC_OWNER:
+		mp_out_printf(out, "source: the Python heap: the block holds %s (%s)\n", why->owner->name,
+			      mp_owner_kind_name(why->owner->kind));
+		break;
 	case MP_CSRC_BLOCK:
 		mp_out_puts(out, "source: data: the block's 'category' is ");
 		mp_repr(snap->heap, mp_block_extra_value(snap, b, "category"), out);

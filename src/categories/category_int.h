@@ -45,6 +45,8 @@ struct mp_category_classifier {
 	category_hit *hits;
 	size_t nhits, hits_cap;
 	size_t unreadable; /* 'category' values that name no category */
+	const mp_owners *owners;
+	uint32_t *owner_of; /* per snapshot block: 1 + the index of its owner block in OWNERS, 0: none */
 	mp_diag *diag;
 };
 
@@ -52,6 +54,11 @@ struct mp_category_classifier {
 mp_err category_classifier_init(mp_category_classifier *c, const mp_snapshot *snap, const mp_category_ruleset *rules,
 				mp_diag *diag) MP_WUR;
 void category_classifier_free(mp_category_classifier *c);
+
+/* Take the owners O of C's snapshot as the first source (category_owners.c). MP_E_NOMEM only. */
+mp_err category_classifier_owners(mp_category_classifier *c, const mp_owners *o) MP_WUR;
+/* The category the owners give R, when they give one. */
+bool category_from_owner(const mp_category_classifier *c, const mp_block_ref *r, mp_category_why *why);
 
 /* Rule I of C (user rules first). */
 const mp_category_rule *category_rule(const mp_category_classifier *c, size_t i);

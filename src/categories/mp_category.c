@@ -63,7 +63,7 @@ static struct device_sum *sum_of(struct report *rp, int64_t device)
 
 static const char *source_word(enum mp_category_source s)
 {
-	static const char *const words[] = { "inactive", "block", "trace", "rule", "unknown" };
+	static const char *const words[] = { "inactive", "owner", "block", "trace", "rule", "unknown" };
 
 	return words[s];
 }
@@ -81,6 +81,10 @@ static void put_json_block(struct report *rp, const mp_block_ref *r, const mp_ca
 	mp_out_printf(out, ", \"category\": \"%s\", \"source\": \"%s\"",
 		      mp_category_name(mp_category_in(why->category, rp->o->scheme), rp->o->scheme),
 		      source_word(why->source));
+	if (why->source == MP_CSRC_OWNER) {
+		mp_out_puts(out, ", \"owner\": ");
+		mp_json_put_string(out, why->owner->name, strlen(why->owner->name));
+	}
 	if (why->source == MP_CSRC_RULE) {
 		mp_out_puts(out, ", \"rule\": ");
 		mp_json_put_string(out, why->rule->name, strlen(why->rule->name));
@@ -266,17 +270,19 @@ mp_err mp_analysis_categories(const mp_snapshot *snap, const mp_category_opts *o
 	struct report rp = { .snap = snap, .o = opts, .out = out };
 	mp_err err = category_classifier_init(&rp.cl, snap, opts->rules, diag);
 
+	if (err == MP_OK && opts->owners != NULL && (err = category_classifier_owners(&rp.cl, opts->owners)) != MP_OK)
+		mp_fail(diag, err, "categories: out of memory");
 	if (err == MP_OK)
 		err = run_mode(&rp, diag);
 	if (err == MP_OK && rp.cl.unreadable > 0)
 		mp_warn(diag, "%zu block(s) carry a 'category' that names no category: rules decided them",
 			rp.cl.unreadable);
-	/* Said, since every block would be UNKNOWN without a word: a core or a live process (the walker
-	   does not read tracebacks yet) or a snapshot taken without _record_memory_history. */
-	if (err == MP_OK && snap->nblocks > 0 && !any_frames(snap))
-		mp_warn(diag, "no block carries allocation frames, so only 'category' keys and rules without frame "
-			"conditions can decide (cores and live processes: memprof does not read tracebacks from "
-			"them yet; snapshot files: recorded without _record_memory_history)");
+	/* Said, since without frames or owners every block would be UNKNOWN without a word: a job that did
+	   not call _record_memory_history, read from a snapshot file (no Python heap to read). */
+	if (err == MP_OK && snap->nblocks > 0 && opts->owners == NULL && !any_frames(snap))
+		mp_warn(diag, "no block carries allocation frames (recorded without _record_memory_history), so only "
+			"'category' keys and rules without frame conditions can decide; on a core or a live process "
+			"the Python heap's owners would");
 	category_classifier_free(&rp.cl);
 	free(rp.sums);
 	return err == MP_OK ? mp_block_out_status(out, "categories", diag) : err;

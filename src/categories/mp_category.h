@@ -12,6 +12,7 @@
 #include "mp_err.h"
 #include "mp_format.h"
 #include "mp_out.h"
+#include "mp_owners.h"
 #include "mp_snapshot.h"
 
 /* What memory is: the union of both schemes. The first seven and UNKNOWN are
@@ -108,6 +109,7 @@ void mp_category_ruleset_free(mp_category_ruleset *set);
 /* Where a block's category came from. */
 enum mp_category_source {
 	MP_CSRC_INACTIVE, /* a free block: not categorised */
+	MP_CSRC_OWNER,    /* the Python heap: the tensor that owns the block (mp_owners.h) */
 	MP_CSRC_BLOCK,    /* a 'category' key on the block */
 	MP_CSRC_TRACE,    /* a 'category' key on the block's latest alloc trace entry */
 	MP_CSRC_RULE,     /* a user or default rule */
@@ -122,6 +124,7 @@ typedef struct mp_category_why {
 	bool user_rule;               /* RULE: from the user's file */
 	size_t trace;                 /* TRACE: index in snap->trace */
 	int64_t frame;                /* RULE: the frame the last frame condition met (-1: none) */
+	const mp_owned *owner;        /* OWNER: the tensor the block went to */
 } mp_category_why;
 
 /* ---- the report */
@@ -148,6 +151,9 @@ void mp_category_module_name(const char *file, size_t len, mp_out *out);
 typedef struct mp_category_opts {
 	enum mp_category_scheme scheme;
 	const mp_category_ruleset *rules; /* user rules, tried before the defaults; NULL: none */
+	/* The owners of the snapshot's blocks from the target's Python heap (NULL: none): a block a parameter,
+	   buffer, gradient, optimizer state or activation owns gets that category before anything else. */
+	const mp_owners *owners;
 	enum mp_units units;              /* plain and rst tables */
 	enum mp_category_format format;   /* the table and --sites */
 	int64_t device;  /* -1: every device */

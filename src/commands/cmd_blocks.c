@@ -6,7 +6,6 @@
 #include "command_int.h"
 #include "mp_block_query.h"
 #include "mp_owners_report.h"
-#include "mp_snapshot_walk.h"
 
 /* The filter A's options describe (the parser checked each value). */
 static int read_filter(mp_command_ctx *c, const mp_command_args *a, mp_block_filter *f)
@@ -60,76 +59,36 @@ static int run_blocks(mp_command_ctx *c, const mp_command_args *a)
 	return rc;
 }
 
-/* Where a target can be read (a core, the front end's process), the owner of ADDR from its Python heap:
-   the snapshot comes from the same walk. *SNAP NULL: no target (a snapshot file, a kept snapshot). */
-static int owned_snapshot(mp_command_ctx *c, const char *word, uint64_t addr, mp_snapshot **snap, mp_out *owner)
-{
-	mp_owners *o = NULL;
-	mp_target *t;
-	mp_walk *w;
-	mp_diag diag;
-	bool owned;
-	int rc;
-
-	*snap = NULL;
-	if (word != NULL && mp_file_kind(word) != MP_FILE_CORE)
-		return MP_CMD_OK;
-	if ((rc = c->front->walked(c, 1, word, &t, &w, &owned)) != MP_CMD_OK) {
-		if (word != NULL)
-			return rc;
-		/* the front end has no target of its own: the snapshot path says what it has */
-		c->error[0] = '\0';
-		c->usage = false;
-		return MP_CMD_OK;
-	}
-	mp_command_diag(c, &diag);
-	if (mp_snapshot_from_walk(w, t, 0, snap, &diag) != MP_OK) {
-		rc = mp_command_fail(c, "block", MP_E_NOMEM, &diag);
-	} else if (mp_owners_read(t, *snap, NULL, &o, &diag) == MP_OK) {
-		mp_owners_describe_addr(o, *snap, addr, c->units, owner);
-	} else {
-		mp_out_printf(owner, "owner:       not read (%s)\n", diag.msg);
-	}
-	mp_owners_free(o);
-	if (owned) {
-		mp_walk_free(w);
-		mp_target_close(t);
-	}
-	return rc;
-}
-
 static int run_block(mp_command_ctx *c, const mp_command_args *a)
 {
 	unsigned long long addr;
 	mp_snapshot *snap;
+	mp_owners *owners;
 	char *end, buf[64];
-	mp_out out, owner;
+	mp_out out;
 	mp_diag diag;
 	mp_err err;
-	bool owned = true, found = false;
+	bool owned, found = false;
 	int rc;
 
 	addr = strtoull(a->pos[0], &end, 0);
 	if (end == a->pos[0] || *end != '\0')
 		return mp_command_error(c, "block: '%s' is not an address", a->pos[0]);
-	mp_out_init(&owner);
-	if ((rc = owned_snapshot(c, a->npos > 1 ? a->pos[1] : NULL, (uint64_t)addr, &snap, &owner)) != MP_CMD_OK ||
-	    (snap == NULL && (rc = cmd_snapshot(c, a, 1, 0, 0, &snap, &owned)) != MP_CMD_OK)) {
-		mp_out_free(&owner);
+	if ((rc = cmd_snapshot_owners(c, a, 1, 0, &snap, &owned, &owners)) != MP_CMD_OK)
 		return rc;
-	}
 	mp_out_init(&out);
 	mp_command_diag(c, &diag);
-	if ((err = mp_analysis_block_at(snap, (uint64_t)addr, c->units, &out, &found, &diag)) != MP_OK)
+	if ((err = mp_analysis_block_at(snap, (uint64_t)addr, c->units, &out, &found, &diag)) != MP_OK) {
 		rc = mp_command_fail(c, cmd_label(c, a, 1, buf, sizeof buf), err, &diag);
-	else if (!found)
+	} else if (!found) {
 		rc = mp_command_error(c, "block: 0x%llx is in no segment of the caching allocator", addr);
-	else {
-		mp_out_write(&out, owner.data, owner.len);
+	} else {
+		if (owners != NULL)
+			mp_owners_describe_addr(owners, snap, (uint64_t)addr, c->units, &out);
 		rc = cmd_emit(c, &out, false);
 	}
 	mp_out_free(&out);
-	mp_out_free(&owner);
+	mp_owners_free(owners);
 	cmd_release(snap, owned);
 	return rc;
 }

@@ -30,6 +30,7 @@ static int run_categories(mp_command_ctx *c, const mp_command_args *a)
 	mp_category_ruleset *rules = NULL;
 	mp_category_opts o;
 	mp_snapshot *snap = NULL;
+	mp_owners *owners = NULL;
 	char buf[64];
 	mp_out out;
 	mp_diag diag;
@@ -40,7 +41,9 @@ static int run_categories(mp_command_ctx *c, const mp_command_args *a)
 	if ((rc = read_options(c, a, &o)) != MP_CMD_OK || (rc = cmd_rules(c, a, "categories", &rules)) != MP_CMD_OK)
 		return rc;
 	o.rules = rules;
-	if ((rc = cmd_snapshot(c, a, 0, 0, 0, &snap, &owned)) == MP_CMD_OK) {
+	if ((rc = mp_arg_given(a, "--no-owners") ? cmd_snapshot(c, a, 0, 0, 0, &snap, &owned)
+						 : cmd_snapshot_owners(c, a, 0, 0, &snap, &owned, &owners)) == MP_CMD_OK) {
+		o.owners = owners;
 		mp_out_init(&out);
 		mp_command_diag(c, &diag);
 		if ((err = mp_analysis_categories(snap, &o, &out, &diag)) != MP_OK)
@@ -50,6 +53,7 @@ static int run_categories(mp_command_ctx *c, const mp_command_args *a)
 		if (rc == MP_CMD_OK && snap->nsegments == 0)
 			rc = MP_CMD_NOTHING;
 		mp_out_free(&out);
+		mp_owners_free(owners);
 		cmd_release(snap, owned);
 	}
 	mp_category_ruleset_free(rules);
@@ -61,14 +65,16 @@ const mp_command mp_cmd_categories = {
 	"bytes per category: parameters, gradients, activations, optimizer state, ...",
 	"SNAPSHOT [--scheme profiler|tracker] [--rules FILE] [--units U]\n"
 	"         [--format plain|rst|json] [--blocks] [--device N|all]\n"
-	"         [--explain ADDR | --sites [N] [--by site|function|file|module] | --segsum]",
+	"         [--explain ADDR | --sites [N] [--by site|function|file|module] | --segsum] [--no-owners]",
 	"Per device, the bytes and blocks of active memory in each category: the names of PyTorch's\n"
 	"memory profiler (PARAMETER, OPTIMIZER_STATE, INPUT, TEMPORARY, ACTIVATION, GRADIENT,\n"
 	"AUTOGRAD_DETAIL, UNKNOWN) or, with --scheme tracker, MemTracker's (Parameter, Buffer, Gradient,\n"
-	"Activation, Temp, Optstate, Unknown). A block's category comes from a 'category' key in the data\n"
-	"(on the block or its alloc trace entry), else from the first rule its allocation frames match\n"
-	"(the rules of --rules FILE, then memprof's defaults: src/categories/CATEGORY-RULES.md), else it is\n"
-	"UNKNOWN. Inactive blocks are free memory and get no category.\n",
+	"Activation, Temp, Optstate, Unknown). On a core or a live process a block's category comes first\n"
+	"from its owner in the Python heap (as `owners` finds them: a parameter, buffer, gradient,\n"
+	"optimizer state or activation tensor; --no-owners skips that); else from a 'category' key in the\n"
+	"data (on the block or its alloc trace entry), else from the first rule its allocation frames\n"
+	"match (the rules of --rules FILE, then memprof's defaults: src/categories/CATEGORY-RULES.md), else\n"
+	"it is UNKNOWN. Inactive blocks are free memory and get no category.\n",
 	"[snapshot]",
 	(const mp_option[]){
 		{ "--scheme", MP_OPT_CHOICE, "profiler tracker", "S",
@@ -89,6 +95,8 @@ const mp_command mp_cmd_categories = {
 		{ "--segsum", MP_OPT_FLAG, NULL, NULL,
 		  "_memory_viz segsum's segment map, each 20 MiB page drawn as the letter of the category\n"
 		  "with the most allocated bytes in it ('.' free)" },
+		{ "--no-owners", MP_OPT_FLAG, NULL, NULL,
+		  "on a core or a live process, do not read the Python heap: frames and rules decide" },
 		{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
 	},
 	"0 done, 1 no segments, 2 bad input or usage",

@@ -4,10 +4,16 @@
 
 #include "mp_category.h"
 #include "mp_command.h"
+#include "mp_owners.h"
 
 /* The snapshot of positional word I of A (absent: the front end's default); see mp_command_front. */
 int cmd_snapshot(mp_command_ctx *c, const mp_command_args *a, int i, unsigned load_flags, unsigned walk_flags,
 		 mp_snapshot **snap, bool *owned);
+/* The same, and when word I is a target memprof reads (a core, or the front end's own process or core),
+   the owners of its memory from its Python heap in *OWNERS (NULL otherwise, or when they could not be
+   read: a warning says why). The snapshot then comes from the walk the owners are placed in. */
+int cmd_snapshot_owners(mp_command_ctx *c, const mp_command_args *a, int i, unsigned walk_flags, mp_snapshot **snap,
+			bool *owned, mp_owners **owners);
 /* Free SNAP when OWNED. */
 void cmd_release(mp_snapshot *snap, bool owned);
 /* The name failures about positional word I are told under. */

@@ -11,6 +11,9 @@ said of itself at the same moment (tests/testbed/python/memprof_testbed):
   parameters, buffers, gradients and optimizer state, and of the other Python tensors (MemTracker's
   activations, temporaries and others together), and per module its parameters' and buffers' bytes, with
   MemTracker's rounding rule: a CUDA storage counts its size rounded up to 512 bytes, others their size.
+- CATEGORIES.json (optional, `memprof categories --scheme tracker --format json --blocks` of the same
+  target): the owners are its first source, so the blocks it says got their category from the owners add up,
+  per device, to the owners' parameter, buffer, gradient, optimizer_state and activation bytes.
 Prints what it checked; exit 0 when all agree, 1 otherwise."""
 import json
 import os
@@ -95,6 +98,25 @@ def main():
                 bad.append(f"{dev['device']}: the rows add up to {dev['total']}, active bytes are {active}")
             if sum(m["total"] for m in dev["modules"]) != dev["total"]:
                 bad.append(f"{dev['device']}: the module rows do not add up to the device's total")
+    category_checks = 0
+    if len(sys.argv) > 3:
+        # blocks whose category came from the owners ("source": "owner"), per device and category
+        from_owner = {}
+        for b in json.load(open(sys.argv[3]))["blocks"]:
+            if b["source"] == "owner":
+                key = (f"cuda:{b['device']}", b["category"])
+                from_owner[key] = from_owner.get(key, 0) + b["size"]
+        names = {"parameter": "Parameter", "buffer": "Buffer", "gradient": "Gradient",
+                 "optimizer_state": "Optstate", "activation": "Activation"}
+        for dev in mp["devices"]:
+            if not dev["device"].startswith("cuda:"):
+                continue
+            for ours, theirs in names.items():
+                category_checks += 1
+                got = from_owner.get((dev["device"], theirs), 0)
+                if got != dev["categories"][ours]["bytes"]:
+                    bad.append(f"{dev['device']}: categories takes {got} bytes of {theirs} from the owners, "
+                               f"owners say {dev['categories'][ours]['bytes']}")
     tracker_checks = 0
     path = os.path.join(truth, "mem_tracker.json")
     if os.path.exists(path):
@@ -135,7 +157,7 @@ def main():
     for line in bad[:20]:
         print("differ: " + line)
     print(f"{len(manifest)} manifest tensors, {len(mp['tensors'])} memprof entries, "
-          f"{len(mp['devices'])} device tables, {tracker_checks} MemTracker figures: "
+          f"{len(mp['devices'])} device tables, {category_checks} categories, {tracker_checks} MemTracker figures: "
           + ("all agree" if not bad else f"{len(bad)} differences"))
     return 1 if bad else 0
 
