@@ -49,7 +49,9 @@ void mp_py_heap_close(mp_py_heap *h); /* H may be NULL */
    permanent one (3.14: young, the two old spaces, permanent). A damaged list (a link that cannot be read, an
    object whose back link is not the one before it, which also catches any cycle) is a warning and is read up
    to there; more than max_objects in all is a warning and the walk stops. A core taken while a collection
-   ran may hold lists being rebuilt: a warning says so. MP_E_CORRUPT only when no list could be read. */
+   ran may hold lists being rebuilt: a warning says so. MP_E_CORRUPT only when no list could be read;
+   MP_E_UNSUPPORTED when the version's GC state cannot be found (3.14 without its debug offsets). A live
+   process that runs on while it is read moves its lists: open its target with --stop's option for a sound walk. */
 mp_err mp_py_heap_each(mp_py_heap *h, bool (*cb)(void *ctx, uint64_t obj, uint64_t type), void *ctx,
 		       mp_diag *diag) MP_WUR;
 /* How many objects the last mp_py_heap_each visited. */

@@ -1,5 +1,5 @@
 /* py_heap_int.h - private to the heap reader (py_heap*.c, py_gc.c, py_types.c, py_dict.c, py_seq.c,
-   py_attrs.c): the per-version offsets it reads with, and the reader's state. */
+   py_attrs.c, py_modules.c): the per-version offsets it reads with, and the reader's state. */
 #ifndef MEMPROF_PY_HEAP_INT_H
 #define MEMPROF_PY_HEAP_INT_H
 
