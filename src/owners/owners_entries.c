@@ -38,15 +38,37 @@ mp_err owners_add(owners_build *b, const char *name, const char *module, const c
 	return MP_OK;
 }
 
-/* The Python tensor at PYOBJ, when the walk found and read it (else NULL). */
-static py_tensor *tensor_at(owners_build *b, uint64_t pyobj)
+mp_err owners_add_grad(owners_build *b, const char *name, const char *module, const mp_tensor *x)
+{
+	mp_diag d = { .msg = "" };
+	mp_tensor grad;
+	char *gname;
+	mp_err err;
+
+	if (x->grad_impl == 0)
+		return MP_OK;
+	if ((err = mp_torch_read_impl(b->t, b->out->layout, x->grad_impl, 0, &grad, &d)) == MP_E_UNSUPPORTED)
+		return MP_OK; /* undefined: no gradient yet, or none since zero_grad(set_to_none=False)... */
+	if (err != MP_OK) {
+		mp_warn(b->diag, "%s.grad not read: %s", name, d.msg);
+		b->out->partial = true;
+		return MP_OK;
+	}
+	if (asprintf(&gname, "%s.grad", name) < 0)
+		return MP_E_NOMEM;
+	err = owners_add(b, gname, module, NULL, MP_OWNER_GRADIENT, &grad);
+	free(gname);
+	return err;
+}
+
+py_tensor *owners_tensor_at(owners_build *b, uint64_t pyobj)
 {
 	size_t i = owners_pytensor(b, pyobj);
 
 	return i != SIZE_MAX && b->pytensors[i].read ? &b->pytensors[i] : NULL;
 }
 
-static mp_err remember_param(owners_build *b, uint64_t pyobj, size_t entry)
+mp_err owners_remember_param(owners_build *b, uint64_t pyobj, size_t entry)
 {
 	mp_table_probe p;
 	mp_err err;
@@ -62,8 +84,7 @@ static mp_err remember_param(owners_build *b, uint64_t pyobj, size_t entry)
 	return MP_OK;
 }
 
-/* The entry that names the parameter at PYOBJ, or SIZE_MAX. */
-static size_t param_entry(const owners_build *b, uint64_t pyobj)
+size_t owners_param_entry(const owners_build *b, uint64_t pyobj)
 {
 	mp_table_probe p;
 
@@ -92,7 +113,7 @@ static bool tensor_item(void *ctx, uint64_t key, uint64_t value)
 	py_tensor *x;
 	size_t entry = b->out->ntensors;
 
-	if (mp_py_is_none(b->heap, value) || (x = tensor_at(b, value)) == NULL)
+	if (mp_py_is_none(b->heap, value) || (x = owners_tensor_at(b, value)) == NULL)
 		return true;
 	if (mp_py_str(b->heap, key, &name, NULL) != MP_OK)
 		return true;
@@ -104,25 +125,8 @@ static bool tensor_item(void *ctx, uint64_t key, uint64_t value)
 	free(name);
 	x->named = true;
 	w->err = owners_add(b, qual, w->prefix, NULL, w->kind, &x->tensor);
-	if (w->err == MP_OK && w->kind == MP_OWNER_PARAMETER) {
-		mp_tensor grad;
-		char *gname;
-
-		w->err = remember_param(b, value, entry);
-		if (w->err == MP_OK && x->tensor.grad_impl != 0) {
-			mp_diag d = { .msg = "" };
-
-			if (mp_torch_read_impl(b->t, b->out->layout, x->tensor.grad_impl, 0, &grad, &d) != MP_OK) {
-				mp_warn(b->diag, "%s.grad not read: %s", qual, d.msg);
-				b->out->partial = true;
-			} else if (asprintf(&gname, "%s.grad", qual) < 0) {
-				w->err = MP_E_NOMEM;
-			} else {
-				w->err = owners_add(b, gname, w->prefix, NULL, MP_OWNER_GRADIENT, &grad);
-				free(gname);
-			}
-		}
-	}
+	if (w->err == MP_OK && w->kind == MP_OWNER_PARAMETER && (w->err = owners_remember_param(b, value, entry)) == MP_OK)
+		w->err = owners_add_grad(b, qual, w->prefix, &x->tensor);
 	free(qual);
 	return w->err == MP_OK;
 }
@@ -197,20 +201,23 @@ static mp_err walk_module(struct tree *w, uint64_t module)
 	return err;
 }
 
-/* Mark in IS_CHILD the modules some module's _modules holds. */
+/* Mark in IS_CHILD the modules some module's _modules holds (BY_ADDR: module address -> index). */
 struct children {
 	owners_build *b;
 	bool *is_child;
+	mp_table by_addr;
 };
 
 static bool mark_child(void *ctx, uint64_t key, uint64_t value)
 {
 	struct children *c = ctx;
+	mp_table_probe p;
 
 	(void)key;
-	for (size_t i = 0; i < c->b->nmodules; i++)
-		if (c->b->modules[i] == value)
-			c->is_child[i] = true;
+	for (uint32_t id = mp_table_find(&c->by_addr, mp_table_hash_u64(value), &p); id != MP_TABLE_NONE;
+	     id = mp_table_next(&c->by_addr, &p))
+		if (c->b->modules[id] == value)
+			c->is_child[id] = true;
 	return true;
 }
 
@@ -220,9 +227,19 @@ mp_err owners_modules(owners_build *b)
 	struct tree *w = calloc(1, sizeof *w);
 	mp_err err = MP_OK;
 
-	if (c.is_child == NULL || w == NULL) {
+	for (size_t i = 0; i < b->nmodules && err == MP_OK; i++) {
+		mp_table_probe p;
+
+		/* to the end of the run of its hash: the walk visits each object once, so nothing is there */
+		for (uint32_t id = mp_table_find(&c.by_addr, mp_table_hash_u64(b->modules[i]), &p); id != MP_TABLE_NONE;
+		     id = mp_table_next(&c.by_addr, &p))
+			;
+		err = mp_table_add(&c.by_addr, &p, (uint32_t)i);
+	}
+	if (c.is_child == NULL || w == NULL || err != MP_OK) {
 		free(c.is_child);
 		free(w);
+		mp_table_free(&c.by_addr);
 		return MP_E_NOMEM;
 	}
 	for (size_t i = 0; i < b->nmodules; i++) {
@@ -234,110 +251,17 @@ mp_err owners_modules(owners_build *b)
 	}
 	w->b = b;
 	for (size_t i = 0; i < b->nmodules && err == MP_OK; i++) {
-		const char *name = owners_root_name(b, b->modules[i]);
-		const mp_py_type *ty;
-		char fallback[160];
+		char label[160];
+		const char *name = owners_root_label(b, b->modules[i], "Module", label, sizeof label);
 
 		if (c.is_child[i])
 			continue;
-		if (name == NULL) {
-			uint64_t type = 0;
-
-			ty = mp_py_object_type(b->heap, b->modules[i], &type, NULL) == MP_OK ? mp_py_heap_type(b->heap, type, NULL)
-											      : NULL;
-			snprintf(fallback, sizeof fallback, "%s@0x%llx", ty != NULL ? ty->name : "Module",
-				 (unsigned long long)b->modules[i]);
-			name = fallback;
-		}
 		w->prefix = name;
 		w->depth = 0;
 		err = walk_module(w, b->modules[i]);
 	}
 	free(c.is_child);
 	free(w);
+	mp_table_free(&c.by_addr);
 	return err;
-}
-
-/* An optimizer's state: {parameter: {key: value}}. */
-struct state {
-	owners_build *b;
-	const char *optimizer;
-	const char *param;       /* the parameter's name */
-	const char *module;      /* its module */
-	mp_err err;
-};
-
-static bool state_value(void *ctx, uint64_t key, uint64_t value)
-{
-	struct state *s = ctx;
-	py_tensor *x = tensor_at(s->b, value);
-	char *k, *name;
-
-	if (x == NULL || mp_py_str(s->b->heap, key, &k, NULL) != MP_OK)
-		return true;
-	if (asprintf(&name, "%s.state[%s].%s", s->optimizer, s->param, k) < 0) {
-		free(k);
-		s->err = MP_E_NOMEM;
-		return false;
-	}
-	free(k);
-	x->named = true;
-	s->err = owners_add(s->b, name, s->module, NULL, MP_OWNER_OPTIMIZER_STATE, &x->tensor);
-	free(name);
-	return s->err == MP_OK;
-}
-
-static bool state_item(void *ctx, uint64_t key, uint64_t value)
-{
-	struct state *s = ctx;
-	size_t entry = param_entry(s->b, key);
-	py_tensor *p = tensor_at(s->b, key);
-	char unnamed[64];
-	mp_diag d = { .msg = "" };
-
-	if (entry != SIZE_MAX) {
-		s->param = s->b->out->tensors[entry].name;
-		s->module = s->b->out->tensors[entry].module;
-	} else {
-		/* as the manifest names a parameter no module holds */
-		snprintf(unnamed, sizeof unnamed, "<param 0x%llx>", p != NULL ? (unsigned long long)p->tensor.data_ptr : 0ull);
-		s->param = unnamed;
-		s->module = NULL;
-	}
-	if (mp_py_dict_each(s->b->heap, value, state_value, s, &d) != MP_OK && s->err == MP_OK) {
-		mp_warn(s->b->diag, "%s.state[%s] not read: %s", s->optimizer, s->param, d.msg);
-		s->b->out->partial = true;
-	}
-	s->param = NULL;
-	return s->err == MP_OK;
-}
-
-mp_err owners_optimizers(owners_build *b)
-{
-	for (size_t i = 0; i < b->noptimizers; i++) {
-		struct state s = { .b = b, .err = MP_OK };
-		const char *name = owners_root_name(b, b->optimizers[i]);
-		char fallback[160];
-		uint64_t state, type = 0;
-		mp_diag d = { .msg = "" };
-
-		if (name == NULL) {
-			const mp_py_type *ty = mp_py_object_type(b->heap, b->optimizers[i], &type, NULL) == MP_OK
-						       ? mp_py_heap_type(b->heap, type, NULL)
-						       : NULL;
-
-			snprintf(fallback, sizeof fallback, "%s@0x%llx", ty != NULL ? ty->name : "Optimizer",
-				 (unsigned long long)b->optimizers[i]);
-			name = fallback;
-		}
-		s.optimizer = name;
-		if (mp_py_attr(b->heap, b->optimizers[i], "state", &state, &d) != MP_OK ||
-		    mp_py_dict_each(b->heap, state, state_item, &s, &d) != MP_OK) {
-			if (s.err != MP_OK)
-				return s.err;
-			mp_warn(b->diag, "%s.state not read: %s", name, d.msg);
-			b->out->partial = true;
-		}
-	}
-	return MP_OK;
 }

@@ -9,6 +9,14 @@
 #include "mp_py_threads.h"
 #include "mp_table.h"
 
+/* A variable that may name an object: a global of __main__ (THREAD -1) or a local of frame DEPTH (0: the
+   innermost) of thread THREAD. */
+typedef struct owners_variable {
+	char *name, *where;
+	uint64_t value;
+	int thread, depth;
+} owners_variable;
+
 /* What an object the heap walk found is. */
 enum obj_kind { OBJ_TENSOR, OBJ_MODULE, OBJ_OPTIMIZER };
 
@@ -47,6 +55,10 @@ typedef struct owners_build {
 	struct param_name { uint64_t pyobj; size_t entry; } *params;
 	size_t nparams, cap_params;
 	mp_table by_param;
+	owners_variable *vars;
+	size_t nvars, cap_vars;
+	/* per Python tensor: the variable that holds it and where (borrowed from VARS) */
+	const char **ref_name, **ref_where;
 } owners_build;
 
 /* owners_walk.c: the heap walk: tensors, modules and optimizers. */
@@ -54,17 +66,35 @@ mp_err owners_walk_heap(owners_build *b) MP_WUR;
 /* The index of the Python tensor at PYOBJ in B->pytensors, or SIZE_MAX. */
 size_t owners_pytensor(const owners_build *b, uint64_t pyobj);
 
+/* owners_variables.c: the globals of __main__ and every frame's locals, into VARS. */
+mp_err owners_variables(owners_build *b) MP_WUR;
+
 /* owners_roots.c: names for the modules and optimizers no module holds (globals of __main__, then the locals of
    every thread's frames, outermost first, then TYPE@ADDRESS). */
 mp_err owners_name_roots(owners_build *b) MP_WUR;
 const char *owners_root_name(const owners_build *b, uint64_t obj);
+/* The name of root OBJ, else TYPE@ADDRESS in BUF (KIND when its type cannot be read). */
+const char *owners_root_label(owners_build *b, uint64_t obj, const char *kind, char *buf, size_t size);
 
 /* owners_entries.c: the owned entries. */
 mp_err owners_add(owners_build *b, const char *name, const char *module, const char *referrer,
 		  enum mp_owner_kind kind, const mp_tensor *tensor) MP_WUR;
+/* NAME.grad, when tensor X has a gradient (an undefined one is none). */
+mp_err owners_add_grad(owners_build *b, const char *name, const char *module, const mp_tensor *x) MP_WUR;
+/* The Python tensor at PYOBJ, when the walk found and read it (else NULL). */
+py_tensor *owners_tensor_at(owners_build *b, uint64_t pyobj);
+/* Remember ENTRY as the name of the parameter at PYOBJ (the first stands); the entry that names it or
+   SIZE_MAX. */
+mp_err owners_remember_param(owners_build *b, uint64_t pyobj, size_t entry) MP_WUR;
+size_t owners_param_entry(const owners_build *b, uint64_t pyobj);
 mp_err owners_modules(owners_build *b) MP_WUR;    /* parameters, gradients, buffers */
-mp_err owners_optimizers(owners_build *b) MP_WUR; /* optimizer state */
+
+/* owners_optim.c: optimizers' parameters no module holds, and their state. */
+mp_err owners_optimizers(owners_build *b) MP_WUR;
 mp_err owners_others(owners_build *b) MP_WUR;     /* the Python tensors nothing above named */
+
+/* owners_referrers.c: the variable that holds each Python tensor (ref_name, ref_where). */
+mp_err owners_referrers(owners_build *b) MP_WUR;
 
 /* owners_blocks.c: which block each storage lies in, which entry counts for it, who owns each block. */
 mp_err owners_blocks(owners_build *b, const mp_snapshot *snap) MP_WUR;

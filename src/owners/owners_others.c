@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mp_py_locals.h"
 #include "owners_int.h"
 
 /* Whether an owned entry already names the TensorImpl IMPL (a gradient whose Python object lives too). */
@@ -21,77 +20,18 @@ static bool impl_named(const owners_build *b, const mp_table *impls, uint64_t im
 	return false;
 }
 
-/* The variable that refers to each still unnamed tensor. */
-struct refs {
-	owners_build *b;
-	char **name, **referrer;   /* per Python tensor */
-	const char *where;         /* what holds the variables being read */
-	mp_err err;
-};
-
-static void refer(struct refs *r, const char *name, uint64_t value)
-{
-	size_t i = owners_pytensor(r->b, value);
-
-	if (i == SIZE_MAX || r->name[i] != NULL || r->b->pytensors[i].named)
-		return;
-	if ((r->name[i] = strdup(name)) == NULL || (r->referrer[i] = strdup(r->where)) == NULL)
-		r->err = MP_E_NOMEM;
-}
-
-static bool global(void *ctx, uint64_t key, uint64_t value)
-{
-	struct refs *r = ctx;
-	char *name;
-
-	if (mp_py_str(r->b->heap, key, &name, NULL) == MP_OK) {
-		refer(r, name, value);
-		free(name);
-	}
-	return r->err == MP_OK;
-}
-
-static bool local(void *ctx, const char *name, uint64_t value)
-{
-	struct refs *r = ctx;
-
-	refer(r, name, value);
-	return r->err == MP_OK;
-}
-
-static void find_referrers(struct refs *r)
-{
-	owners_build *b = r->b;
-	uint64_t dict;
-	char where[512];
-
-	r->where = "global of __main__";
-	if (mp_py_module_dict(b->heap, "__main__", &dict, NULL) == MP_OK &&
-	    mp_py_dict_each(b->heap, dict, global, r, NULL) != MP_OK && r->err != MP_OK)
-		return;
-	for (size_t i = 0; b->have_threads && i < b->threads.nthreads && r->err == MP_OK; i++) {
-		const mp_py_thread *th = &b->threads.threads[i];
-
-		/* innermost first: the frame that uses the tensor now */
-		for (size_t j = 0; j < th->nframes && r->err == MP_OK; j++) {
-			const mp_py_frame *f = &th->frames[j];
-
-			snprintf(where, sizeof where, "local variable of %s() at %s:%d", f->qualname, f->filename, f->line);
-			r->where = where;
-			if (mp_py_frame_locals(b->t, &b->py, &b->rt, f, local, r, NULL) != MP_OK)
-				continue; /* owners_name_roots warned */
-		}
-	}
-}
-
 mp_err owners_others(owners_build *b)
 {
-	struct refs r = { .b = b, .err = MP_OK };
 	mp_table impls = { 0 };
 	mp_err err = MP_OK;
 
-	r.name = calloc(b->npytensors + 1, sizeof *r.name);
-	r.referrer = calloc(b->npytensors + 1, sizeof *r.referrer);
+	/* the gradients of the other tensors a variable names (a parameter no module holds): NAME.grad */
+	for (size_t i = 0; i < b->npytensors && err == MP_OK; i++) {
+		py_tensor *x = &b->pytensors[i];
+
+		if (x->read && !x->named && b->ref_name[i] != NULL)
+			err = owners_add_grad(b, b->ref_name[i], NULL, &x->tensor);
+	}
 	/* the TensorImpls the entries so far name */
 	for (size_t i = 0; i < b->out->ntensors && err == MP_OK; i++) {
 		uint64_t impl = b->out->tensors[i].tensor.impl;
@@ -105,12 +45,6 @@ mp_err owners_others(owners_build *b)
 		if (id == MP_TABLE_NONE)
 			err = mp_table_add(&impls, &p, (uint32_t)i);
 	}
-	if (r.name == NULL || r.referrer == NULL)
-		err = MP_E_NOMEM;
-	if (err == MP_OK) {
-		find_referrers(&r);
-		err = r.err;
-	}
 	for (size_t i = 0; i < b->npytensors && err == MP_OK; i++) {
 		py_tensor *x = &b->pytensors[i];
 		char unnamed[64];
@@ -118,15 +52,9 @@ mp_err owners_others(owners_build *b)
 		if (!x->read || x->named || impl_named(b, &impls, x->tensor.impl))
 			continue;
 		snprintf(unnamed, sizeof unnamed, "<tensor 0x%llx>", (unsigned long long)x->pyobj);
-		err = owners_add(b, r.name[i] != NULL ? r.name[i] : unnamed, NULL, r.referrer[i],
+		err = owners_add(b, b->ref_name[i] != NULL ? b->ref_name[i] : unnamed, NULL, b->ref_where[i],
 				 x->tensor.has_grad_fn ? MP_OWNER_ACTIVATION : MP_OWNER_OTHER_PYTHON, &x->tensor);
 	}
-	for (size_t i = 0; i < b->npytensors && r.name != NULL && r.referrer != NULL; i++) {
-		free(r.name[i]);
-		free(r.referrer[i]);
-	}
-	free(r.name);
-	free(r.referrer);
 	mp_table_free(&impls);
 	return err;
 }

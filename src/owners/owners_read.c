@@ -44,6 +44,13 @@ static void build_free(owners_build *b)
 	mp_table_free(&b->by_root);
 	free(b->params);
 	mp_table_free(&b->by_param);
+	for (size_t i = 0; i < b->nvars; i++) {
+		free(b->vars[i].name);
+		free(b->vars[i].where);
+	}
+	free(b->vars);
+	free(b->ref_name);
+	free(b->ref_where);
 }
 
 /* The interpreter, its runtime, its heap and (for names) its threads. */
@@ -79,7 +86,9 @@ mp_err mp_owners_read(mp_target *t, const mp_snapshot *snap, const mp_owners_opt
 	if ((b.out = calloc(1, sizeof *b.out)) == NULL)
 		return mp_fail(diag, MP_E_NOMEM, "out of memory");
 	if ((err = open_python(&b, opts)) == MP_OK && (err = owners_walk_heap(&b)) == MP_OK &&
-	    (err = owners_name_roots(&b)) == MP_OK && (err = owners_modules(&b)) == MP_OK &&
+	    (err = owners_variables(&b)) == MP_OK && (err = owners_name_roots(&b)) == MP_OK &&
+	    (err = owners_referrers(&b)) == MP_OK &&
+	    (err = owners_modules(&b)) == MP_OK &&
 	    (err = owners_optimizers(&b)) == MP_OK && (err = owners_others(&b)) == MP_OK)
 		err = owners_blocks(&b, snap);
 	build_free(&b);

@@ -1,13 +1,12 @@
 /* owners_roots.c - the names of the modules and optimizers that no module holds, as a user named them: a
    global of __main__, else a local variable of a running frame (the `model = ...` of a main() is the usual
    case; outer frames first, so that the name a caller gave wins over a callee's parameter name), else
-   TYPE@ADDRESS, as memprof_testbed's manifest names what it finds. */
+   TYPE@ADDRESS, as memprof_testbed's manifest names what it finds (owners_variables.c reads the variables). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mp_array.h"
-#include "mp_py_locals.h"
 #include "owners_int.h"
 
 /* Whether OBJ is one of LIST's N objects. */
@@ -28,6 +27,20 @@ const char *owners_root_name(const owners_build *b, uint64_t obj)
 		if (b->roots[id].obj == obj)
 			return b->roots[id].name;
 	return NULL;
+}
+
+const char *owners_root_label(owners_build *b, uint64_t obj, const char *kind, char *buf, size_t size)
+{
+	const char *name = owners_root_name(b, obj);
+	const mp_py_type *ty = NULL;
+	uint64_t type;
+
+	if (name != NULL)
+		return name;
+	if (mp_py_object_type(b->heap, obj, &type, NULL) == MP_OK)
+		ty = mp_py_heap_type(b->heap, type, NULL);
+	snprintf(buf, size, "%s@0x%llx", ty != NULL ? ty->name : kind, (unsigned long long)obj);
+	return buf;
 }
 
 /* Name OBJ NAME unless it has a name already or is neither a module nor an optimizer. */
@@ -54,54 +67,24 @@ static mp_err name_root(owners_build *b, uint64_t obj, const char *name)
 	return MP_OK;
 }
 
-struct naming {
-	owners_build *b;
-	mp_err err;
-};
-
-static bool global(void *ctx, uint64_t key, uint64_t value)
-{
-	struct naming *n = ctx;
-	char *name;
-
-	if (mp_py_str(n->b->heap, key, &name, NULL) != MP_OK)
-		return true;
-	n->err = name_root(n->b, value, name);
-	free(name);
-	return n->err == MP_OK;
-}
-
-static bool local(void *ctx, const char *name, uint64_t value)
-{
-	struct naming *n = ctx;
-
-	n->err = name_root(n->b, value, name);
-	return n->err == MP_OK;
-}
-
 mp_err owners_name_roots(owners_build *b)
 {
-	struct naming n = { .b = b, .err = MP_OK };
-	mp_diag quiet = { .msg = "" };
-	uint64_t main_dict;
+	mp_err err = MP_OK;
 
-	if (mp_py_module_dict(b->heap, "__main__", &main_dict, &quiet) == MP_OK &&
-	    mp_py_dict_each(b->heap, main_dict, global, &n, &quiet) != MP_OK && n.err == MP_OK)
-		mp_warn(b->diag, "the globals of __main__ could not be read: %s", quiet.msg);
-	if (n.err != MP_OK)
-		return n.err;
-	for (size_t i = 0; b->have_threads && i < b->threads.nthreads; i++) {
-		const mp_py_thread *th = &b->threads.threads[i];
+	/* globals first, then each thread's frames from the outermost in */
+	for (size_t i = 0; i < b->nvars && err == MP_OK && b->vars[i].thread < 0; i++)
+		err = name_root(b, b->vars[i].value, b->vars[i].name);
+	for (size_t end = 0; end < b->nvars && err == MP_OK;) {
+		size_t start = end;
 
-		for (size_t j = th->nframes; j-- > 0;) {
-			mp_diag d = { .msg = "" };
-
-			if (mp_py_frame_locals(b->t, &b->py, &b->rt, &th->frames[j], local, &n, &d) != MP_OK &&
-			    n.err == MP_OK && d.msg[0] != '\0')
-				mp_warn(b->diag, "the locals of %s() could not be read: %s", th->frames[j].name, d.msg);
-			if (n.err != MP_OK)
-				return n.err;
+		if (b->vars[start].thread < 0) {
+			end++;
+			continue;
 		}
+		while (end < b->nvars && b->vars[end].thread == b->vars[start].thread)
+			end++;
+		for (size_t i = end; i-- > start && err == MP_OK;)
+			err = name_root(b, b->vars[i].value, b->vars[i].name);
 	}
-	return MP_OK;
+	return err;
 }

@@ -140,6 +140,11 @@ mp_err mp_torch_read_impl(mp_target *t, const mp_torch_layout *l, uint64_t impl,
 	    (err = read_i64(t, impl + l->impl_storage_offset, &out->storage_offset, diag)) != MP_OK ||
 	    (err = mp_target_read(t, impl + l->impl_dtype, &dtype, sizeof dtype, diag)) != MP_OK)
 		return err;
+	/* An undefined tensor (a parameter's grad_ before backward is UndefinedTensorImpl's singleton, not
+	   NULL) or one with no storage of its own (meta, sparse, nested): no memory to own. */
+	if (out->storage == 0 && out->numel == 0)
+		return mp_fail(diag, MP_E_UNSUPPORTED, "TensorImpl 0x%llx has no storage (undefined?)",
+			       (unsigned long long)impl);
 	out->dtype = dtype;
 	if ((size = mp_torch_dtype_size(dtype)) == 0)
 		return mp_fail(diag, MP_E_CORRUPT, "TensorImpl 0x%llx: dtype %u is none memprof knows",

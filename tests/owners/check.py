@@ -37,7 +37,7 @@ def rename(name, roots):
     parts = [roots.get(p, p) for p in parts]
     if rest[0] == "state":
         return f"{parts[0]}.state[{parts[1]}{rest[1]}].{rest[2]}"
-    return f"{parts[0]}.{rest[0]}"
+    return f"{parts[0]}.{rest[0]}" if rest[0] else parts[0]
 
 
 def rounded(e):

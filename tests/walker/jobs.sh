@@ -39,7 +39,7 @@ die() { log "error: $*"; exit 1; }
 
 builds=${MEMPROF_JOB_BUILDS:-$("$testbed/job.sh" --list)}
 lean="training:gcore training:kernel training:live history:kernel history-all:live oom:kernel oom-uncaught:kernel
-	multi_device:live private_pool:kernel expandable:live settings:live pending_free:kernel hung:live unseen:kernel"
+	multi_device:live private_pool:kernel expandable:live settings:live pending_free:kernel hung:live unseen:kernel owners:gcore"
 # The stamp names everything the outcome depends on but the build flags: the test bed, these scripts and memprof's
 # sources (so a change to memprof runs everything again; the sanitizer pass of the same tree does not).
 stamp=$tb_cache/jobs-passed-$( (cat "$0" "$compare" "$here/job_truth.py" "$top/tests/owners/check.py"; find "$testbed" "$top/src" "$top/coredump" \

@@ -42,9 +42,20 @@ def _module_entries(prefix, module, names):
     return out
 
 
-def _optimizer_entries(prefix, optimizer, names):
+def _optimizer_entries(prefix, optimizer, names, registered):
+    """Its parameters no module holds (parameters all the same: named by their registered name, else by their
+    address) and their gradients, then its state, by the parameters' names."""
     import torch
     out = []
+    for group in optimizer.param_groups:
+        for param in group["params"]:
+            if id(param) in names:
+                continue
+            name = registered.get(id(param), f"<param {param.data_ptr():#x}>")
+            names[id(param)] = name
+            out.append(_tensor_entry(name, "parameter", param))
+            if param.grad is not None:
+                out.append(_tensor_entry(name + ".grad", "gradient", param.grad))
     for param, state in optimizer.state.items():
         pname = names.get(id(param), f"<param {param.data_ptr():#x}>")
         for key, value in state.items():
@@ -80,7 +91,7 @@ def _found_objects():
 def collect(registered):
     """The manifest: registered objects first (by their registered names), then what gc finds."""
     import torch
-    entries, names, seen = [], {}, set()
+    entries, names, seen, tensor_names = [], {}, set(), {}
     globals_by_id = _global_names()
 
     def add(name, obj):
@@ -89,6 +100,7 @@ def collect(registered):
                 seen.add(id(obj))
                 entries.extend(_module_entries(name, obj, names))
         elif isinstance(obj, torch.Tensor):
+            tensor_names.setdefault(id(obj), name)   # names it as an optimizer's parameter
             entries.append(_tensor_entry(name, "registered", obj))
         elif isinstance(obj, dict):
             for k, v in obj.items():
@@ -112,7 +124,7 @@ def collect(registered):
                               for o in optimizers]:
         if id(opt) not in done:
             done.add(id(opt))
-            entries.extend(_optimizer_entries(name, opt, names))
+            entries.extend(_optimizer_entries(name, opt, names, tensor_names))
     return entries
 
 
