@@ -44,6 +44,9 @@ extern const mp_torch_layout mp_torch_layouts[];
 extern const size_t mp_torch_nlayouts;
 
 #define MP_TORCH_MAX_DIMS 64
+/* A TensorImpl's SizesAndStrides keeps this many sizes and strides inline (C10_SIZES_AND_STRIDES_MAX_INLINE_SIZE),
+   more behind a pointer. */
+#define MP_TORCH_INLINE_DIMS 5
 #define MP_TORCH_DEVICE_CPU 0
 #define MP_TORCH_DEVICE_CUDA 1
 

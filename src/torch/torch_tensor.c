@@ -5,9 +5,6 @@
 
 #include "mp_torch.h"
 
-/* The SizesAndStrides of a TensorImpl keeps up to this many sizes inline; more are out of line. */
-enum { INLINE_DIMS = 5 };
-
 /* A StorageImpl holds more than this: damage (2^48 is all the address space a process has). */
 #define MAX_NBYTES (1ull << 48)
 
@@ -57,9 +54,9 @@ static mp_err read_shape(mp_target *t, const mp_torch_layout *l, mp_tensor *out,
 	if (rank > MP_TORCH_MAX_DIMS)
 		return mp_fail(diag, MP_E_CORRUPT, "TensorImpl 0x%llx: %llu dimensions", (unsigned long long)out->impl,
 			       (unsigned long long)rank);
-	if (rank > INLINE_DIMS && (err = mp_target_read_u64(t, at, &at, diag)) != MP_OK)
+	if (rank > MP_TORCH_INLINE_DIMS && (err = mp_target_read_u64(t, at, &at, diag)) != MP_OK)
 		return err;
-	strides = at + 8 * (rank > INLINE_DIMS ? rank : INLINE_DIMS);
+	strides = at + 8 * (rank > MP_TORCH_INLINE_DIMS ? rank : MP_TORCH_INLINE_DIMS);
 	out->ndim = (int)rank;
 	for (int i = 0; i < out->ndim; i++) {
 		if ((err = read_i64(t, at + 8 * (uint64_t)i, &out->shape[i], diag)) != MP_OK ||
