@@ -113,10 +113,20 @@ static bool tensor_item(void *ctx, uint64_t key, uint64_t value)
 	py_tensor *x;
 	size_t entry = b->out->ntensors;
 
-	if (mp_py_is_none(b->heap, value) || (x = owners_tensor_at(b, value)) == NULL)
+	if (mp_py_is_none(b->heap, value) || mp_py_str(b->heap, key, &name, NULL) != MP_OK)
 		return true;
-	if (mp_py_str(b->heap, key, &name, NULL) != MP_OK)
+	/* a tensor the walk did not reach (a damaged list) is read all the same */
+	if ((x = owners_tensor_at(b, value)) == NULL &&
+	    (owners_pytensor(b, value) != SIZE_MAX || (x = owners_adopt_tensor(b, value)) == NULL)) {
+		/* one the walk found but could not read (warned about there), or damage */
+		if (owners_pytensor(b, value) == SIZE_MAX) {
+			mp_warn(b->diag, "%s.%s: the object at 0x%llx is no tensor memprof could read", w->prefix, name,
+				(unsigned long long)value);
+			b->out->partial = true;
+		}
+		free(name);
 		return true;
+	}
 	if (asprintf(&qual, "%s.%s", w->prefix, name) < 0) {
 		free(name);
 		w->err = MP_E_NOMEM;

@@ -63,6 +63,9 @@ typedef struct owners_build {
 
 /* owners_walk.c: the heap walk: tensors, modules and optimizers. */
 mp_err owners_walk_heap(owners_build *b) MP_WUR;
+/* The tensor at OBJ that a module or optimizer names but the walk did not reach (a damaged GC list): read
+   when its type is a tensor's, and kept. NULL when it is none. */
+py_tensor *owners_adopt_tensor(owners_build *b, uint64_t obj);
 /* The index of the Python tensor at PYOBJ in B->pytensors, or SIZE_MAX. */
 size_t owners_pytensor(const owners_build *b, uint64_t pyobj);
 

@@ -101,6 +101,22 @@ static bool visit(void *ctx, uint64_t obj, uint64_t type)
 	return v->err == MP_OK;
 }
 
+py_tensor *owners_adopt_tensor(owners_build *b, uint64_t obj)
+{
+	mp_diag d = { .msg = "" };
+	uint64_t type;
+	bool failed = false;
+	py_tensor *x;
+
+	if (b->out->layout == NULL || mp_py_object_type(b->heap, obj, &type, NULL) != MP_OK ||
+	    kind_of(b, type, &failed) != OBJ_TENSOR || add_tensor(b, obj) != MP_OK)
+		return NULL;
+	x = &b->pytensors[owners_pytensor(b, obj)];
+	if (!x->read && mp_torch_read_tensor(b->t, b->out->layout, obj, &x->tensor, &d) == MP_OK)
+		x->read = true;
+	return x->read ? x : NULL;
+}
+
 size_t owners_pytensor(const owners_build *b, uint64_t pyobj)
 {
 	mp_table_probe p;
@@ -130,7 +146,7 @@ static mp_err read_tensors(owners_build *b)
 
 		if (err == MP_OK) {
 			x->read = true;
-		} else if (err == MP_E_NOTFOUND) {
+		} else if (err == MP_E_TYPE) {
 			hollow++;
 		} else if (err != MP_E_UNSUPPORTED && bad++ < 3) {
 			mp_warn(b->diag, "tensor at 0x%llx not read: %s", (unsigned long long)x->pyobj, d.msg);

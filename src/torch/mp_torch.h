@@ -69,8 +69,9 @@ typedef struct mp_tensor {
    layout L and checked: the TensorImpl points back at PYOBJ, the storage's memory is on a device type memprof
    knows, the dtype is one, the shape's product is numel and numel * itemsize fits in the storage. A tensor
    without storage (a meta or sparse tensor) gives MP_E_UNSUPPORTED; a TensorImpl that does not point back at
-   PYOBJ, MP_E_NOTFOUND (no live tensor of its own behind the object: a wrapper that borrowed one, an object
-   being destroyed; or another release's layout); anything else wrong, MP_E_CORRUPT. */
+   PYOBJ, MP_E_TYPE (no live tensor of its own behind the object: a wrapper that borrowed one, an object
+   being destroyed; or another release's layout); memory that cannot be read, MP_E_NOTFOUND; anything else
+   wrong, MP_E_CORRUPT. */
 mp_err mp_torch_read_tensor(mp_target *t, const mp_torch_layout *l, uint64_t pyobj, mp_tensor *out,
 			    mp_diag *diag) MP_WUR;
 

@@ -130,7 +130,7 @@ mp_err mp_torch_read_impl(mp_target *t, const mp_torch_layout *l, uint64_t impl,
 		return err;
 	/* the slot's low bits may carry a tag */
 	if (pyobj != 0 && (back & ~(uint64_t)7) != pyobj)
-		return mp_fail(diag, MP_E_NOTFOUND, "tensor 0x%llx: its TensorImpl 0x%llx points back at 0x%llx",
+		return mp_fail(diag, MP_E_TYPE, "tensor 0x%llx: its TensorImpl 0x%llx points back at 0x%llx",
 			       (unsigned long long)pyobj, (unsigned long long)impl, (unsigned long long)back);
 	if ((err = mp_target_read_u64(t, impl + l->impl_storage, &out->storage, diag)) != MP_OK ||
 	    (err = read_i64(t, impl + l->impl_numel, &out->numel, diag)) != MP_OK ||

@@ -187,7 +187,7 @@ static void test_damage(void)
 	put64(PYOBJ + 16, IMPL);
 	/* not pointing back: another object's, or no live tensor of its own */
 	make_impl(l, IMPL, PYOBJ + 64, shape, 2, 128, 0);
-	CU_ASSERT_EQUAL(read_at(t, l, PYOBJ, &x), MP_E_NOTFOUND);
+	CU_ASSERT_EQUAL(read_at(t, l, PYOBJ, &x), MP_E_TYPE);
 	make_impl(l, IMPL, PYOBJ, shape, 2, 128, 0);
 	put64(IMPL + l->impl_sizes, 1ull << 40);
 	CU_ASSERT_EQUAL(read_at(t, l, PYOBJ, &x), MP_E_CORRUPT);

@@ -4,6 +4,7 @@
  *   core_poke CORE where ADDR                  OFFSET VADDR FILESZ of the PT_LOAD whose file bytes hold ADDR
  *   core_poke CORE peek ADDR [N]               N (default 1) little-endian u64 at ADDR, one "0x..." a line
  *   core_poke CORE poke ADDR VALUE             write VALUE as a little-endian u64 at ADDR
+ *   core_poke CORE load ADDR                   write the values on standard input (peek's lines) from ADDR on
  *   core_poke CORE flip SEED COUNT ADDR LEN    xor COUNT bytes, picked by SEED, of [ADDR, ADDR+LEN) with
  *                                              non-zero values (only bytes the file holds)
  *
@@ -91,7 +92,7 @@ int main(int argc, char **argv)
 			return die("bad number");
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return die("libelf too old");
-	fd = open(argv[1], !strcmp(cmd, "poke") || !strcmp(cmd, "flip") ? O_RDWR : O_RDONLY);
+	fd = open(argv[1], !strcmp(cmd, "poke") || !strcmp(cmd, "flip") || !strcmp(cmd, "load") ? O_RDWR : O_RDONLY);
 	if (fd < 0)
 		return die(strerror(errno));
 	e = elf_begin(fd, ELF_C_READ, NULL);
@@ -128,6 +129,18 @@ int main(int argc, char **argv)
 			rc = 1;
 		else if (pwrite(fd, &a[1], 8, (off_t)off) != 8)
 			rc = 2;
+	} else if (!strcmp(cmd, "load") && argc == 4) {
+		char line[64];
+		uint64_t v, off, k = 0;
+
+		while (!rc && fgets(line, sizeof line, stdin) != NULL) {
+			if (num(strtok(line, "\n"), &v) != 0)
+				rc = 2;
+			else if (file_off(e, a[0] + 8 * k++, 8, &off) != 0)
+				rc = 1;
+			else if (pwrite(fd, &v, 8, (off_t)off) != 8)
+				rc = 2;
+		}
 	} else if (!strcmp(cmd, "flip") && argc == 7) {
 		uint64_t s = a[0] * 0x9e3779b97f4a7c15ull + 1, k;
 
@@ -144,7 +157,7 @@ int main(int argc, char **argv)
 				rc = 2;
 		}
 	} else {
-		rc = die("usage: core_poke CORE notes|where ADDR|peek ADDR [N]|poke ADDR VALUE|"
+		rc = die("usage: core_poke CORE notes|where ADDR|peek ADDR [N]|poke ADDR VALUE|load ADDR|"
 			 "flip SEED COUNT ADDR LEN");
 	}
 	if (rc == 1)
