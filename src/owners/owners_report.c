@@ -19,6 +19,7 @@ struct table {
 	struct row *rows;
 	size_t n, cap;
 	uint64_t bytes[MP_OWNER__COUNT], total;
+	uint64_t uncovered; /* bytes of owned blocks that no counted storage covers */
 	size_t blocks[MP_OWNER__COUNT];
 };
 
@@ -131,6 +132,8 @@ static bool fill(struct table *t, const mp_owners *o, const mp_snapshot *snap, i
 		label = row_label(e, depth, &len);
 		if (!add(t, label, len, ob->kind, (uint64_t)snap->blocks[ob->block].size))
 			return false;
+		if (e != NULL && (uint64_t)snap->blocks[ob->block].size > ob->covered)
+			t->uncovered += (uint64_t)snap->blocks[ob->block].size - ob->covered;
 	}
 	return true;
 }
@@ -316,7 +319,8 @@ static void put_json_table(mp_out *out, const struct table *t, const char *devic
 {
 	mp_out_puts(out, "    {\"device\": ");
 	put_json_str(out, device);
-	mp_out_printf(out, ", \"total\": %llu, \"categories\": {", (unsigned long long)t->total);
+	mp_out_printf(out, ", \"total\": %llu, \"uncovered\": %llu, \"categories\": {", (unsigned long long)t->total,
+		      (unsigned long long)t->uncovered);
 	for (int k = 0; k < MP_OWNER__COUNT; k++)
 		mp_out_printf(out, "%s\"%s\": {\"bytes\": %llu, \"count\": %zu}", k ? ", " : "", mp_owner_kind_name(k),
 			      (unsigned long long)t->bytes[k], t->blocks[k]);
@@ -412,9 +416,32 @@ void mp_owners_report(const mp_owners *o, const mp_snapshot *snap, const mp_owne
 				put_category_table(&t, opts, out, list[d] == -2);
 			else
 				put_module_table(&t, opts, out);
+			if (list[d] != -2 && t.uncovered > 0) {
+				mp_out_puts(out, "owned blocks' bytes no owner's storage covers:");
+				put_size(out, t.uncovered, opts->units, 0);
+				mp_out_puts(out, " (the allocator's rounding, or tensors Python cannot see sharing a block)\n");
+			}
 		}
 		table_free(&t);
 	}
-	if (json)
-		mp_out_puts(out, "  ]\n}\n");
+	if (json) {
+		mp_out_puts(out, "  ],\n  \"blocks\": [");
+		for (size_t i = 0; i < o->nblocks; i++) {
+			const mp_owner_block *ob = &o->blocks[i];
+			const mp_block *b = &snap->blocks[ob->block];
+
+			if (opts->device >= 0 && ob->device != opts->device)
+				continue;
+			mp_out_printf(out, "%s\n    {\"device\": %lld, \"address\": %lld, \"size\": %lld, \"kind\": \"%s\", "
+					   "\"covered\": %llu, \"owner\": ",
+				      i ? "," : "", (long long)ob->device, (long long)b->address, (long long)b->size,
+				      mp_owner_kind_name(ob->kind), (unsigned long long)ob->covered);
+			if (ob->owner != SIZE_MAX)
+				put_json_str(out, o->tensors[ob->owner].name);
+			else
+				mp_out_puts(out, "null");
+			mp_out_putc(out, '}');
+		}
+		mp_out_puts(out, "\n  ]\n}\n");
+	}
 }
