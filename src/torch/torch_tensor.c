@@ -47,6 +47,7 @@ static mp_err read_shape(mp_target *t, const mp_torch_layout *l, mp_tensor *out,
 {
 	uint64_t rank, at = out->impl + l->impl_sizes + 8, strides;
 	int64_t product = 1, last = 0, stride;
+	bool far = false;
 	mp_err err;
 
 	if ((err = mp_target_read_u64(t, out->impl + l->impl_sizes, &rank, diag)) != MP_OK)
@@ -67,9 +68,17 @@ static mp_err read_shape(mp_target *t, const mp_torch_layout *l, mp_tensor *out,
 			return mp_fail(diag, MP_E_CORRUPT, "TensorImpl 0x%llx: size %lld, stride %lld in dimension %d",
 				       (unsigned long long)out->impl, (long long)out->shape[i], (long long)stride, i);
 		product *= out->shape[i];
-		if (out->shape[i] > 0)
-			last += (out->shape[i] - 1) * stride;
+		/* LAST stays below MAX_NBYTES: what reaches further fits in no storage (unless the tensor is empty) */
+		if (out->shape[i] > 0 && stride > 0) {
+			if ((uint64_t)(out->shape[i] - 1) > (MAX_NBYTES - (uint64_t)last) / (uint64_t)stride)
+				far = true;
+			else
+				last += (out->shape[i] - 1) * stride;
+		}
 	}
+	if (product != 0 && far)
+		return mp_fail(diag, MP_E_CORRUPT, "TensorImpl 0x%llx: its sizes and strides reach past any storage",
+			       (unsigned long long)out->impl);
 	if (product != out->numel)
 		return mp_fail(diag, MP_E_CORRUPT, "TensorImpl 0x%llx: its sizes make %lld elements, not numel %lld",
 			       (unsigned long long)out->impl, (long long)product, (long long)out->numel);
@@ -146,7 +155,8 @@ mp_err mp_torch_read_impl(mp_target *t, const mp_torch_layout *l, uint64_t impl,
 	if ((size = mp_torch_dtype_size(dtype)) == 0)
 		return mp_fail(diag, MP_E_CORRUPT, "TensorImpl 0x%llx: dtype %u is none memprof knows",
 			       (unsigned long long)impl, dtype);
-	if (out->numel < 0 || out->storage_offset < 0 || (uint64_t)out->numel > MAX_NBYTES)
+	if (out->numel < 0 || out->storage_offset < 0 || (uint64_t)out->numel > MAX_NBYTES ||
+	    (uint64_t)out->storage_offset > MAX_NBYTES)
 		return mp_fail(diag, MP_E_CORRUPT, "TensorImpl 0x%llx: numel %lld, storage offset %lld",
 			       (unsigned long long)impl, (long long)out->numel, (long long)out->storage_offset);
 	if ((err = read_shape(t, l, out, &extent, diag)) != MP_OK)

@@ -205,6 +205,15 @@ static void test_damage(void)
 	CU_ASSERT_EQUAL(read_at(t, l, PYOBJ, &x), MP_E_CORRUPT);
 	make_impl(l, IMPL, PYOBJ, shape, 2, 1ull << 60, 0);
 	CU_ASSERT_EQUAL(read_at(t, l, PYOBJ, &x), MP_E_CORRUPT);
+	/* sizes and strides whose reach overflows (what UBSan caught on a damaged core) */
+	make_impl(l, IMPL, PYOBJ, shape, 2, 128, 0);
+	put64(IMPL + l->impl_sizes + 8, 10158081);
+	put64(IMPL + l->impl_sizes + 8 + 8 * MP_TORCH_INLINE_DIMS, 39125021762781567ull);
+	put64(IMPL + l->impl_numel, 10158081 * 8);
+	CU_ASSERT_EQUAL(read_at(t, l, PYOBJ, &x), MP_E_CORRUPT);
+	/* a storage offset of 2^62 */
+	make_impl(l, IMPL, PYOBJ, shape, 2, 128, 1ll << 62);
+	CU_ASSERT_EQUAL(read_at(t, l, PYOBJ, &x), MP_E_CORRUPT);
 	/* a TensorImpl pointer into nothing */
 	put64(PYOBJ + 16, 0x5000000);
 	CU_ASSERT_NOT_EQUAL(read_at(t, l, PYOBJ, &x), MP_OK);
