@@ -16,22 +16,9 @@ top=$(cd "$here/.." && pwd)
 MEMPROF=${MEMPROF:-./memprof}
 runs=${BENCH_RUNS:-3}
 blocks=${BENCH_BLOCKS:-1000000}
-job=$top/tests/testbed/job.sh
-builds=${BENCH_JOB_BUILDS:-$("$job" --list)}
-tmp=$(mktemp -d)
-cleanup() {
-	[ -f "$tmp/live/pid" ] && "$job" --stop "$tmp/live" >/dev/null 2>&1
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 # shellcheck source=bench/lib.sh
 . "$here/lib.sh"
-bench_need_time
-
-row() { # NAME WALL RSS_KIB REF_WALL
-	awk -v n="$1" -v w="$2" -v r="$3" -v ref="$4" 'BEGIN {
-		printf "%-40s %8.2f %10s %9s\n", n, w, r == 0 ? "-" : sprintf("%.1f", r / 1024), ref == "" ? "" : sprintf("%.1fx", ref / w) }'
-}
+bench_jobs_init
 
 # Seconds since T0 (a `date +%s%N` reading), as a decimal.
 since() { awk -v a="$1" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }'; }
@@ -71,13 +58,13 @@ status=0
 for build in $builds; do
 	"$job" "$build" "$top/tests/testbed/jobs/hung.py" truth "$tmp/warm" >/dev/null 2>&1 # builds and caches
 	echo "== $build"
-	printf '%-40s %8s %10s %9s\n' "what" "wall_s" "rss_MiB" "vs ref"
+	printf '%-44s %8s %10s %9s\n' "what" "wall_s" "rss_MiB" "vs ref"
 	bdir=$("$top/tests/testbed/python/build.sh" "$build" 2>/dev/null)
 	ref=$(best_of plain_python "$bdir" "import torch")
-	row "python -c 'import torch' [ref]" "$ref" 0 ""
+	bench_row "python -c 'import torch' [ref]" "$ref" 0 ""
 	printf 'import torch\ntorch.empty(1, device="cuda")\nimport memprof_testbed\nmemprof_testbed.checkpoint()\n' >"$tmp/start.py"
 	w=$(best_of "$job" "$build" "$tmp/start.py" truth "$tmp/start")
-	row "job.sh: import torch, CUDA init, truth" "$w" 0 ""
+	bench_row "job.sh: import torch, CUDA init, truth" "$w" 0 ""
 
 	cap=$(((blocks * 512 * 2 / 1048576 / 1024 + 1) * 1024))M
 	rm -rf "$tmp/kernel" "$tmp/gcore" "$tmp/live"
@@ -91,11 +78,11 @@ for build in $builds; do
 	memviz=$(dirname "$libdir")/cuda/_memory_viz.py
 	[ -f "$memviz" ] || memviz=$(dirname "$libdir")/python3/dist-packages/torch/cuda/_memory_viz.py
 	read -r rw rr < <(/usr/bin/time -f '%e %M' python3 "$memviz" stats "$tmp/kernel/snapshot.pickle" 2>&1 >"$tmp/ref.txt" | tail -1)
-	row "_memory_viz.py stats (job's pickle) [ref]" "$rw" "$rr" ""
+	bench_row "_memory_viz.py stats (job's pickle) [ref]" "$rw" "$rr" ""
 	read -r w r < <(bench_best "$tmp/out.txt" "$MEMPROF" info "$tmp/kernel/core" "${sysargs[@]}")
-	row "memprof info kernel-core (walk)" "$w" "$r" "$rw"
+	bench_row "memprof info kernel-core (walk)" "$w" "$r" "$rw"
 	read -r w r < <(bench_best "$tmp/out.txt" "$MEMPROF" segsum "$tmp/kernel/core" "${sysargs[@]}")
-	row "memprof segsum kernel-core" "$w" "$r" "$rw"
+	bench_row "memprof segsum kernel-core" "$w" "$r" "$rw"
 	cmp -s "$tmp/out.txt" "$tmp/ref.txt" || { echo "memprof segsum (kernel core) differs from the reference" >&2; status=1; }
 	rm -f "$tmp/kernel/core"
 	t0=$(date +%s%N)
@@ -103,14 +90,14 @@ for build in $builds; do
 	echo "-- gcore core $(($(stat -c %s "$tmp/gcore/core") / 1048576)) MiB in $(since "$t0") s (job included)"
 	read -r w r < <(bench_best "$tmp/out.txt" "$MEMPROF" segsum "$tmp/gcore/core")
 	python3 "$memviz" stats "$tmp/gcore/snapshot.pickle" >"$tmp/ref.txt"
-	row "memprof segsum gcore-core" "$w" "$r" "$rw"
+	bench_row "memprof segsum gcore-core" "$w" "$r" "$rw"
 	cmp -s "$tmp/out.txt" "$tmp/ref.txt" || { echo "memprof segsum (gcore) differs from the reference" >&2; status=1; }
 	rm -f "$tmp/gcore/core"
 	FAKECUDA_CAPACITY=$cap "$job" "$build" "$top/tests/testbed/jobs/huge.py" live "$tmp/live" --blocks "$blocks" >/dev/null 2>&1
 	pid=$(cat "$tmp/live/pid")
 	python3 "$memviz" stats "$tmp/live/snapshot.pickle" >"$tmp/ref.txt"
 	read -r w r < <(bench_best "$tmp/out.txt" "$MEMPROF" segsum --pid "$pid")
-	row "memprof segsum --pid" "$w" "$r" "$rw"
+	bench_row "memprof segsum --pid" "$w" "$r" "$rw"
 	cmp -s "$tmp/out.txt" "$tmp/ref.txt" || { echo "memprof segsum (live) differs from the reference" >&2; status=1; }
 	"$job" --stop "$tmp/live" >/dev/null
 done

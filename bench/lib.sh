@@ -36,3 +36,25 @@ bench_best() {
 	done
 	echo "$bw $br"
 }
+
+# bench_jobs_init: what the benchmarks of real jobs share: job (job.sh), builds (BENCH_JOB_BUILDS, default every
+# build job.sh lists), a scratch $tmp removed at exit (a job left live in $tmp/live stopped first), GNU time.
+bench_jobs_init() {
+	job=$top/tests/testbed/job.sh
+	builds=${BENCH_JOB_BUILDS:-$("$job" --list)}
+	tmp=$(mktemp -d)
+	trap bench_jobs_cleanup EXIT
+	bench_need_time
+}
+
+bench_jobs_cleanup() {
+	[ -f "$tmp/live/pid" ] && "$job" --stop "$tmp/live" >/dev/null 2>&1
+	rm -rf "$tmp"
+}
+
+# bench_row NAME WALL RSS_KIB REF_WALL: one line of a table: the wall time, the peak RSS in MiB ("-" for 0) and,
+# with REF_WALL, the reference's time over this one.
+bench_row() {
+	awk -v n="$1" -v w="$2" -v r="$3" -v ref="$4" 'BEGIN {
+		printf "%-44s %8.3f %10s %9s\n", n, w, r == 0 ? "-" : sprintf("%.1f", r / 1024), ref == "" ? "" : sprintf("%.1fx", ref / w) }'
+}

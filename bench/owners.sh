@@ -14,22 +14,9 @@ top=$(cd "$here/.." && pwd)
 MEMPROF=${MEMPROF:-./memprof}
 runs=${BENCH_RUNS:-3}
 objects=${BENCH_OBJECTS:-1000000}
-job=$top/tests/testbed/job.sh
-builds=${BENCH_JOB_BUILDS:-$("$job" --list)}
-tmp=$(mktemp -d)
-cleanup() {
-	[ -f "$tmp/live/pid" ] && "$job" --stop "$tmp/live" >/dev/null 2>&1
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 # shellcheck source=bench/lib.sh
 . "$here/lib.sh"
-bench_need_time
-
-row() { # NAME WALL RSS_KIB REF_WALL
-	awk -v n="$1" -v w="$2" -v r="$3" -v ref="$4" 'BEGIN {
-		printf "%-44s %8.3f %10s %9s\n", n, w, r == 0 ? "-" : sprintf("%.1f", r / 1024), ref == "" ? "" : sprintf("%.1fx", ref / w) }'
-}
+bench_jobs_init
 
 # memprof's answer of $tmp/out.txt against the job in DIR.
 agrees() { # DIR WHAT
@@ -49,15 +36,15 @@ for build in $builds; do
 		{ tail -3 "$tmp/gcore.log" >&2; exit 1; }
 	ref=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["reference_s"])' "$tmp/gcore/notes.json")
 	echo "-- $(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["tensors"])' "$tmp/gcore/notes.json") manifest tensors, gcore core $(($(stat -c %s "$tmp/gcore/core") / 1048576)) MiB"
-	row "in-job manifest collection [ref]" "$ref" 0 ""
+	bench_row "in-job manifest collection [ref]" "$ref" 0 ""
 	read -r w r < <(bench_best "$tmp/out.txt" "$MEMPROF" owners "$tmp/gcore/core" --format json)
-	row "memprof owners gcore-core" "$w" "$r" "$ref"
+	bench_row "memprof owners gcore-core" "$w" "$r" "$ref"
 	agrees "$tmp/gcore" "gcore core"
 	objs=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["objects"])' "$tmp/out.txt")
 	rm -f "$tmp/gcore/core"
 	"$job" "$build" "$here/owners_job.py" live "$tmp/live" --objects "$objects" >/dev/null 2>&1
 	read -r w r < <(bench_best "$tmp/out.txt" "$MEMPROF" owners --pid "$(cat "$tmp/live/pid")" --format json)
-	row "memprof owners --pid" "$w" "$r" "$ref"
+	bench_row "memprof owners --pid" "$w" "$r" "$ref"
 	agrees "$tmp/live" "live"
 	echo "-- the heap memprof walked: $objs GC-tracked objects"
 	"$job" --stop "$tmp/live" >/dev/null

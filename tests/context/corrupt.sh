@@ -29,11 +29,6 @@ seeds=${MEMPROF_CORRUPT_SEEDS:-24}
 max_kb=${MEMPROF_CORRUPT_MAX_KB:-204800}
 tmo=120
 mp_args=()
-if [ "${MEMPROF_TESTBED_SKIP:-0}" = 1 ]; then
-	echo "not run: MEMPROF_TESTBED_SKIP=1"
-	exit 77
-fi
-[ -x "$poke" ] || { echo "not run: no core_poke at $poke (make check builds it)"; exit 77; }
 # shellcheck source=../walker/corrupt_lib.sh
 . "$top/tests/walker/corrupt_lib.sh"
 
@@ -85,18 +80,14 @@ linetable=$(peek "$core" $((code + 136)))
 
 # case LABEL PATTERN ADDR VALUE: poke VALUE at ADDR, walk, judge, undo. The allocator state must still be the
 # job's; frames may differ only where the damage is, and a warning matching PATTERN must say so ('' for none).
-n_case=0
 case_ctx() {
-	local label=$1 pattern=$2 addr=$3 value=$4 old name
-	n_case=$((n_case + 1))
-	name=k$n_case
-	old=$(peek "$core" "$addr") || { bad "$label: cannot read $addr"; return; }
-	"$poke" "$core" poke "$addr" "$value" || { bad "$label: cannot poke $addr"; return; }
-	run_mp "$name" "$core"
-	"$poke" "$core" poke "$addr" "$old"
-	verdict "$label" "$name" ${pattern:+--pattern "$pattern"} --consistent || return
-	same_state "$label" "$name" && ok "$label: $outcome"
+	poked "$1" "$core" "$3" "$4" run_mp_core || return
+	verdict "$1" "$name" ${2:+--pattern "$2"} --consistent || return
+	same_state "$1" "$name" && ok "$1: $outcome"
 }
+
+# run_mp_core NAME: run_mp on the core (poked's command).
+run_mp_core() { run_mp "$1" "$core"; }
 
 # The allocator's part of the result equals the truth (segments, blocks, trace entries, statistics, settings).
 same_state() {

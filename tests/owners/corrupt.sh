@@ -24,11 +24,6 @@ tmo=120
 check=$top/tests/walker/partial_check.py
 truth=
 mp_args=()
-if [ "${MEMPROF_TESTBED_SKIP:-0}" = 1 ]; then
-	echo "not run: MEMPROF_TESTBED_SKIP=1"
-	exit 77
-fi
-[ -x "$poke" ] || { echo "not run: no core_poke at $poke (make check builds it)"; exit 77; }
 # shellcheck source=../walker/corrupt_lib.sh
 . "$top/tests/walker/corrupt_lib.sh"
 
@@ -77,16 +72,9 @@ impl2=$(peek "$core" $((t2 + 16)))
 storage=$(peek "$core" $((impl + 16)))
 
 # case LABEL PATTERN ADDR VALUE: poke, run, undo, judge: a result with a warning matching PATTERN, or an error.
-n_case=0
 case_owners() {
-	local label=$1 pattern=$2 addr=$3 value=$4 old name
-	n_case=$((n_case + 1))
-	name=k$n_case
-	old=$(peek "$core" "$addr") || { bad "$label: cannot read $addr"; return; }
-	"$poke" "$core" poke "$addr" "$value" || { bad "$label: cannot poke $addr"; return; }
-	run_owners "$name"
-	"$poke" "$core" poke "$addr" "$old"
-	verdict "$label" "$name" ${pattern:+--pattern "$pattern"} && ok "$label: $outcome"
+	poked "$1" "$core" "$3" "$4" run_owners || return
+	verdict "$1" "$name" ${2:+--pattern "$2"} && ok "$1: $outcome"
 }
 
 notread='not read'

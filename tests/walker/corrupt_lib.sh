@@ -1,8 +1,15 @@
 # corrupt_lib.sh - what the damaged-core tests share (sourced by tests/walker/corrupt.sh and
 # tests/context/corrupt.sh): checks counted, one memprof run timed out and measured, its verdict, and the
 # allocator's addresses in a core found through the layout `memprof info -o` writes.
-# The sourcing script sets: memprof, check (partial_check.py), tmo, max_kb, work, truth; base_mem once the
-# undamaged run is measured; mp_args, options every memprof run gets (may be empty).
+# The sourcing script sets: memprof, poke (core_poke), check (partial_check.py), tmo, max_kb, work, truth;
+# base_mem once the undamaged run is measured; mp_args, options every memprof run gets (may be empty).
+# Sourcing it exits 77 when the test bed is skipped (MEMPROF_TESTBED_SKIP=1) or core_poke is not built.
+
+if [ "${MEMPROF_TESTBED_SKIP:-0}" = 1 ]; then
+	echo "not run: MEMPROF_TESTBED_SKIP=1"
+	exit 77
+fi
+[ -x "$poke" ] || { echo "not run: no core_poke at $poke (make check builds it)"; exit 77; }
 
 pass=0 fail=0
 ok() { echo "ok: $*"; pass=$((pass + 1)); }
@@ -96,6 +103,20 @@ verdict() {
 		;;
 	esac
 	return 0
+}
+
+# poked LABEL CORE ADDR VALUE CMD...: the u64 at ADDR of CORE set to VALUE while CMD runs, then put back; a
+# case numbered in n_case, its run named k<n> ($name). Returns 1 (counted bad) when ADDR cannot be read or written.
+n_case=0
+poked() {
+	local label=$1 core=$2 addr=$3 value=$4 old
+	shift 4
+	n_case=$((n_case + 1))
+	name=k$n_case
+	old=$(peek "$core" "$addr") || { bad "$label: cannot read $addr"; return 1; }
+	"$poke" "$core" poke "$addr" "$value" || { bad "$label: cannot poke $addr"; return 1; }
+	"$@" "$name"
+	"$poke" "$core" poke "$addr" "$old"
 }
 
 # find_allocator CORE: the layout of CORE's walk in $work/layout (L KEY reads it), the NativeCachingAllocator
