@@ -7,6 +7,7 @@
 #include "mp_blocks.h"
 #include "mp_frame_filter.h"
 #include "mp_repr.h"
+#include "mp_snapshot_extras.h"
 
 mp_err mp_block_refs_collect(const mp_snapshot *snap, mp_block_keep_fn keep, const void *ctx, mp_block_ref **out,
 			     size_t *n, const char *analysis, mp_diag *diag)
@@ -220,13 +221,19 @@ static size_t site_frame(const mp_snapshot *snap, mp_val frames, size_t n)
 
 void mp_block_table_frame(mp_block_table *t, const mp_block_ref *r)
 {
-	mp_val frames = mp_block_frames(t->snap, &t->snap->blocks[r->block]);
-	size_t n = mp_frames_len(t->snap, frames);
+	const mp_block *b = &t->snap->blocks[r->block];
+	mp_val frames = mp_block_frames(t->snap, b), owner = mp_block_extra_value(t->snap, b, "owner");
+	size_t n = mp_frames_len(t->snap, frames), len;
+	const char *name = owner != MP_ABSENT && mp_val_type(owner) == MP_T_STR ? mp_heap_atom(t->snap->heap, owner, &len)
+									     : NULL;
 
 	if (n == 0)
 		mp_out_putc(t->out, '-');
 	else
 		mp_block_put_frame(t->snap, frames, site_frame(t->snap, frames, n), " ", t->out);
+	/* the tensor that owns it, where the Python heap was read (src/owners: the 'owner' key) */
+	if (name != NULL)
+		mp_out_printf(t->out, "  (owner: %.*s)", (int)len, name);
 	mp_out_putc(t->out, '\n');
 }
 

@@ -44,7 +44,8 @@ static int run_blocks(mp_command_ctx *c, const mp_command_args *a)
 	bool owned;
 	int rc;
 
-	if ((rc = read_filter(c, a, &f)) != MP_CMD_OK || (rc = cmd_snapshot(c, a, 0, 0, 0, &snap, &owned)) != MP_CMD_OK)
+	if ((rc = read_filter(c, a, &f)) != MP_CMD_OK ||
+	    (rc = cmd_snapshot_annotated(c, a, 0, 0, !mp_arg_given(a, "--no-owners"), &snap, &owned)) != MP_CMD_OK)
 		return rc;
 	mp_out_init(&out);
 	mp_command_diag(c, &diag);
@@ -95,9 +96,10 @@ static int run_block(mp_command_ctx *c, const mp_command_args *a)
 
 const mp_command mp_cmd_blocks = {
 	"blocks", MP_FRONT_ALL, "the allocator's blocks, filtered",
-	"SNAPSHOT [--device N|all] [--stream S] [--state LIST] [--min-size SIZE] [--top N]",
+	"SNAPSHOT [--device N|all] [--stream S] [--state LIST] [--min-size SIZE] [--top N] [--no-owners]",
 	"One line per block that passes the filters: its address, size, state, stream and segment, and the frame\n"
-	"that allocated it: the first of the user's own code, else the first _memory_viz.py shows.\n"
+	"that allocated it: the first of the user's own code, else the first _memory_viz.py shows; on a core\n"
+	"or a live process also the tensor that owns it, from the Python heap (--no-owners: not read).\n"
 	"Sizes follow --units on the command line, 'set memprof units' in the debugger.\n",
 	"[snapshot]",
 	(const mp_option[]){
@@ -109,6 +111,7 @@ const mp_command mp_cmd_blocks = {
 		  "and pending)" },
 		{ "--min-size", MP_OPT_SIZE, NULL, "SIZE", "only blocks of SIZE or more: 4096, 64KiB, 1.5MiB, ..." },
 		{ "--top", MP_OPT_COUNT, NULL, "N", "the N largest" },
+		{ "--no-owners", MP_OPT_FLAG, NULL, NULL, "on a core or a live process, do not read the Python heap" },
 		{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
 	},
 	"0 done, 1 no block passed, 2 bad input or usage",

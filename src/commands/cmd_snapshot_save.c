@@ -31,8 +31,8 @@ static int run_save(mp_command_ctx *c, const mp_command_args *a)
 	int rc;
 
 	if ((rc = pick_format(c, mp_arg(a, "--format"), path, &fmt)) != MP_CMD_OK ||
-	    (rc = cmd_snapshot(c, a, 0, 0, mp_arg_given(a, "--stats") ? MP_SW_DEVICE_STATS : 0, &snap, &owned)) !=
-		    MP_CMD_OK)
+	    (rc = cmd_snapshot_annotated(c, a, 0, mp_arg_given(a, "--stats") ? MP_SW_DEVICE_STATS : 0,
+					 mp_arg_given(a, "--owners"), &snap, &owned)) != MP_CMD_OK)
 		return rc;
 	mp_out_init(&out);
 	mp_command_diag(c, &diag);
@@ -56,19 +56,24 @@ static int run_save(mp_command_ctx *c, const mp_command_args *a)
 
 const mp_command mp_cmd_snapshot_save = {
 	"snapshot save", MP_FRONT_ALL, "write a snapshot to FILE as PyTorch's pickle or memprof JSON",
-	"SNAPSHOT FILE [--format pickle|json] [--stats]",
+	"SNAPSHOT FILE [--format pickle|json] [--stats] [--owners]",
 	"The snapshot PyTorch's torch.cuda.memory._snapshot() would have returned (segments, blocks,\n"
 	"trace ring, settings), rebuilt from a core or a live process, or read from a file: as a pickle\n"
 	"(as torch.cuda.memory._dump_snapshot writes it: python -m torch.cuda._memory_viz and\n"
 	"https://pytorch.org/memory_viz read it) or as memprof JSON (src/model/SCHEMA.md). The format\n"
 	"is --format's, else FILE's name's (.pickle, .pkl or .json); FILE '-' is standard output.\n"
-	"Frames are not decoded yet: they are empty lists.\n",
+	"Allocation frames are decoded where the job recorded history (--no-frames: not). --owners adds\n"
+	"to each block the tensor that owns it from the Python heap ('owner', and 'category' for\n"
+	"parameters, buffers, gradients, optimizer state and activations), keys PyTorch's tools pass\n"
+	"over and memprof's `categories`, `blocks` and `compare` read.\n",
 	"snapshot file",
 	(const mp_option[]){
 		{ "--format", MP_OPT_CHOICE, "pickle json", "F", "the file's format, whatever its name" },
 		{ "--stats", MP_OPT_FLAG, NULL, NULL,
 		  "add each device's memory_stats() under the extra key 'device_stats' (which PyTorch's tools\n"
 		  "ignore; `memprof summary` reads it); the debugger's snapshots always carry them" },
+		{ "--owners", MP_OPT_FLAG, NULL, NULL,
+		  "on a core or a live process, each block's owner from the Python heap ('owner', 'category')" },
 		{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
 	},
 	"0 done, 2 bad input or usage",

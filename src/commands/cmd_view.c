@@ -187,9 +187,12 @@ static int run_compare(mp_command_ctx *c, const mp_command_args *a)
 	mp_err err;
 	int rc;
 
-	if ((rc = cmd_snapshot(c, a, 0, 0, 0, &before, &owned_before)) != MP_CMD_OK)
+	bool owners = (c->interactive || mp_arg_given(a, "--blocks")) && !mp_arg_given(a, "--no-owners");
+
+	/* the block lines name each block's owner, where the Python heap of the target can be read */
+	if ((rc = cmd_snapshot_annotated(c, a, 0, 0, owners, &before, &owned_before)) != MP_CMD_OK)
 		return rc;
-	if ((rc = cmd_snapshot(c, a, 1, 0, 0, &after, &owned_after)) != MP_CMD_OK) {
+	if ((rc = cmd_snapshot_annotated(c, a, 1, 0, owners, &after, &owned_after)) != MP_CMD_OK) {
 		cmd_release(before, owned_before);
 		return rc;
 	}
@@ -202,7 +205,7 @@ static int run_compare(mp_command_ctx *c, const mp_command_args *a)
 		rc = cmd_emit(c, &summary, false);
 	if (rc == MP_CMD_OK)
 		rc = cmd_flame(c, "compare", &folded, mp_arg(a, "-o"), "Segments only before / only after");
-	if (rc == MP_CMD_OK && c->interactive)
+	if (rc == MP_CMD_OK && (c->interactive || mp_arg_given(a, "--blocks")))
 		rc = block_changes(c, before, after, &nchanges);
 	if (rc == MP_CMD_OK && folded.len == 0 && nchanges == 0)
 		rc = MP_CMD_NOTHING;
@@ -280,11 +283,20 @@ const mp_command mp_cmd_trace = {
 
 const mp_command mp_cmd_compare = {
 	"compare", MP_FRONT_ALL, "segments only in BEFORE or only in AFTER",
-	"BEFORE AFTER [-o FILE]",
+	"BEFORE AFTER [-o FILE] [--blocks] [--no-owners]",
 	"The addresses of the segments found only before and only after (sorted), then the folded stack\n"
 	"lines of their blocks (prefixed only_before;/only_after;) as `_memory_viz compare`, printed or\n"
-	"written to FILE (an SVG flame graph when it ends in .svg). In the debugger, then every block\n"
-	"allocated (+) or freed (-) between the two.\n",
-	"snapshot snapshot", output_option, "0 done, 1 no difference, 2 bad input or usage",
+	"written to FILE (an SVG flame graph when it ends in .svg). Then, in the debugger or with\n"
+	"--blocks, every block allocated (+) or freed (-) between the two, with the frame that allocated\n"
+	"it and, where a side is a core or a live process (or a snapshot taken or saved with its owners),\n"
+	"the tensor that owns it from the Python heap (--no-owners: not read).\n",
+	"snapshot snapshot",
+	(const mp_option[]){
+		{ "-o", MP_OPT_FILE, NULL, "FILE", "write to FILE ('-': standard output); an SVG flame graph when it ends in .svg" },
+		{ "--blocks", MP_OPT_FLAG, NULL, NULL, "also every block allocated or freed between the two (the debugger always)" },
+		{ "--no-owners", MP_OPT_FLAG, NULL, NULL, "on a core or a live process, do not read the Python heap" },
+		{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
+	},
+	"0 done, 1 no difference, 2 bad input or usage",
 	run_compare, 0, NULL,
 };

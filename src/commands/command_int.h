@@ -14,6 +14,10 @@ int cmd_snapshot(mp_command_ctx *c, const mp_command_args *a, int i, unsigned lo
    read: a warning says why). The snapshot then comes from the walk the owners are placed in. */
 int cmd_snapshot_owners(mp_command_ctx *c, const mp_command_args *a, int i, unsigned walk_flags, mp_snapshot **snap,
 			bool *owned, mp_owners **owners);
+/* cmd_snapshot, or with OWNERS cmd_snapshot_owners with the owners written into the snapshot's blocks
+   ('owner', 'category': mp_owners_annotate), for what shows blocks or saves them. */
+int cmd_snapshot_annotated(mp_command_ctx *c, const mp_command_args *a, int i, unsigned walk_flags, bool owners,
+			   mp_snapshot **snap, bool *owned);
 /* Free SNAP when OWNED. */
 void cmd_release(mp_snapshot *snap, bool owned);
 /* The name failures about positional word I are told under. */

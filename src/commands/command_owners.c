@@ -1,6 +1,7 @@
 /* command_owners.c - a snapshot with the owners of its blocks, for the commands that name them (block,
    categories): from one walk of the target, so that the owners' block indexes are the snapshot's. */
 #include "command_int.h"
+#include "mp_owners_report.h"
 #include "mp_snapshot_walk.h"
 
 int cmd_snapshot_owners(mp_command_ctx *c, const mp_command_args *a, int i, unsigned walk_flags, mp_snapshot **snap,
@@ -41,5 +42,27 @@ int cmd_snapshot_owners(mp_command_ctx *c, const mp_command_args *a, int i, unsi
 		mp_walk_free(w);
 		mp_target_close(t);
 	}
+	return rc;
+}
+
+int cmd_snapshot_annotated(mp_command_ctx *c, const mp_command_args *a, int i, unsigned walk_flags, bool owners,
+			   mp_snapshot **snap, bool *owned)
+{
+	mp_owners *o = NULL;
+	mp_diag diag;
+	int rc;
+
+	if (!owners)
+		return cmd_snapshot(c, a, i, 0, walk_flags, snap, owned);
+	if ((rc = cmd_snapshot_owners(c, a, i, walk_flags, snap, owned, &o)) != MP_CMD_OK || o == NULL)
+		return rc;
+	mp_command_diag(c, &diag);
+	/* O was placed in *SNAP, a snapshot of its own walk (owned): nobody else's is changed */
+	if (mp_owners_annotate(o, *snap, &diag) != MP_OK) {
+		rc = mp_command_fail(c, "owners", MP_E_NOMEM, &diag);
+		cmd_release(*snap, *owned);
+		*snap = NULL;
+	}
+	mp_owners_free(o);
 	return rc;
 }

@@ -29,4 +29,8 @@ void mp_owners_report(const mp_owners *o, const mp_snapshot *snap, const mp_owne
    reaches it. Nothing when ADDR is in no active block and no storage. */
 void mp_owners_describe_addr(const mp_owners *o, const mp_snapshot *snap, uint64_t addr, enum mp_units u, mp_out *out);
 
+/* Write O into SNAP (the snapshot O's blocks index): each owned block gets 'owner' (its tensor's name) and,
+   for a parameter, buffer, gradient, optimizer state or activation, 'category'. MP_E_NOMEM. */
+mp_err mp_owners_annotate(const mp_owners *o, mp_snapshot *snap, mp_diag *diag) MP_WUR;
+
 #endif

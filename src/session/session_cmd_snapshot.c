@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "mp_array.h"
+#include "mp_owners_report.h"
 #include "mp_snapshot_file.h"
 #include "mp_snapshot_walk.h"
 #include "session_int.h"
@@ -56,6 +57,26 @@ static int check_name(mp_command_ctx *c, const char *name)
 	return MP_CMD_OK;
 }
 
+/* Write the owners of SNAP's blocks (S's target, just walked) into it; a target without CPython or torch
+   tensors has none, silently; damage that stops the reading is a warning. MP_E_NOMEM only. */
+static mp_err annotate_owners(mp_session *s, mp_snapshot *snap, mp_diag *diag)
+{
+	mp_owners *o = NULL;
+	mp_diag quiet = { .msg = "" };
+	mp_err err = mp_owners_read(s->target, snap, NULL, &o, &quiet);
+
+	if (err != MP_OK) {
+		if (err == MP_E_NOMEM)
+			return err;
+		if (err != MP_E_NOTFOUND)
+			mp_warn(diag, "owners not read: %s", quiet.msg);
+		return MP_OK;
+	}
+	err = mp_owners_annotate(o, snap, diag);
+	mp_owners_free(o);
+	return err;
+}
+
 static int run_take(mp_command_ctx *c, const mp_command_args *a)
 {
 	mp_session *s = c->data;
@@ -73,6 +94,11 @@ static int run_take(mp_command_ctx *c, const mp_command_args *a)
 	session_diag_init(s, &diag);
 	if ((err = mp_snapshot_from_walk(s->walk, s->target, MP_SW_DEVICE_STATS | s->walk_flags, &snap, &diag)) != MP_OK)
 		return session_fail(s, "snapshot take", err, &diag);
+	/* the owners, kept with it: what compare says of its blocks later, when the tensors may be gone */
+	if ((err = annotate_owners(s, snap, &diag)) != MP_OK) {
+		mp_snapshot_free(snap);
+		return session_fail(s, "snapshot take", err, &diag);
+	}
 	ti = mp_target_get_info(s->target);
 	strftime(when, sizeof when, "%H:%M:%S", localtime(&now));
 	snprintf(origin, sizeof origin, "%s at %s, %zu segments, %zu blocks", ti->origin != NULL ? ti->origin : "target",

@@ -42,7 +42,7 @@ lean="training:gcore training:kernel training:live history:kernel history-all:li
 	multi_device:live private_pool:kernel expandable:live settings:live pending_free:kernel hung:live unseen:kernel owners:gcore"
 # The stamp names everything the outcome depends on but the build flags: the test bed, these scripts and memprof's
 # sources (so a change to memprof runs everything again; the sanitizer pass of the same tree does not).
-stamp=$tb_cache/jobs-passed-$( (cat "$0" "$compare" "$here/job_truth.py" "$top/tests/owners/check.py"; find "$testbed" "$top/src" "$top/coredump" \
+stamp=$tb_cache/jobs-passed-$( (cat "$0" "$compare" "$here/job_truth.py" "$top/tests/owners/check.py" "$top/tests/owners/check_saved.py"; find "$testbed" "$top/src" "$top/coredump" \
 	-type f \( -name '*.sh' -o -name '*.py' -o -name '*.c' -o -name '*.h' -o -name 'list' -o -name Makefile \
 	-o -name '*.layout' \) -print0 | sort -z | xargs -0 cat; echo "$builds") | sha256sum | cut -c1-12)
 if [ -n "${MEMPROF_JOB_RUNS:-}" ]; then
@@ -163,6 +163,16 @@ check_owners() { # LABEL DIR ARGS...
 	else
 		bad "$label: memprof owners differs from the job's own account:"
 		sed 's/^/    /' "$dir/owners.out" | head -12
+	fi
+	# the owners written into a saved snapshot, and read back from it by categories (as data)
+	if "$memprof" snapshot save "$@" "$dir/owned.json" --owners --format json 2>"$dir/owned.err" &&
+		python3 "$top/tests/owners/check_saved.py" "$dir/owners.json" "$dir/owned.json" >"$dir/owned.out" 2>&1 &&
+		"$memprof" categories "$dir/owned.json" --scheme tracker >"$dir/owned.cat" 2>/dev/null &&
+		"$memprof" categories "$@" --scheme tracker >"$dir/target.cat" 2>/dev/null && cmp -s "$dir/owned.cat" "$dir/target.cat"; then
+		ok "$label: snapshot save --owners carries them; categories of the file == of the target ($(tail -1 "$dir/owned.out"))"
+	else
+		bad "$label: snapshot save --owners: $(head -c 300 "$dir/owned.err") $(tail -3 "$dir/owned.out" 2>/dev/null)"
+		diff "$dir/owned.cat" "$dir/target.cat" 2>&1 | head -6 | sed 's/^/    /'
 	fi
 }
 
