@@ -13,11 +13,14 @@ layer_of() { # FILE -> index of its layer, or -1
 	done
 	echo -1
 }
-header_layer() { # HEADER NAME -> index of the layer that holds it, or -1 (system/external)
+header_layer() { # HEADER NAME -> index of the layer that holds it (in a family's subfolder too), or -1 (external)
 	for i in "${!layers[@]}"; do
-		[ -f "${layers[$i]}/$1" ] && { echo "$i"; return; }
+		[ -n "$(header_path "${layers[$i]}" "$1")" ] && { echo "$i"; return; }
 	done
 	echo -1
+}
+header_path() { # LAYER HEADER NAME -> its path in the layer's folder or subfolders, or nothing
+	find "$1" -name "$2" -type f -print -quit
 }
 
 for f in $(find src coredump -name '*.[ch]' | sort); do
@@ -28,8 +31,8 @@ for f in $(find src coredump -name '*.[ch]' | sort); do
 			echo "FAIL: $f includes $inc from a higher layer (${layers[$theirs]})"
 			fail=$((fail + 1))
 		elif [ "$theirs" -ge 0 ] && case "$inc" in *_int.h) true ;; *) false ;; esac &&
-			[ "$(dirname "${layers[$theirs]}/$inc")" != "$(dirname "$f")" ]; then
-			echo "FAIL: $f includes $inc, private to $(dirname "${layers[$theirs]}/$inc")"
+			[ "$(dirname "$(header_path "${layers[$theirs]}" "$inc")")" != "$(dirname "$f")" ]; then
+			echo "FAIL: $f includes $inc, private to $(dirname "$(header_path "${layers[$theirs]}" "$inc")")"
 			fail=$((fail + 1))
 		else
 			pass=$((pass + 1))
@@ -38,7 +41,7 @@ for f in $(find src coredump -name '*.[ch]' | sort); do
 done
 
 # Every header compiles on its own (it includes what it uses).
-incs=$(printf -- '-I%s ' "${layers[@]}")
+incs=$(find "${layers[@]}" -type d -printf '-I%p ')
 for h in $(find src coredump -name '*.h'); do
 	if echo "#include \"$(basename "$h")\"" | ${CC:-cc} -std=c11 -D_GNU_SOURCE -fsyntax-only $incs -x c - 2>/tmp/layering.$$; then
 		pass=$((pass + 1))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# heap.sh - memprof's reader of the Python heap (src/python/mp_py_heap.h: the GC's lists, types, dicts, lists,
+# heap.sh - memprof's reader of the Python heap (src/python/heap/mp_py_heap.h: the GC's lists, types, dicts, lists,
 # tuples, instance attributes, ints, floats, strs, sys.modules) on live interpreters: each runs
 # tests/python/heap_target.py, which builds known objects and writes what the interpreter says of them (JSON);
 # heap_driver reads them from the process's memory, then from a gcore core of it, and compares exactly. The

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# threads.sh - `memprof pystack` (src/python/mp_py_threads.h) on live interpreters and their cores: each runs
+# threads.sh - `memprof pystack` (src/python/threads/mp_py_threads.h) on live interpreters and their cores: each runs
 # tests/python/threads_target.py (threads blocked on a lock, 150 frames deep, in a generator, in a coroutine,
 # asleep; the main thread handling a ValueError), which writes faulthandler's dump of every thread from the very
 # line it then sleeps on. memprof's stacks must equal that dump (threads_compare.py): live (--pid, and --pid
