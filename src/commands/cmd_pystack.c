@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "command_int.h"
+#include "mp_py_heap.h"
 #include "mp_py_threads.h"
 
 /* A message shown on one line: newlines as \n, cut after MAX bytes. */
@@ -138,6 +139,35 @@ static bool json_threads(mp_out *out, const mp_py_threads *ts)
 	return true;
 }
 
+/* Each exception's type named with its module, as Python prints it (torch.OutOfMemoryError): a heap type's
+   tp_name lacks it (PyPI's torch 2.14 makes its exceptions so), its __module__ says it. Left as it is when the
+   heap cannot be read or the type is a builtin. */
+static void qualify_exceptions(mp_target *t, mp_py_threads *ts)
+{
+	mp_py_interp py;
+	mp_py_runtime rt;
+	mp_py_heap *h;
+
+	if (mp_py_find(t, &py, NULL) != MP_OK || mp_py_runtime_read(t, &py, &rt, NULL) != MP_OK ||
+	    mp_py_heap_open(t, &py, &rt, NULL, &h, NULL) != MP_OK)
+		return;
+	for (size_t i = 0; i < ts->nthreads; i++) {
+		mp_py_thread *th = &ts->threads[i];
+		const mp_py_type *ty;
+		uint64_t type;
+		char *name;
+
+		if (th->exc_type == NULL || strchr(th->exc_type, '.') != NULL ||
+		    mp_py_object_type(h, th->exc, &type, NULL) != MP_OK || (ty = mp_py_heap_type(h, type, NULL)) == NULL ||
+		    strcmp(ty->module, "builtins") == 0 || strcmp(ty->name, th->exc_type) != 0 ||
+		    asprintf(&name, "%s.%s", ty->module, ty->name) < 0)
+			continue;
+		free(th->exc_type);
+		th->exc_type = name;
+	}
+	mp_py_heap_close(h);
+}
+
 static int run_pystack(mp_command_ctx *c, const mp_command_args *a)
 {
 	const char *format = mp_arg(a, "--format");
@@ -155,6 +185,8 @@ static int run_pystack(mp_command_ctx *c, const mp_command_args *a)
 		return rc;
 	mp_command_diag(c, &diag);
 	err = mp_py_threads_read_target(t, &ts, &diag);
+	if (err == MP_OK)
+		qualify_exceptions(t, &ts);
 	if (owned)
 		mp_target_close(t);
 	if (err != MP_OK)

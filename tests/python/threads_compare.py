@@ -136,9 +136,9 @@ def main(argv):
         etype, emsg = exc.split(":", 1)
         cur = [tid for tid, d in dump.items() if d["current"]]
         e = mine[cur[0]]["exception"] if cur and cur[0] in mine else None
-        # tp_name: a static type's carries its module (torch 2.6's "torch.OutOfMemoryError"), a heap type's
-        # not (2.14's "OutOfMemoryError")
-        if e is None or e["type"] not in (etype, etype.rsplit(".", 1)[-1]) or e["message"] != emsg or e["state"] != "handling":
+        # qualified as Python names it, whether tp_name carries the module (a static type: torch 2.6's
+        # "torch.OutOfMemoryError") or __module__ does (a heap type: 2.14's)
+        if e is None or e["type"] != etype or e["message"] != emsg or e["state"] != "handling":
             errors.append("the current thread's exception: %s, not handling %s" % (e, exc))
     if gil:
         holders = [hex(tid) for tid, t in mine.items() if t["holds_gil"]]
