@@ -74,7 +74,8 @@ const mp_command mp_cmd_owners = {
 	"needed): every torch tensor the garbage collector tracks, the nn.Modules that name them\n"
 	"(parameters and buffers, as named_parameters() names them: model.encoder.layers.0.linear1.weight),\n"
 	"each parameter's gradient, each optimizer's state (optimizer.state[model.head.bias].exp_avg),\n"
-	"and the other Python tensors, named by the global or local variable that holds them. Each\n"
+	"and the other Python tensors, named by the global or local variable that holds them (or an\n"
+	"item of a list, tuple or dict one holds: pooled[0]). Each\n"
 	"active block goes, whole, to the owner of highest priority among the storages in it\n"
 	"(parameter, buffer, gradient, optimizer_state, activation, other_python), else to\n"
 	"not_python: memory no Python-visible tensor reaches (saved for backward, held by C++, cached\n"
@@ -83,8 +84,9 @@ const mp_command mp_cmd_owners = {
 	"device's rows add up to its active bytes. --by category gives one row per category,\n"
 	"--by tensor one line per tensor (kind, device, address, size, dtype, shape, name).\n"
 	"CPU tensors (e.g. Adam's step counters) are listed under cpu with their storages' sizes.\n"
-	"The roots are named by globals of __main__, then by local variables of the running frames,\n"
-	"else TYPE@ADDRESS. Nothing is written to the target and no code runs in it.\n",
+	"The roots are named by globals of __main__, then by local variables of the running frames (and\n"
+	"the items of the lists, tuples and dicts they hold), else TYPE@ADDRESS. Nothing is written to\n"
+	"the target and no code runs in it.\n",
 	"[snapshot]",
 	(const mp_option[]){
 		{ "--by", MP_OPT_CHOICE, "module category tensor", "BY", "rows: modules (default), categories or tensors" },

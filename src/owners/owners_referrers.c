@@ -1,7 +1,7 @@
 /* owners_referrers.c - one referrer path for each Python tensor: the global of __main__ or, innermost frame
-   first (the frame that uses it now), the local variable that holds it (owners_variables.c's list; the names
-   are borrowed from it). Tensors inside containers (lists,
-   dicts, attributes of objects that are not modules) are not followed: they keep their address as a name. */
+   first (the frame that uses it now), the local variable that holds it, or an item of a list, tuple or dict one
+   of them holds (owners_variables.c's list; the names are borrowed from it). Deeper containers and attributes
+   of objects that are not modules are not followed: such a tensor keeps its address as a name. */
 #include <stdlib.h>
 
 #include "owners_int.h"

@@ -1,5 +1,6 @@
 /* owners_variables.c - the variables that can name what the heap holds, read once: the globals of __main__,
-   then each thread's frames' locals, innermost frame first. Roots and referrers are named from this list. */
+   then each thread's frames' locals, innermost frame first, and one level into the lists, tuples and dicts they
+   hold (pooled[0], models['student']). Roots and referrers are named from this list. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,68 @@ struct collect {
 	mp_err err;
 };
 
+/* Items of one container read for names: a longer one is data, not a handful of named things. */
+enum { MAX_ITEMS = 4096 };
+
+static void add_one(struct collect *c, const char *name, uint64_t value);
+
+struct items {
+	struct collect *c;
+	const char *name;
+	size_t n;
+};
+
+/* NAME['KEY'] (str keys) or NAME[KEY] (int keys) for a dict's items. */
+static bool dict_item(void *ctx, uint64_t key, uint64_t value)
+{
+	struct items *it = ctx;
+	char *k, *item = NULL;
+	int64_t i;
+
+	if (it->n++ >= MAX_ITEMS)
+		return false;
+	if (mp_py_str(it->c->b->heap, key, &k, NULL) == MP_OK) {
+		if (asprintf(&item, "%s['%s']", it->name, k) < 0)
+			item = NULL;
+		free(k);
+	} else if (mp_py_long(it->c->b->heap, key, &i, NULL) == MP_OK && asprintf(&item, "%s[%lld]", it->name, (long long)i) < 0) {
+		item = NULL;
+	}
+	if (item != NULL) {
+		add_one(it->c, item, value);
+		free(item);
+	}
+	return it->c->err == MP_OK;
+}
+
+/* NAME, and when VALUE is a list, tuple or dict, NAME[...] for its items (one level). */
 static void add(struct collect *c, const char *name, uint64_t value)
+{
+	struct items it = { .c = c, .name = name };
+	uint64_t *items = NULL;
+	size_t n = 0;
+	char *item;
+
+	add_one(c, name, value);
+	if (c->err != MP_OK)
+		return;
+	if (mp_py_seq_items(c->b->heap, value, &items, &n, MAX_ITEMS, NULL) == MP_OK) {
+		for (size_t i = 0; i < n && c->err == MP_OK; i++) {
+			if (asprintf(&item, "%s[%zu]", name, i) < 0) {
+				c->err = MP_E_NOMEM;
+				break;
+			}
+			add_one(c, item, items[i]);
+			free(item);
+		}
+		free(items);
+		return;
+	}
+	if (mp_py_dict_each(c->b->heap, value, dict_item, &it, NULL) != MP_OK)
+		return; /* not a dict (or a damaged one: its name is enough) */
+}
+
+static void add_one(struct collect *c, const char *name, uint64_t value)
 {
 	owners_build *b = c->b;
 	owners_variable *v;

@@ -23,12 +23,26 @@ import sys
 NAMED = {"parameter", "gradient", "buffer", "optimizer_state"}
 
 
+def root_split(name):
+    """(root, rest) of ROOT.path, where ROOT may hold brackets with dots inside (models['a.b'], others[0])."""
+    depth = 0
+    for i, ch in enumerate(name):
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        elif ch == "." and depth == 0:
+            return name[:i], name[i + 1:]
+    return name, ""
+
+
 def split(name):
     """(roots, rest) of a name: ROOT.path, or OPT.state[ROOT.path].key."""
-    m = re.fullmatch(r"([^.\[]+)\.state\[([^.\]]+)(.*)\]\.(.*)", name)
+    m = re.fullmatch(r"(.+?)\.state\[(.*)\]\.([^.\]]+)", name)
     if m:
-        return (m.group(1), m.group(2)), ("state", m.group(3), m.group(4))
-    root, _, rest = name.partition(".")
+        proot, prest = root_split(m.group(2))
+        return (m.group(1), proot), ("state", "." + prest if prest else "", m.group(3))
+    root, rest = root_split(name)
     return (root,), (rest,)
 
 
