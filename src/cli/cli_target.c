@@ -42,7 +42,7 @@ static void show_progress(void *ctx, size_t blocks)
 	fprintf(stderr, "\rmemprof: %zu blocks read...", blocks);
 }
 
-/* Open the core WORD, or --pid when WORD is NULL (held still with --stop), into *T. */
+/* Open the core WORD (told a core already), or --pid when WORD is NULL (held still with --stop), into *T. */
 static int open_target(mp_command_ctx *c, int i, const char *word, mp_target **t)
 {
 	const mp_command_args *a = args_of(c);
@@ -57,8 +57,6 @@ static int open_target(mp_command_ctx *c, int i, const char *word, mp_target **t
 
 	*t = NULL;
 	mp_command_diag(c, &diag);
-	if (word != NULL && mp_file_kind(word) != MP_FILE_CORE)
-		return mp_command_error(c, "'%s': not a core dump", word);
 	if (word != NULL)
 		err = mp_target_open_core(word, &topts, t, &diag);
 	else
@@ -71,21 +69,18 @@ static int open_target(mp_command_ctx *c, int i, const char *word, mp_target **t
 static int target(mp_command_ctx *c, int i, const char *word, mp_target **t, bool *owned)
 {
 	*owned = true;
+	if (word != NULL && mp_file_kind(word) != MP_FILE_CORE)
+		return mp_command_error(c, "'%s': not a core dump", word);
 	return open_target(c, i, word, t);
 }
 
 /* Open and walk the core WORD, or --pid when WORD is NULL. */
 static int walk(mp_command_ctx *c, int i, const char *word, mp_target **t, mp_walk **w)
 {
-	const mp_command_args *a = args_of(c);
-	const char *pid = mp_arg(a, "--pid"), *layout_path = mp_arg(a, "--layout");
-	mp_target_opts topts = {
-		.sysroot = mp_arg(a, "--sysroot"), .solib_path = mp_arg(a, "--solib-path"), .stop = mp_arg_given(a, "--stop"),
-	};
+	const char *layout_path = mp_arg(args_of(c), "--layout");
 	mp_walk_opts wopts = { 0 };
 	mp_layout layout;
 	char name[64];
-	long n = 0;
 	mp_diag diag;
 	mp_err err;
 	int rc;
@@ -99,12 +94,8 @@ static int walk(mp_command_ctx *c, int i, const char *word, mp_target **t, mp_wa
 			return mp_command_fail(c, layout_path, err, &diag);
 		wopts.layout = &layout;
 	}
-	if (word != NULL)
-		err = mp_target_open_core(word, &topts, t, &diag);
-	else
-		err = (pid != NULL && mp_parse_long(pid, &n)) ? mp_target_open_pid((int)n, &topts, t, &diag) : MP_E_USAGE;
-	if (err != MP_OK)
-		return mp_command_fail(c, target_name(c, i, word, name, sizeof name), err, &diag);
+	if ((rc = open_target(c, i, word, t)) != MP_CMD_OK)
+		return rc;
 	if (tty)
 		wopts.progress = show_progress;
 	rc = mp_command_walk(c, target_name(c, i, word, name, sizeof name), *t, &wopts, w);
