@@ -1,0 +1,191 @@
+/* mp_oom.h - why a request ran out of memory: the failed request (the trace's oom entry, the message of an
+   OutOfMemoryError, or a size asked about), the caching allocator's own decision replayed on the state memprof
+   read, the reserved memory that could not serve it sorted into causes, and what would have worked.
+
+   The replay follows the allocator's rules for a request (c10/cuda/CUDACachingAllocator.cpp, the same in every
+   2.x release memprof reads): round_size (512-byte steps, roundup_power2_divisions when set), the small pool
+   for rounded sizes up to 1 MiB and the large pool above, the best fit on the request's stream among that
+   pool's free blocks, max_split_size's refusal of oversize blocks, the size cudaMalloc would be asked for
+   (2 MiB, 20 MiB, or the request rounded up to 2 MiB), then the retry that synchronises pending frees and
+   releases every cached segment that is free as a whole. A state read at the OOM is the state after that
+   retry, so replaying it on that state reproduces the allocator's answer. */
+#ifndef MEMPROF_OOM_H
+#define MEMPROF_OOM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mp_err.h"
+#include "mp_format.h"
+#include "mp_out.h"
+#include "mp_snapshot.h"
+
+/* The numbers PyTorch's OutOfMemoryError message printed (−1 when the message does not say). Sizes are
+   format_size's: two decimals of their unit. */
+typedef struct mp_oom_message {
+	int64_t device;
+	int64_t tried;                /* "Tried to allocate" */
+	int64_t capacity;             /* "total capacity" */
+	int64_t free;                 /* "of which ... is free" */
+	int64_t in_use;               /* "this process has ... memory in use" (non-PyTorch memory included) */
+	int64_t allowed;              /* "... allowed;" (a per-process memory fraction) */
+	int64_t allocated;            /* "... is allocated by PyTorch" */
+	int64_t private_pools;        /* "with ... allocated in private pools" */
+	int64_t reserved_unallocated; /* "... is reserved by PyTorch but unallocated" */
+} mp_oom_message;
+
+/* Read the numbers of TEXT, an OutOfMemoryError's message (2.0's "(GPU 0; 1.00 GiB total capacity; ...)"
+   form and the later sentences). False when TEXT is no CUDA OOM message. */
+bool mp_oom_message_parse(const char *text, mp_oom_message *out);
+
+/* Write N as PyTorch's format_size prints it in its messages: "512 bytes", "4.00 KiB", "922.00 MiB". */
+void mp_oom_format_size(mp_out *out, int64_t n);
+
+enum mp_oom_source {
+	MP_OOM_FROM_TRACE,     /* the last 'oom' entry of the device's trace: the rounded size, exactly */
+	MP_OOM_FROM_EXCEPTION, /* an OutOfMemoryError's message: the size to format_size's precision */
+	MP_OOM_FROM_ARGS,      /* a size asked about: would this request be served now? */
+};
+
+typedef struct mp_oom_request {
+	enum mp_oom_source source;
+	int64_t device;
+	int64_t stream;
+	int64_t size;          /* as asked, or as the trace holds it (already rounded) */
+	int64_t device_free;   /* free device memory at the OOM (cudaMemGetInfo), −1 unknown */
+	int64_t trace_index;   /* the oom entry's index in the snapshot's trace, −1 */
+	bool has_message;
+	mp_oom_message message;
+	char where[160];       /* how it was found: "trace entry 812", "torch.OutOfMemoryError handled in thread ..." */
+} mp_oom_request;
+
+/* The last 'oom' entry of DEVICE's trace in SNAP (DEVICE −1: of any device) as a request. MP_E_NOTFOUND when
+   there is none. */
+mp_err mp_oom_request_from_trace(const mp_snapshot *snap, long device, mp_oom_request *out);
+
+/* A request from an OutOfMemoryError's message TEXT (its device, size and free memory); STREAM the stream
+   it is assumed to have asked on (the message does not say; 0, the default stream, unless known). False when
+   TEXT is no CUDA OOM message. */
+bool mp_oom_request_from_message(const char *text, int64_t stream, mp_oom_request *out);
+
+/* The id of each cause, in the fixed set documented in src/oom/OOM-CAUSES.md. */
+enum mp_oom_cause_id {
+	MP_OOM_DEVICE_FULL,    /* live tensors + the request exceed what the process can have */
+	MP_OOM_OUTSIDE,        /* device memory neither free nor reserved by this allocator */
+	MP_OOM_PRIVATE_POOL,   /* free memory inside private pools (CUDA graphs, MemPool) */
+	MP_OOM_PENDING_FREE,   /* freed blocks waiting for other streams' work (record_stream) */
+	MP_OOM_OTHER_POOL,     /* free memory in the other pool (small for a large request, or the reverse) */
+	MP_OOM_OTHER_STREAM,   /* free memory of the request's pool cached for other streams */
+	MP_OOM_OVERSIZE_SPLIT, /* large segments kept from release by small live blocks inside them */
+	MP_OOM_FRAGMENTATION,  /* the rest: free blocks on the request's stream and pool, each too small */
+	MP_OOM__NCAUSES
+};
+const char *mp_oom_cause_name(enum mp_oom_cause_id id);
+
+typedef struct mp_oom_cause {
+	enum mp_oom_cause_id id;
+	int64_t bytes;
+	int64_t largest;  /* the largest single free block it holds (0 for device_full, outside) */
+	bool sufficient;  /* its memory alone, usable by the request, would have served it */
+	char evidence[400];
+} mp_oom_cause;
+
+enum mp_oom_remedy_id {
+	MP_OOM_R_EXPANDABLE,   /* PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True */
+	MP_OOM_R_MAX_SPLIT,    /* max_split_size_mb:M */
+	MP_OOM_R_GC_THRESHOLD, /* garbage_collection_threshold */
+	MP_OOM_R_EMPTY_CACHE,  /* torch.cuda.empty_cache() at a point */
+	MP_OOM_R_FREE,         /* free what a named owner (or call site, or block) holds */
+	MP_OOM_R_PRIVATE_POOL, /* release a private pool: drop the MemPool or CUDA graph that owns it */
+	MP_OOM_R_NOTHING,      /* nothing of the allocator's: the live tensors exceed the device */
+	MP_OOM__NREMEDIES
+};
+const char *mp_oom_remedy_name(enum mp_oom_remedy_id id);
+
+typedef struct mp_oom_remedy {
+	enum mp_oom_remedy_id id;
+	bool works;        /* memprof claims it would have served the request; false: considered, would not */
+	char action[240];  /* the setting or the action */
+	char why[400];
+} mp_oom_remedy;
+
+/* Free memory of one (pool, stream): how broken up it is. */
+typedef struct mp_oom_frag {
+	int64_t stream;
+	char pool[48];        /* "large", "small", "private (1, 0) large" */
+	int64_t free_bytes, largest, nfree;
+	double fragmentation; /* 1 − largest / free: 0 when all free memory is one block */
+	double sq_ratio;      /* Σ free² / (Σ free)²: 1 when it is one block, → 1/n for n equal pieces */
+} mp_oom_frag;
+
+/* Who holds live memory: owners (the 'owner' key of blocks: Python names), else call sites, else blocks. */
+typedef struct mp_oom_holder {
+	char name[200];
+	int64_t bytes;
+	int64_t nblocks;
+} mp_oom_holder;
+
+enum mp_oom_verdict {
+	MP_OOM_V_OOM,            /* no block fits and cudaMalloc fails, also after the retry: out of memory */
+	MP_OOM_V_CACHED,         /* a cached block serves it */
+	MP_OOM_V_CUDAMALLOC,     /* cudaMalloc of the allocation size succeeds */
+	MP_OOM_V_AFTER_RELEASE,  /* cudaMalloc succeeds after the retry released cached segments */
+	MP_OOM_V_UNKNOWN_FREE,   /* no block fits and the device's free memory is unknown */
+};
+
+#define MP_OOM_MAX_CAUSES MP_OOM__NCAUSES
+#define MP_OOM_MAX_REMEDIES 16
+#define MP_OOM_MAX_HOLDERS 8
+#define MP_OOM_MAX_FRAGS 32
+
+typedef struct mp_oom {
+	mp_oom_request req;
+	/* the allocator's settings as read (allocator_settings), defaults where absent */
+	int64_t max_split_size;  /* INT64_MAX: none */
+	bool expandable;
+	double gc_threshold;
+	int64_t divisions[16];   /* roundup_power2_divisions per power-of-two interval from 1 MiB */
+	bool settings_known;
+	/* the replay */
+	int64_t rounded, alloc_size;
+	bool small_pool;
+	bool size_exact;                      /* false: the message gives the allocation size only; ROUNDED is
+						 the smallest size the allocator's failure allows (2 and 20 MiB
+						 allocations) or that allocation size (within 2 MiB above) */
+	int64_t best_fit_addr, best_fit_size; /* the block that would serve it, −1 */
+	int64_t largest_free;                 /* on the request's stream and pool (default pools) */
+	int64_t released_by_retry;            /* what the retry would release now */
+	enum mp_oom_verdict verdict;
+	char decision[4][240];                /* the replay's steps, as sentences */
+	int ndecision;
+	/* the device's memory */
+	int64_t reserved, allocated, live, pending, usable; /* usable: reserved + free, −1 when free unknown */
+	int64_t private_free;                 /* free blocks inside private pools */
+	mp_oom_message computed;              /* what PyTorch's message says for this state (capacity unknown) */
+	mp_oom_cause causes[MP_OOM_MAX_CAUSES];
+	int ncauses;
+	mp_oom_remedy remedies[MP_OOM_MAX_REMEDIES];
+	int nremedies;
+	mp_oom_holder holders[MP_OOM_MAX_HOLDERS];
+	int nholders;
+	const char *holders_by; /* "owner", "call site", "block" */
+	mp_oom_frag frags[MP_OOM_MAX_FRAGS];
+	int nfrags;
+} mp_oom;
+
+/* Explain REQ on SNAP (a snapshot of the same moment: its allocator_settings, segments, block states,
+   'owner' keys and frames when present). MP_E_NOTFOUND when SNAP has no segment of REQ's device and REQ
+   gives no free memory either; MP_E_NOMEM. The caller frees *OUT with free(). */
+mp_err mp_oom_explain(const mp_snapshot *snap, const mp_oom_request *req, mp_oom **out, mp_diag *diag) MP_WUR;
+
+/* Whether O is an OOM to explain: the allocator would raise (or, for a request asked about, could not serve
+   it from what it holds). */
+bool mp_oom_is_oom(const mp_oom *o);
+
+enum mp_oom_format { MP_OOM_PLAIN, MP_OOM_RST, MP_OOM_JSON };
+
+/* O as one screen of text (PLAIN, RST) or a JSON object (JSON: the figures, 'causes' ordered by weight,
+   'remedies', 'not_helping', 'holders', 'fragmentation'). */
+void mp_oom_report(const mp_oom *o, enum mp_oom_format format, enum mp_units units, mp_out *out);
+
+#endif

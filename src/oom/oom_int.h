@@ -1,0 +1,133 @@
+/* oom_int.h - what the parts of the OOM explanation share (private to src/oom): the device's segments as
+   the allocator groups them (pool, stream), and the allocator's size rules. */
+#ifndef MEMPROF_OOM_INT_H
+#define MEMPROF_OOM_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mp_oom.h"
+
+#define OOM_MIB ((int64_t)1 << 20)
+#define OOM_SMALL_SIZE OOM_MIB              /* the largest request of the small pool */
+#define OOM_SMALL_BUFFER (2 * OOM_MIB)      /* a small pool segment */
+#define OOM_LARGE_BUFFER (20 * OOM_MIB)     /* a large pool segment for requests of 1 to 10 MiB */
+#define OOM_MIN_LARGE_ALLOC (10 * OOM_MIB)  /* from here cudaMalloc gets the request rounded to 2 MiB */
+#define OOM_ROUND_LARGE (2 * OOM_MIB)
+#define OOM_PAGE (2 * OOM_MIB)              /* what an expandable segment maps at a time */
+#define OOM_MIN_MAX_SPLIT (21 * OOM_MIB)    /* max_split_size_mb must be above 20 */
+
+/* One segment of the device, as the allocator files it. */
+typedef struct oom_seg {
+	const mp_segment *s;
+	int64_t stream;
+	bool small;          /* segment_type 'small' */
+	bool private_pool;   /* segment_pool_id other than (0, 0) */
+	int64_t pool_id[2];
+	bool expandable;
+	int64_t live;        /* active_allocated bytes */
+	int64_t pending;     /* active_pending_free bytes */
+	int64_t largest_live;
+} oom_seg;
+
+typedef struct oom_view {
+	const mp_snapshot *snap;
+	const mp_keys *k;
+	oom_seg *segs;
+	size_t nsegs;
+} oom_view;
+
+/* The segments of SNAP on DEVICE. MP_E_NOMEM. */
+mp_err oom_view_open(const mp_snapshot *snap, int64_t device, oom_view *v);
+void oom_view_close(oom_view *v);
+
+static inline bool oom_block_live(const oom_view *v, const mp_block *b)
+{
+	return mp_val_is(b->state, v->k->active_allocated);
+}
+static inline bool oom_block_pending(const oom_view *v, const mp_block *b)
+{
+	return mp_val_is(b->state, v->k->active_pending_free);
+}
+/* Free: inactive (not allocated, not waiting for an event). */
+static inline bool oom_block_free(const oom_view *v, const mp_block *b)
+{
+	return !oom_block_live(v, b) && !oom_block_pending(v, b);
+}
+
+/* The allocator's rules for O's settings. */
+int64_t oom_round_size(const mp_oom *o, int64_t size);
+int64_t oom_allocation_size(int64_t rounded);
+/* Read SNAP's allocator_settings into O (defaults where absent). */
+void oom_read_settings(const mp_snapshot *snap, mp_oom *o);
+
+/* What cudaMalloc-able memory a segment set would cost for live blocks moved to fresh segments (of their own
+   pools' sizes, packed): the sum of LIVE sizes bucketed per pool. */
+typedef struct oom_relocation {
+	int64_t small, medium, large; /* ≤ 1 MiB, 1–10 MiB, ≥ 10 MiB (each rounded to 2 MiB) */
+} oom_relocation;
+void oom_relocation_add(oom_relocation *r, int64_t size);
+int64_t oom_relocation_cost(const oom_relocation *r);
+
+/* Whether a free block of SIZE may serve O's request under max_split_size; whether the request searches
+   segment G (a default pool of its kind, its stream). */
+bool oom_split_rules_allow(const mp_oom *o, int64_t size);
+bool oom_searched(const oom_seg *g, const mp_oom *o);
+
+/* The innermost frame of FRAMES outside torch's own files, as "file.py:LINE (function)"; NULL when FRAMES
+   has none (or out of memory). The caller frees it. */
+char *oom_site_of(const mp_snapshot *snap, mp_val frames);
+
+/* Live blocks grouped by who holds them (oom_holders.c), for the holders and the "free it" remedies. */
+typedef struct oom_member {
+	const char *key;  /* the group's name */
+	const mp_block *b;
+} oom_member;
+typedef struct oom_groups {
+	oom_member *m;    /* sorted by key */
+	size_t n;
+	char **keys;      /* the names made for the members (freed with the groups) */
+	size_t nkeys;
+	struct oom_group {
+		size_t first, n; /* members [first, first + n) */
+		int64_t bytes;
+	} top[MP_OOM_MAX_HOLDERS];
+	int ntop;
+} oom_groups;
+mp_err oom_groups_make(const oom_view *v, mp_oom *o, oom_groups *gr);
+void oom_groups_free(oom_groups *gr);
+/* Whether the request would have been served had the blocks M[0..N) been freed: from a cached block they
+   leave on its stream and pool, or by cudaMalloc once the retry has released the segments they empty. */
+mp_err oom_serves_without(const oom_view *v, const mp_oom *o, const oom_member *m, size_t n, bool *works,
+			  int64_t *released);
+
+/* The parts of mp_oom_explain. */
+void oom_replay(const oom_view *v, mp_oom *o);
+void oom_causes(const oom_view *v, mp_oom *o);
+void oom_fragmentation(const oom_view *v, mp_oom *o);
+mp_err oom_remedies(const oom_view *v, mp_oom *o, const oom_groups *gr);
+/* empty_cache() at an earlier point, from the trace (oom_history.c): adds the remedy when one would work. */
+void oom_empty_cache_remedy(const oom_view *v, mp_oom *o);
+/* Max_split_size_mb: the smallest M (whole MiB, ≥ 21) under which the large segments split by live blocks
+   all smaller than M would have stayed whole and been released, and what that frees (sizes minus what the
+   live blocks cost in segments of their own). M = 0 when no segment qualifies at any M. STREAM_ONLY:
+   only segments of the request's stream. */
+typedef struct oom_oversize {
+	int64_t m;
+	int64_t freed;       /* net bytes the release would give cudaMalloc */
+	int64_t free_inside; /* free bytes inside the qualifying segments */
+	int64_t nsegs;
+	bool works;          /* device free + freed ≥ the allocation size */
+} oom_oversize;
+oom_oversize oom_oversize_best(const oom_view *v, const mp_oom *o, bool stream_only);
+/* Whether SEG qualifies at M. */
+bool oom_oversize_qualifies(const oom_view *v, const oom_seg *seg, const mp_oom *o, int64_t m);
+
+/* O as the JSON object of mp_oom_report (oom_json.c). */
+void oom_report_json(const mp_oom *o, mp_out *out);
+
+/* N as PyTorch prints sizes in its messages ("922.00 MiB"), in BUF of N bytes; returns BUF. */
+const char *oom_size_text(char *buf, size_t n, int64_t v);
+
+#endif

@@ -1,0 +1,197 @@
+/* oom_remedies.c - what would have worked, each a claim about the state read: a setting whose rules, applied
+   to the same live blocks, leave room for the request; freeing a named holder; or, when the live blocks and
+   the request exceed what the process can have, that nothing in the allocator would. Settings that would not
+   have helped are listed too, with the reason. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "oom_int.h"
+
+static const char *const remedy_names[MP_OOM__NREMEDIES] = {
+	"expandable_segments", "max_split_size_mb", "garbage_collection_threshold", "empty_cache", "free",
+	"release_private_pool", "nothing",
+};
+
+const char *mp_oom_remedy_name(enum mp_oom_remedy_id id)
+{
+	return (unsigned)id < MP_OOM__NREMEDIES ? remedy_names[id] : "?";
+}
+
+static void remedy(mp_oom *o, enum mp_oom_remedy_id id, bool works, const char *action, const char *fmt, ...)
+	MP_PRINTF(5, 6);
+static void remedy(mp_oom *o, enum mp_oom_remedy_id id, bool works, const char *action, const char *fmt, ...)
+{
+	va_list ap;
+	mp_oom_remedy *r;
+
+	if (o->nremedies >= MP_OOM_MAX_REMEDIES)
+		return;
+	r = &o->remedies[o->nremedies++];
+	*r = (mp_oom_remedy){ .id = id, .works = works };
+	snprintf(r->action, sizeof r->action, "%s", action);
+	va_start(ap, fmt);
+	vsnprintf(r->why, sizeof r->why, fmt, ap);
+	va_end(ap);
+}
+
+/* Whole 2 MiB pages inside the memory that is not live in default pools: what expandable segments unmap on
+   the retry and map again for the request. */
+static int64_t free_pages(const oom_view *v)
+{
+	int64_t pages = 0;
+
+	for (size_t i = 0; i < v->nsegs; i++) {
+		const oom_seg *g = &v->segs[i];
+
+		if (g->private_pool)
+			continue;
+		for (size_t j = 0; j < g->s->nblocks; j++) {
+			const mp_block *b = &mp_segment_blocks(v->snap, g->s)[j];
+			int64_t lo = (b->address + OOM_PAGE - 1) / OOM_PAGE, hi = (b->address + b->size) / OOM_PAGE;
+
+			if (!oom_block_live(v, b) && hi > lo)
+				pages += hi - lo;
+		}
+	}
+	return pages * OOM_PAGE;
+}
+
+static void expandable(const oom_view *v, mp_oom *o)
+{
+	char a[32], b[32], c[32];
+	const char *action = "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True";
+	int64_t need = (o->rounded + OOM_PAGE - 1) / OOM_PAGE * OOM_PAGE, pages;
+
+	if (o->expandable || o->req.device_free < 0)
+		return;
+	pages = free_pages(v);
+	if (pages + o->req.device_free >= need)
+		remedy(o, MP_OOM_R_EXPANDABLE, true, action,
+		       "segments grow and shrink by 2 MiB pages: the retry unmaps the %s of whole pages that are not live, "
+		       "and with the %s free the request's %s can be mapped", oom_size_text(a, sizeof a, pages),
+		       oom_size_text(b, sizeof b, o->req.device_free), oom_size_text(c, sizeof c, need));
+	else
+		remedy(o, MP_OOM_R_EXPANDABLE, false, action,
+		       "even with every free page unmapped (%s) and the %s free, %s cannot be mapped",
+		       oom_size_text(a, sizeof a, pages), oom_size_text(b, sizeof b, o->req.device_free),
+		       oom_size_text(c, sizeof c, need));
+}
+
+static void max_split(const oom_view *v, mp_oom *o)
+{
+	char a[32], b[32], c[32], action[64];
+	oom_oversize ov;
+
+	if (o->small_pool || o->req.device_free < 0)
+		return;
+	ov = oom_oversize_best(v, o, false);
+	if (ov.m == 0) {
+		remedy(o, MP_OOM_R_MAX_SPLIT, false, "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:M",
+		       "no large segment of 21 MiB or more is split by live blocks all smaller than it");
+		return;
+	}
+	snprintf(action, sizeof action, "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:%lld", (long long)(ov.m / OOM_MIB));
+	remedy(o, MP_OOM_R_MAX_SPLIT, ov.works, action,
+	       "%lld segments of %s or more would not have been split by the live blocks (all under %s) that hold "
+	       "them now: the retry releases them, and net of segments of their own for those blocks that gives %s, "
+	       "so %s %s %s",
+	       (long long)ov.nsegs, oom_size_text(a, sizeof a, ov.m), oom_size_text(b, sizeof b, ov.m),
+	       oom_size_text(c, sizeof c, ov.freed), "free memory", ov.works ? "covers" : "still falls short of",
+	       "the allocation");
+}
+
+static void freeing(const oom_view *v, mp_oom *o, const oom_groups *gr, mp_err *err)
+{
+	char a[32], action[240];
+
+	for (int i = 0; i < gr->ntop && *err == MP_OK; i++) {
+		const struct oom_group *t = &gr->top[i];
+		const char *name = gr->m[t->first].key;
+		int64_t released;
+		bool works;
+
+		if ((*err = oom_serves_without(v, o, gr->m + t->first, t->n, &works, &released)) != MP_OK || !works)
+			continue;
+		if (name[0] == '(')
+			continue; /* no name a user can act on */
+		if (o->holders_by[0] == 'o')
+			snprintf(action, sizeof action, "del %s (every reference to it) before the request", name);
+		else if (o->holders_by[0] == 'c')
+			snprintf(action, sizeof action, "free what %s allocated before the request", name);
+		else
+			snprintf(action, sizeof action, "free the tensor of %s before the request", name);
+		remedy(o, MP_OOM_R_FREE, true, action, "it holds %s in %lld blocks; without them %s",
+		       oom_size_text(a, sizeof a, t->bytes), (long long)t->n,
+		       released > 0 ? "the retry releases the segments left empty and cudaMalloc succeeds"
+				    : "a free block of the request's stream and pool fits the request");
+	}
+}
+
+/* Each private pool whose segments, once nothing uses the pool, the retry would release (those without a live
+   block) and so leave room for the request. */
+static void private_pools(const oom_view *v, mp_oom *o)
+{
+	char a[32], b[32], action[160];
+
+	for (size_t i = 0; i < v->nsegs; i++) {
+		const oom_seg *g = &v->segs[i];
+		int64_t released = 0, held = 0;
+		bool first = true;
+
+		if (!g->private_pool)
+			continue;
+		for (size_t j = 0; j < i && first; j++)
+			first = !(v->segs[j].private_pool && v->segs[j].pool_id[0] == g->pool_id[0] &&
+				  v->segs[j].pool_id[1] == g->pool_id[1]);
+		if (!first)
+			continue;
+		for (size_t j = i; j < v->nsegs; j++) {
+			const oom_seg *h = &v->segs[j];
+
+			if (!h->private_pool || h->pool_id[0] != g->pool_id[0] || h->pool_id[1] != g->pool_id[1])
+				continue;
+			held += h->s->total_size;
+			released += h->live == 0 ? h->s->total_size : 0;
+		}
+		if (o->req.device_free < 0 || released == 0)
+			continue;
+		snprintf(action, sizeof action, "release private pool (%lld, %lld): drop the torch.cuda.MemPool or CUDA "
+			 "graph that owns it before the request", (long long)g->pool_id[0], (long long)g->pool_id[1]);
+		remedy(o, MP_OOM_R_PRIVATE_POOL, o->req.device_free + released >= o->alloc_size, action,
+		       "it reserves %s; once nothing uses it the retry releases its %s of segments without a live block, "
+		       "%s", oom_size_text(a, sizeof a, held), oom_size_text(b, sizeof b, released),
+		       o->req.device_free + released >= o->alloc_size ? "and the allocation fits"
+								    : "still not enough for the allocation");
+	}
+}
+
+mp_err oom_remedies(const oom_view *v, mp_oom *o, const oom_groups *gr)
+{
+	char a[32], b[32], c[32];
+	mp_err err = MP_OK;
+	bool full = o->ncauses > 0 && o->causes[0].id == MP_OOM_DEVICE_FULL;
+
+	if (!full) {
+		expandable(v, o);
+		max_split(v, o);
+	}
+	oom_empty_cache_remedy(v, o);
+	private_pools(v, o);
+	freeing(v, o, gr, &err);
+	if (full) {
+		int any = 0;
+
+		for (int i = 0; i < o->nremedies; i++)
+			any |= o->remedies[i].works;
+		remedy(o, MP_OOM_R_NOTHING, true, "nothing in the allocator's settings",
+		       "the live blocks (%s) and the request (%s) exceed the %s the process can have: only less live "
+		       "memory helps%s", oom_size_text(a, sizeof a, o->live), oom_size_text(b, sizeof b, o->rounded),
+		       oom_size_text(c, sizeof c, o->usable >= 0 ? o->usable : o->req.message.capacity),
+		       any ? " (see above)" : "");
+	}
+	remedy(o, MP_OOM_R_GC_THRESHOLD, false, "PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:T",
+	       "it releases cached segments that are free as a whole, only with a per-process memory fraction set; "
+	       "the OOM's retry releases every such segment anyway (%s left here)",
+	       oom_size_text(a, sizeof a, o->released_by_retry));
+	return err;
+}

@@ -1,0 +1,181 @@
+/* oom_replay.c - the allocator's decision for the request, replayed on the state read: the best fit on the
+   request's stream in its pool, cudaMalloc of the allocation size, then the retry that frees cached segments
+   and asks cudaMalloc again. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "oom_int.h"
+
+static void step(mp_oom *o, const char *fmt, ...) MP_PRINTF(2, 3);
+static void step(mp_oom *o, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (o->ndecision >= 4)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(o->decision[o->ndecision++], sizeof o->decision[0], fmt, ap);
+	va_end(ap);
+}
+
+/* Whether a free block of SIZE may serve the request under max_split_size (oversize blocks are kept for
+   requests at least as large, and then only within 20 MiB of their size). */
+bool oom_split_rules_allow(const mp_oom *o, int64_t size)
+{
+	if (o->rounded < o->max_split_size && size >= o->max_split_size)
+		return false;
+	if (o->rounded >= o->max_split_size && size >= o->rounded + OOM_LARGE_BUFFER)
+		return false;
+	return true;
+}
+
+/* Whether SEG is one the request searches: a default pool of its kind and stream. */
+bool oom_searched(const oom_seg *g, const mp_oom *o)
+{
+	return !g->private_pool && g->small == o->small_pool && g->stream == o->req.stream &&
+	       (!g->expandable || o->expandable);
+}
+
+/* The largest free block the request's search sees. */
+static int64_t largest_searched(const oom_view *v, const mp_oom *o)
+{
+	int64_t largest = 0;
+
+	for (size_t i = 0; i < v->nsegs; i++) {
+		if (!oom_searched(&v->segs[i], o))
+			continue;
+		for (size_t j = 0; j < v->segs[i].s->nblocks; j++) {
+			const mp_block *b = &mp_segment_blocks(v->snap, v->segs[i].s)[j];
+
+			if (oom_block_free(v, b) && b->size > largest)
+				largest = b->size;
+		}
+	}
+	return largest;
+}
+
+static int64_t clamp(int64_t x, int64_t lo, int64_t hi)
+{
+	return x < lo ? lo : x > hi ? hi : x;
+}
+
+/* The request's rounded size, pool and allocation size. An exception's message gives the allocation size
+   only: 2 MiB is a small request, 20 MiB a large one under 10 MiB (or of 18 to 20 MiB), anything else the
+   request rounded up to 2 MiB. Where that leaves a range, the allocator's failure narrows it: no free block
+   of the stream and pool was large enough. */
+static void size_request(const oom_view *v, mp_oom *o)
+{
+	if (o->req.source != MP_OOM_FROM_EXCEPTION) {
+		o->rounded = oom_round_size(o, o->req.size);
+		o->small_pool = o->rounded <= OOM_SMALL_SIZE;
+		o->alloc_size = oom_allocation_size(o->rounded);
+		o->size_exact = true;
+		return;
+	}
+	o->alloc_size = o->req.size;
+	o->small_pool = o->alloc_size <= OOM_SMALL_BUFFER;
+	o->size_exact = false;
+	if (o->small_pool)
+		o->rounded = clamp(largest_searched(v, o) + 512, 512, OOM_SMALL_SIZE);
+	else if (o->alloc_size == OOM_LARGE_BUFFER)
+		o->rounded = clamp(largest_searched(v, o) + 512, OOM_SMALL_SIZE + 512, OOM_LARGE_BUFFER);
+	else
+		o->rounded = o->alloc_size;
+}
+
+static void best_fit(const oom_view *v, mp_oom *o, bool *refused)
+{
+	int64_t best = -1, best_addr = -1;
+
+	o->largest_free = 0;
+	for (size_t i = 0; i < v->nsegs; i++) {
+		const oom_seg *g = &v->segs[i];
+
+		if (!oom_searched(g, o))
+			continue;
+		for (size_t j = 0; j < g->s->nblocks; j++) {
+			const mp_block *b = &mp_segment_blocks(v->snap, g->s)[j];
+
+			if (!oom_block_free(v, b))
+				continue;
+			if (b->size > o->largest_free)
+				o->largest_free = b->size;
+			if (b->size >= o->rounded && (best < 0 || b->size < best || (b->size == best && b->address < best_addr))) {
+				best = b->size;
+				best_addr = b->address;
+			}
+		}
+	}
+	/* the allocator takes the smallest fitting block, then may refuse it: it does not look further */
+	*refused = best >= 0 && !oom_split_rules_allow(o, best);
+	if (best >= 0 && !*refused) {
+		o->best_fit_addr = best_addr;
+		o->best_fit_size = best;
+	}
+}
+
+/* What the retry releases now: pending frees are synchronised, then every default-pool segment with no live
+   block goes back to the device. */
+static int64_t retry_release(const oom_view *v)
+{
+	int64_t r = 0;
+
+	for (size_t i = 0; i < v->nsegs; i++)
+		if (!v->segs[i].private_pool && v->segs[i].live == 0)
+			r += v->segs[i].s->total_size;
+	return r;
+}
+
+void oom_replay(const oom_view *v, mp_oom *o)
+{
+	char a[32], b[32], c[32];
+	bool refused;
+	int64_t need;
+
+	size_request(v, o);
+	o->best_fit_addr = o->best_fit_size = -1;
+	best_fit(v, o, &refused);
+	if (o->best_fit_addr >= 0) {
+		step(o, "best fit on stream %lld in the %s pool: the free block at 0x%llx (%s) serves it",
+		     (long long)o->req.stream, o->small_pool ? "small" : "large", (unsigned long long)o->best_fit_addr,
+		     oom_size_text(a, sizeof a, o->best_fit_size));
+		o->verdict = MP_OOM_V_CACHED;
+		return;
+	}
+	if (refused)
+		step(o, "best fit on stream %lld in the %s pool: refused, max_split_size keeps blocks of %s and more "
+			"for requests as large", (long long)o->req.stream, o->small_pool ? "small" : "large",
+		     oom_size_text(a, sizeof a, o->max_split_size));
+	else
+		step(o, "best fit on stream %lld in the %s pool: none, the largest free block is %s, %s is needed",
+		     (long long)o->req.stream, o->small_pool ? "small" : "large", oom_size_text(a, sizeof a, o->largest_free),
+		     oom_size_text(b, sizeof b, o->rounded));
+	/* an expandable segment maps whole pages for the request; otherwise cudaMalloc gets the allocation size */
+	need = o->expandable ? (o->rounded + OOM_PAGE - 1) / OOM_PAGE * OOM_PAGE : o->alloc_size;
+	o->released_by_retry = retry_release(v);
+	if (o->req.device_free < 0) {
+		step(o, "%s(%s): the device's free memory is unknown here; the retry would release %s of cached segments",
+		     o->expandable ? "mapping pages" : "cudaMalloc", oom_size_text(a, sizeof a, need),
+		     oom_size_text(b, sizeof b, o->released_by_retry));
+		o->verdict = MP_OOM_V_UNKNOWN_FREE;
+		return;
+	}
+	if (need <= o->req.device_free) {
+		step(o, "%s(%s) succeeds: %s is free", o->expandable ? "mapping pages" : "cudaMalloc",
+		     oom_size_text(a, sizeof a, need), oom_size_text(b, sizeof b, o->req.device_free));
+		o->verdict = MP_OOM_V_CUDAMALLOC;
+		return;
+	}
+	step(o, "%s(%s) fails: %s is free", o->expandable ? "mapping pages" : "cudaMalloc", oom_size_text(a, sizeof a, need),
+	     oom_size_text(b, sizeof b, o->req.device_free));
+	if (need <= o->req.device_free + o->released_by_retry) {
+		step(o, "the retry releases %s of cached segments free as a whole, then %s succeeds",
+		     oom_size_text(a, sizeof a, o->released_by_retry), oom_size_text(c, sizeof c, need));
+		o->verdict = MP_OOM_V_AFTER_RELEASE;
+		return;
+	}
+	step(o, "the retry (pending frees synchronised, cached segments free as a whole released) gives back %s: "
+		"%s free < %s, out of memory", oom_size_text(a, sizeof a, o->released_by_retry),
+	     oom_size_text(b, sizeof b, o->req.device_free + o->released_by_retry), oom_size_text(c, sizeof c, need));
+	o->verdict = MP_OOM_V_OOM;
+}

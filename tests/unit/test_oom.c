@@ -1,0 +1,269 @@
+/* test_oom.c - the OOM explanation on hand-made allocator states: PyTorch's messages read, the size rules,
+   the replayed decision, each cause first where it dominates, and the remedies claimed or refused. */
+#include <string.h>
+
+#include "mp_oom.h"
+#include "snapshot_builder.h"
+#include "unit_main.h"
+
+#define MIB ((int64_t)1 << 20)
+
+static const char msg_2_14[] =
+	"CUDA out of memory. Tried to allocate 922.00 MiB. GPU 0 has a total capacity of 1024.00 MiB of which "
+	"888.00 MiB is free. Of the allocated memory 90.28 MiB is allocated by PyTorch, and 45.72 MiB is reserved by "
+	"PyTorch but unallocated. If reserved but unallocated memory is large try setting "
+	"PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.";
+
+static void test_messages(void)
+{
+	mp_oom_message m;
+
+	CU_ASSERT_TRUE(mp_oom_message_parse(msg_2_14, &m));
+	CU_ASSERT_EQUAL(m.device, 0);
+	CU_ASSERT_EQUAL(m.tried, 922 * MIB);
+	CU_ASSERT_EQUAL(m.capacity, 1024 * MIB);
+	CU_ASSERT_EQUAL(m.free, 888 * MIB);
+	CU_ASSERT_EQUAL(m.allocated, (int64_t)(90.28 * MIB + 0.5));
+	CU_ASSERT_EQUAL(m.reserved_unallocated, (int64_t)(45.72 * MIB + 0.5));
+	CU_ASSERT_EQUAL(m.private_pools, -1);
+	CU_ASSERT_TRUE(mp_oom_message_parse(
+		"CUDA out of memory. Tried to allocate 20.00 MiB (GPU 1; 1.00 GiB total capacity; 900.00 MiB already "
+		"allocated; 10.00 MiB free; 950.00 MiB reserved in total by PyTorch) If reserved memory is >> allocated",
+		&m));
+	CU_ASSERT_EQUAL(m.device, 1);
+	CU_ASSERT_EQUAL(m.tried, 20 * MIB);
+	CU_ASSERT_EQUAL(m.capacity, 1024 * MIB);
+	CU_ASSERT_EQUAL(m.allocated, 900 * MIB);
+	CU_ASSERT_EQUAL(m.free, 10 * MIB);
+	CU_ASSERT_EQUAL(m.reserved_unallocated, 50 * MIB);
+	CU_ASSERT_TRUE(mp_oom_message_parse(
+		"CUDA out of memory. Tried to allocate 500.00 MiB. GPU 0 has a total capacity of 1024.00 MiB of which "
+		"424.00 MiB is free. Of the allocated memory 600.00 MiB is allocated by PyTorch, with 600.00 MiB "
+		"allocated in private pools (e.g., CUDA Graphs), and 0 bytes is reserved by PyTorch but unallocated.",
+		&m));
+	CU_ASSERT_EQUAL(m.private_pools, 600 * MIB);
+	CU_ASSERT_EQUAL(m.reserved_unallocated, 0);
+	CU_ASSERT_FALSE(mp_oom_message_parse("RuntimeError: shape mismatch", &m));
+	CU_ASSERT_FALSE(mp_oom_message_parse("out of memory", &m));
+	CU_ASSERT_FALSE(mp_oom_message_parse(NULL, &m));
+}
+
+/* One segment at ADDR on STREAM of the given block sizes, negative for free blocks. */
+static void segment(mp_snapshot *s, int64_t addr, int64_t stream, bool small, const int64_t *sizes, size_t n)
+{
+	int64_t total = 0, at = addr;
+	mp_segment *seg;
+
+	for (size_t i = 0; i < n; i++)
+		total += sizes[i] < 0 ? -sizes[i] : sizes[i];
+	seg = sb_segment(s, 0, addr, total, stream);
+	seg->segment_type = small ? mp_heap_keys(s->heap)->small : mp_heap_keys(s->heap)->large;
+	seg->present |= MP_F_SEG_SEGMENT_TYPE;
+	for (size_t i = 0; i < n; i++) {
+		int64_t size = sizes[i] < 0 ? -sizes[i] : sizes[i];
+		mp_block *b = sb_block(s, size, size, sizes[i] < 0 ? "inactive" : "active_allocated", MP_ABSENT);
+
+		b->address = at;
+		at += size;
+	}
+}
+
+static mp_oom *explain(mp_snapshot *s, int64_t size, int64_t stream, int64_t device_free)
+{
+	mp_oom_request r = { .source = MP_OOM_FROM_TRACE, .device = 0, .stream = stream, .size = size,
+			     .device_free = device_free, .trace_index = -1 };
+	mp_oom *o = NULL;
+	mp_diag d = { 0 };
+
+	CU_ASSERT_EQUAL_FATAL(mp_oom_explain(s, &r, &o, &d), MP_OK);
+	return o;
+}
+
+static const mp_oom_remedy *remedy(const mp_oom *o, enum mp_oom_remedy_id id)
+{
+	for (int i = 0; i < o->nremedies; i++)
+		if (o->remedies[i].id == id)
+			return &o->remedies[i];
+	return NULL;
+}
+
+static void test_fragmentation(void)
+{
+	mp_snapshot *s = sb_new();
+	static const int64_t sizes[] = { 4 * MIB, -4 * MIB, 4 * MIB, -4 * MIB, 4 * MIB };
+	mp_oom *o;
+
+	sb_device(s);
+	segment(s, 0x7f0000000000, 0, false, sizes, 5);
+	o = explain(s, 8 * MIB, 0, 2 * MIB);
+	CU_ASSERT_EQUAL(o->verdict, MP_OOM_V_OOM);
+	CU_ASSERT_TRUE(mp_oom_is_oom(o));
+	CU_ASSERT_EQUAL(o->rounded, 8 * MIB);
+	CU_ASSERT_EQUAL(o->alloc_size, 20 * MIB);
+	CU_ASSERT_EQUAL(o->largest_free, 4 * MIB);
+	CU_ASSERT_EQUAL_FATAL(o->ncauses, 1);
+	CU_ASSERT_EQUAL(o->causes[0].id, MP_OOM_FRAGMENTATION);
+	CU_ASSERT_EQUAL(o->causes[0].bytes, 8 * MIB);
+	CU_ASSERT_EQUAL(o->computed.reserved_unallocated, 8 * MIB);
+	CU_ASSERT_EQUAL(o->frags[0].nfree, 2);
+	CU_ASSERT_DOUBLE_EQUAL(o->frags[0].fragmentation, 0.5, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(o->frags[0].sq_ratio, 0.5, 1e-9);
+	/* expandable segments map the request's 8 MiB of pages: 8 MiB of free pages and 2 MiB free suffice */
+	CU_ASSERT_PTR_NOT_NULL_FATAL(remedy(o, MP_OOM_R_EXPANDABLE));
+	CU_ASSERT_TRUE(remedy(o, MP_OOM_R_EXPANDABLE)->works);
+	/* freeing any one block leaves a free run of 8 MiB or more: a cached block fits */
+	CU_ASSERT_EQUAL(strcmp(o->holders_by, "block"), 0);
+	int freeing = 0;
+
+	for (int i = 0; i < o->nremedies; i++)
+		freeing += o->remedies[i].id == MP_OOM_R_FREE && o->remedies[i].works &&
+			   (strstr(o->remedies[i].action, "0x7f0000000000") || strstr(o->remedies[i].action, "0x7f0000800000") ||
+			    strstr(o->remedies[i].action, "0x7f0001000000"));
+	CU_ASSERT_EQUAL(freeing, 3);
+	free(o);
+	/* 9 MiB needs 10 MiB of pages: 8 MiB of free pages and 1 MiB free fall short */
+	o = explain(s, 9 * MIB, 0, 1 * MIB);
+	CU_ASSERT_EQUAL(o->causes[0].id, MP_OOM_FRAGMENTATION);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(remedy(o, MP_OOM_R_EXPANDABLE));
+	CU_ASSERT_FALSE(remedy(o, MP_OOM_R_EXPANDABLE)->works);
+	CU_ASSERT_FALSE(remedy(o, MP_OOM_R_GC_THRESHOLD)->works);
+	free(o);
+	/* the same request with room on the device: cudaMalloc serves it */
+	o = explain(s, 8 * MIB, 0, 40 * MIB);
+	CU_ASSERT_EQUAL(o->verdict, MP_OOM_V_CUDAMALLOC);
+	CU_ASSERT_FALSE(mp_oom_is_oom(o));
+	free(o);
+	/* a request a free block fits */
+	o = explain(s, 3 * MIB, 0, 0);
+	CU_ASSERT_EQUAL(o->verdict, MP_OOM_V_CACHED);
+	CU_ASSERT_EQUAL(o->best_fit_addr, 0x7f0000400000);
+	free(o);
+	mp_snapshot_free(s);
+}
+
+static void test_other_stream_and_pool(void)
+{
+	mp_snapshot *s = sb_new();
+	static const int64_t side[] = { 4 * MIB, -96 * MIB }, mine[] = { 20 * MIB }, small[] = { 1 * MIB, -1 * MIB };
+	mp_oom *o;
+
+	sb_device(s);
+	segment(s, 0x7f0000000000, 7, false, side, 2);
+	segment(s, 0x7f0010000000, 0, false, mine, 1);
+	segment(s, 0x7f0020000000, 0, true, small, 2);
+	o = explain(s, 50 * MIB, 0, 10 * MIB);
+	CU_ASSERT_EQUAL(o->verdict, MP_OOM_V_OOM);
+	CU_ASSERT_EQUAL_FATAL(o->ncauses, 2);
+	CU_ASSERT_EQUAL(o->causes[0].id, MP_OOM_OTHER_STREAM);
+	CU_ASSERT_EQUAL(o->causes[0].bytes, 96 * MIB);
+	CU_ASSERT_PTR_NOT_NULL(strstr(o->causes[0].evidence, "stream 7"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(o->causes[0].evidence, "would fit"));
+	CU_ASSERT_EQUAL(o->causes[1].id, MP_OOM_OTHER_POOL);
+	CU_ASSERT_EQUAL(o->causes[1].bytes, 1 * MIB);
+	/* the side stream's 100 MiB segment is held by a 4 MiB block: max_split_size_mb:21 keeps it whole */
+	CU_ASSERT_PTR_NOT_NULL(remedy(o, MP_OOM_R_MAX_SPLIT));
+	CU_ASSERT_TRUE(remedy(o, MP_OOM_R_MAX_SPLIT)->works);
+	CU_ASSERT_PTR_NOT_NULL(strstr(remedy(o, MP_OOM_R_MAX_SPLIT)->action, "max_split_size_mb:21"));
+	free(o);
+	mp_snapshot_free(s);
+}
+
+static void test_device_full(void)
+{
+	mp_snapshot *s = sb_new();
+	static const int64_t big[] = { 700 * MIB }, second[] = { 200 * MIB };
+	mp_oom *o;
+
+	sb_device(s);
+	segment(s, 0x7f0000000000, 0, false, big, 1);
+	segment(s, 0x7f1000000000, 0, false, second, 1);
+	o = explain(s, 300 * MIB, 0, 124 * MIB);
+	CU_ASSERT_EQUAL(o->verdict, MP_OOM_V_OOM);
+	CU_ASSERT_EQUAL_FATAL(o->ncauses, 1);
+	CU_ASSERT_EQUAL(o->causes[0].id, MP_OOM_DEVICE_FULL);
+	CU_ASSERT_EQUAL(o->causes[0].bytes, 900 * MIB + 300 * MIB - 1024 * MIB);
+	CU_ASSERT_PTR_NOT_NULL(remedy(o, MP_OOM_R_NOTHING));
+	CU_ASSERT_PTR_NULL(remedy(o, MP_OOM_R_EXPANDABLE));
+	/* freeing the 700 MiB block releases its segment: 824 MiB free */
+	CU_ASSERT_PTR_NOT_NULL(remedy(o, MP_OOM_R_FREE));
+	free(o);
+	mp_snapshot_free(s);
+}
+
+static void test_oversize_and_empty_cache(void)
+{
+	mp_snapshot *s = sb_new();
+	static const int64_t arena[] = { 4 * MIB, -896 * MIB };
+	const int64_t base = 0x7f0000000000;
+	mp_oom *o;
+
+	sb_device(s);
+	segment(s, base, 0, false, arena, 2);
+	sb_entry(s, "segment_alloc", base, 900 * MIB);
+	sb_entry(s, "alloc", base, 900 * MIB);
+	sb_entry(s, "free_requested", base, 900 * MIB);
+	sb_entry(s, "free_completed", base, 900 * MIB);
+	sb_entry(s, "alloc", base, 4 * MIB);
+	sb_entry(s, "oom", 124 * MIB, 950 * MIB);
+	o = explain(s, 950 * MIB, 0, 124 * MIB);
+	CU_ASSERT_EQUAL(o->verdict, MP_OOM_V_OOM);
+	CU_ASSERT_EQUAL_FATAL(o->ncauses, 1);
+	CU_ASSERT_EQUAL(o->causes[0].id, MP_OOM_OVERSIZE_SPLIT);
+	CU_ASSERT_EQUAL(o->causes[0].bytes, 896 * MIB);
+	CU_ASSERT_TRUE(remedy(o, MP_OOM_R_MAX_SPLIT)->works);
+	CU_ASSERT_TRUE(remedy(o, MP_OOM_R_EXPANDABLE)->works);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(remedy(o, MP_OOM_R_EMPTY_CACHE));
+	CU_ASSERT_TRUE(remedy(o, MP_OOM_R_EMPTY_CACHE)->works);
+	CU_ASSERT_PTR_NOT_NULL(strstr(remedy(o, MP_OOM_R_EMPTY_CACHE)->action, "trace entry 3"));
+	free(o);
+	/* the request as the trace holds it */
+	mp_oom_request r;
+
+	CU_ASSERT_EQUAL(mp_oom_request_from_trace(s, -1, &r), MP_OK);
+	CU_ASSERT_EQUAL(r.size, 950 * MIB);
+	CU_ASSERT_EQUAL(r.trace_index, 5);
+	CU_ASSERT_EQUAL(mp_oom_request_from_trace(s, 3, &r), MP_E_NOTFOUND);
+	mp_snapshot_free(s);
+}
+
+static void test_message_request(void)
+{
+	mp_snapshot *s = sb_new();
+	static const int64_t sizes[] = { 4 * MIB, -3 * MIB, 13 * MIB };
+	mp_oom_request r;
+	mp_oom *o = NULL;
+	mp_diag d = { 0 };
+
+	sb_device(s);
+	segment(s, 0x7f0000000000, 0, false, sizes, 3);
+	/* 20 MiB asked of cudaMalloc: a large request under 10 MiB that no free block (3 MiB) fit */
+	CU_ASSERT_TRUE(mp_oom_request_from_message(
+		"CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 40.00 MiB of which "
+		"2.00 MiB is free. Of the allocated memory 17.00 MiB is allocated by PyTorch, and 3.00 MiB is reserved "
+		"by PyTorch but unallocated.", 0, &r));
+	CU_ASSERT_EQUAL_FATAL(mp_oom_explain(s, &r, &o, &d), MP_OK);
+	CU_ASSERT_FALSE(o->size_exact);
+	CU_ASSERT_EQUAL(o->alloc_size, 20 * MIB);
+	CU_ASSERT_EQUAL(o->rounded, 3 * MIB + 512);
+	CU_ASSERT_EQUAL(o->verdict, MP_OOM_V_OOM);
+	CU_ASSERT_EQUAL(o->computed.allocated, 17 * MIB);
+	/* capacity 40 − reserved 20 − free 2: 18 MiB held outside the allocator */
+	CU_ASSERT_EQUAL(o->causes[0].id, MP_OOM_OUTSIDE);
+	CU_ASSERT_EQUAL(o->causes[0].bytes, 18 * MIB);
+	free(o);
+	mp_snapshot_free(s);
+}
+
+int main(void)
+{
+	static const struct unit_test tests[] = {
+		{ "PyTorch's OOM messages, 2.0 and later", test_messages },
+		{ "fragmentation of the request's stream", test_fragmentation },
+		{ "another stream, the other pool", test_other_stream_and_pool },
+		{ "live memory exceeds the device", test_device_full },
+		{ "oversize split, max_split_size_mb, empty_cache from the trace", test_oversize_and_empty_cache },
+		{ "a request from a message", test_message_request },
+	};
+
+	return UNIT_RUN("oom", tests, NULL, NULL);
+}
