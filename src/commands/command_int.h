@@ -14,10 +14,19 @@ int cmd_snapshot(mp_command_ctx *c, const mp_command_args *a, int i, unsigned lo
    read: a warning says why). The snapshot then comes from the walk the owners are placed in. */
 int cmd_snapshot_owners(mp_command_ctx *c, const mp_command_args *a, int i, unsigned walk_flags, mp_snapshot **snap,
 			bool *owned, mp_owners **owners);
+/* What a command does with the target of a SNAPSHOT word while it is open (pystack-like reads). */
+typedef void (*cmd_target_fn)(mp_target *t, void *arg);
+/* cmd_snapshot_owners that reads the owners only when WANT_OWNERS, and calls THEN (when not NULL) on the
+   target while it is open: not for a snapshot file. */
+int cmd_snapshot_owners_then(mp_command_ctx *c, const mp_command_args *a, int i, unsigned walk_flags, bool want_owners,
+			     mp_snapshot **snap, bool *owned, mp_owners **owners, cmd_target_fn then, void *arg);
 /* cmd_snapshot, or with OWNERS cmd_snapshot_owners with the owners written into the snapshot's blocks
    ('owner', 'category': mp_owners_annotate), for what shows blocks or saves them. */
 int cmd_snapshot_annotated(mp_command_ctx *c, const mp_command_args *a, int i, unsigned walk_flags, bool owners,
 			   mp_snapshot **snap, bool *owned);
+/* cmd_snapshot_annotated (owners written when OWNERS) that calls THEN as cmd_snapshot_owners_then does. */
+int cmd_snapshot_annotated_then(mp_command_ctx *c, const mp_command_args *a, int i, unsigned walk_flags, bool owners,
+				mp_snapshot **snap, bool *owned, cmd_target_fn then, void *arg);
 /* Free SNAP when OWNED. */
 void cmd_release(mp_snapshot *snap, bool owned);
 /* The name failures about positional word I are told under. */

@@ -7,6 +7,12 @@
 int cmd_snapshot_owners(mp_command_ctx *c, const mp_command_args *a, int i, unsigned walk_flags, mp_snapshot **snap,
 			bool *owned, mp_owners **owners)
 {
+	return cmd_snapshot_owners_then(c, a, i, walk_flags, true, snap, owned, owners, NULL, NULL);
+}
+
+int cmd_snapshot_owners_then(mp_command_ctx *c, const mp_command_args *a, int i, unsigned walk_flags, bool want_owners,
+			     mp_snapshot **snap, bool *owned, mp_owners **owners, cmd_target_fn then, void *arg)
+{
 	const char *word = i < a->npos ? a->pos[i] : NULL;
 	mp_target *t;
 	mp_walk *w;
@@ -32,11 +38,15 @@ int cmd_snapshot_owners(mp_command_ctx *c, const mp_command_args *a, int i, unsi
 	mp_command_diag(c, &diag);
 	if ((err = mp_snapshot_from_walk(w, t, walk_flags, snap, &diag)) != MP_OK) {
 		rc = mp_command_fail(c, "snapshot", err, &diag);
-	} else if ((err = mp_owners_read(t, *snap, NULL, owners, &diag)) != MP_OK) {
-		/* a process without CPython or torch tensors has a snapshot all the same */
-		if (err != MP_E_NOTFOUND)
-			mp_warn(&diag, "owners not read: %s", diag.msg);
-		*owners = NULL;
+	} else {
+		if (want_owners && (err = mp_owners_read(t, *snap, NULL, owners, &diag)) != MP_OK) {
+			/* a process without CPython or torch tensors has a snapshot all the same */
+			if (err != MP_E_NOTFOUND)
+				mp_warn(&diag, "owners not read: %s", diag.msg);
+			*owners = NULL;
+		}
+		if (then != NULL)
+			then(t, arg);
 	}
 	if (walk_owned) {
 		mp_walk_free(w);
@@ -48,13 +58,20 @@ int cmd_snapshot_owners(mp_command_ctx *c, const mp_command_args *a, int i, unsi
 int cmd_snapshot_annotated(mp_command_ctx *c, const mp_command_args *a, int i, unsigned walk_flags, bool owners,
 			   mp_snapshot **snap, bool *owned)
 {
+	if (!owners)
+		return cmd_snapshot(c, a, i, 0, walk_flags, snap, owned);
+	return cmd_snapshot_annotated_then(c, a, i, walk_flags, true, snap, owned, NULL, NULL);
+}
+
+int cmd_snapshot_annotated_then(mp_command_ctx *c, const mp_command_args *a, int i, unsigned walk_flags, bool owners,
+				mp_snapshot **snap, bool *owned, cmd_target_fn then, void *arg)
+{
 	mp_owners *o = NULL;
 	mp_diag diag;
 	int rc;
 
-	if (!owners)
-		return cmd_snapshot(c, a, i, 0, walk_flags, snap, owned);
-	if ((rc = cmd_snapshot_owners(c, a, i, walk_flags, snap, owned, &o)) != MP_CMD_OK || o == NULL)
+	if ((rc = cmd_snapshot_owners_then(c, a, i, walk_flags, owners, snap, owned, &o, then, arg)) != MP_CMD_OK ||
+	    o == NULL)
 		return rc;
 	mp_command_diag(c, &diag);
 	/* O was placed in *SNAP, a snapshot of its own walk (owned): nobody else's is changed */
