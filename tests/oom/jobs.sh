@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# jobs.sh - `memprof oom` on real out-of-memory errors of real PyTorch Python jobs (tests/testbed/jobs/oom_causes.py
+# on the fake device: PyPI's torch 2.14.1, Debian's 2.6), each built so that one cause dominates: device_full,
+# fragmentation, oversize_split, other_stream, private_pool.
+#
+# For each build, scenario and mode (a gcore core, the kernel's core, the live process): memprof's explanation
+# (--format json) must find the OOM, compute the numbers the job's own OutOfMemoryError printed, give every byte
+# reserved but not live to one cause and name the intended cause first (check.py). Then every remedy memprof
+# claims is tried: the same job runs again with that setting or change (expandable_segments, max_split_size_mb,
+# empty_cache() after the free it names, deleting the variable it names, dropping the private pool) and must not
+# run out of memory; and where memprof says a setting would not have helped, the job run with it must still run
+# out of memory. The oversize job records its history: memprof oom on its own pickle (_snapshot() in the except
+# block) must equal memprof oom on its core (--no-owners; the pickle has no exception message).
+#
+# Default (lean): PyPI's 2.14.1, every scenario on its gcore core and its remedies; Debian's 2.6 fragmentation on a
+# kernel core. MEMPROF_OOM_FULL=1 (make check-oom): both builds, every scenario, gcore and kernel cores and the live
+# process. Env: MEMPROF, MEMPROF_TESTBED_SKIP=1 (77). Prints one line per check and "N passed, M failed".
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/../.." && pwd)
+memprof=${MEMPROF:-$top/_build/memprof}
+testbed=$top/tests/testbed
+script=$testbed/jobs/oom_causes.py
+if [ "${MEMPROF_TESTBED_SKIP:-0}" = 1 ]; then
+	echo "oom/jobs: skipped (MEMPROF_TESTBED_SKIP=1)"
+	exit 77
+fi
+pass=0 fail=0
+ok() { echo "ok: $*"; pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-oom-jobs.XXXXXX")
+cleanup() {
+	local p
+	find "$work" -name pid | while read -r p; do "$testbed/job.sh" --stop "$(dirname "$p")" >/dev/null 2>&1; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+if [ "${MEMPROF_OOM_FULL:-0}" = 1 ]; then
+	runs=
+	for b in $("$testbed/job.sh" --list); do
+		for c in full fragmentation oversize other_stream private_pool; do
+			for m in gcore kernel live; do runs="$runs $b:$c:$m"; done
+		done
+	done
+else
+	runs="pypi-2.14.1:full:gcore pypi-2.14.1:fragmentation:gcore pypi-2.14.1:oversize:gcore
+		pypi-2.14.1:other_stream:gcore pypi-2.14.1:private_pool:gcore debian-2.6:fragmentation:kernel"
+fi
+declare -A remedies_done
+
+# The job of BUILD and CAUSE run again in truth mode with ARGS: prints "oom" or "no oom".
+rerun() { # BUILD CAUSE DIR ARGS...
+	local build=$1 cause=$2 dir=$3 args
+	shift 3
+	args=$(grep -v '^#' "$testbed/jobs/list" | awk -v n="oom-$cause" '$1 == n {for (i = 4; i <= NF; i++) printf "%s ", $i}')
+	# shellcheck disable=SC2086 # the list's arguments are words
+	if ! "$testbed/job.sh" "$build" "$script" truth "$dir" $args "$@" >"$dir.vars" 2>"$dir.log"; then
+		echo "failed"
+		return
+	fi
+	python3 -c 'import json, sys; print("no oom" if json.load(open(sys.argv[1]))["oom_message"] is None else "oom")' \
+		"$dir/notes.json"
+}
+
+# Each remedy of REPORT claimed (must not OOM) or rejected where the job can try it (must still OOM).
+check_remedies() { # BUILD CAUSE REPORT
+	local build=$1 cause=$2 report=$3 line id action args want got n=0
+	[ -z "${remedies_done[$build:$cause]:-}" ] || return 0
+	remedies_done[$build:$cause]=1
+	while IFS=$'\t' read -r want id action; do
+		case $id in
+		expandable_segments) args=(--alloc-conf expandable_segments:True) ;;
+		max_split_size_mb)
+			[[ $action =~ max_split_size_mb:([0-9]+) ]] || continue
+			args=(--alloc-conf "max_split_size_mb:${BASH_REMATCH[1]}") ;;
+		empty_cache) [ "$want" = "no oom" ] || continue; args=(--empty-cache-after-free) ;;
+		free) [[ $action =~ ^del\ ([A-Za-z_][A-Za-z0-9_]*) ]] || continue; args=(--free "${BASH_REMATCH[1]}") ;;
+		release_private_pool) args=(--free pool) ;;
+		*) continue ;;
+		esac
+		n=$((n + 1))
+		got=$(rerun "$build" "$cause" "$work/$build-$cause-remedy-$n" "${args[@]}")
+		[ "$got" = "$want" ] && ok "$build/$cause: ${args[*]}: $got, as memprof says" ||
+			bad "$build/$cause: ${args[*]}: $got, but memprof says $want ($action)"
+	done < <(python3 - "$report" <<-'PY'
+		import json, sys
+		r = json.load(open(sys.argv[1]))
+		for x in r["remedies"]:
+		    print("no oom\t%s\t%s" % (x["id"], x["action"]))
+		for x in r["not_helping"]:
+		    if x["id"] in ("expandable_segments", "max_split_size_mb") and ":M" not in x["action"]:
+		        print("oom\t%s\t%s" % (x["id"], x["action"]))
+		PY
+	)
+}
+
+for run in $runs; do
+	IFS=: read -r build cause mode <<<"$run"
+	dir=$work/$build-$cause-$mode
+	mkdir -p "$dir"
+	if ! "$testbed/jobs/run.sh" "oom-$cause" "$build" "$mode" "$dir" >"$dir/job.vars" 2>"$dir/job.log"; then
+		rc=$?
+		[ $rc = 77 ] && { echo "skip: $run: the test bed cannot give it here"; continue; }
+		bad "$run: the job failed: $(tail -3 "$dir/job.log" | tr '\n' ' ')"
+		continue
+	fi
+	sysroot=$(cat "$dir/sysroot" 2>/dev/null)
+	target=()
+	case $mode in
+	live) target=(--pid "$(cat "$dir/pid")") ;;
+	kernel) target=("$dir/core" ${sysroot:+--sysroot "$sysroot"}) ;;
+	*) target=("$dir/core") ;;
+	esac
+	"$memprof" oom "${target[@]}" --format json >"$dir/oom.json" 2>"$dir/oom.err"
+	rc=$?
+	[ "$mode" = live ] && "$testbed/job.sh" --stop "$dir" >/dev/null 2>&1
+	if [ $rc != 0 ]; then
+		bad "$run: memprof oom exited $rc: $(head -2 "$dir/oom.err" | tr '\n' ' ')"
+		continue
+	fi
+	if python3 "$here/check.py" "$dir/oom.json" "$dir/notes.json" "$cause" >"$dir/claims" 2>"$dir/check.err"; then
+		ok "$run: the OOM, PyTorch's numbers and the cause ($(python3 -c 'import json,sys; print(", ".join(c["id"] for c in json.load(open(sys.argv[1]))["causes"]))' "$dir/oom.json"))"
+	else
+		bad "$run: $(tr '\n' ' ' <"$dir/check.err")"
+	fi
+	if [ "$cause" = oversize ] && [ "$mode" != live ]; then
+		"$memprof" oom "${target[@]}" --no-owners --format json >"$dir/core.json" 2>/dev/null
+		"$memprof" oom "$dir/snapshot.pickle" --format json >"$dir/pickle.json" 2>/dev/null
+		python3 -c 'import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+a.pop("message", None)
+sys.exit(0 if a == b else 1)' "$dir/core.json" "$dir/pickle.json" &&
+			ok "$run: memprof oom on the job's own pickle equals it on the core" ||
+			bad "$run: memprof oom on the pickle differs from the core's: $(diff "$dir/core.json" "$dir/pickle.json" | head -4 | tr '\n' ' ')"
+	fi
+	check_remedies "$build" "$cause" "$dir/oom.json"
+done
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
