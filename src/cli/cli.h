@@ -22,7 +22,7 @@ void cli_ctx_init(mp_command_ctx *c, const mp_command_args *a);
 int cli_check_targets(mp_command_ctx *c, mp_command_args *a);
 
 /* The commands only the command line has. */
-extern const mp_command cli_cmd_convert;
+extern const mp_command cli_cmd_convert, cli_cmd_watch;
 
 /* Print "memprof: MESSAGE" on stderr, control characters escaped. */
 void cli_error(const char *fmt, ...) MP_PRINTF(1, 2);

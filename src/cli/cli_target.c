@@ -188,7 +188,9 @@ static void place_pid(mp_command_args *a, int last)
 
 int cli_check_targets(mp_command_ctx *c, mp_command_args *a)
 {
-	int want = 0, words = 0, last = -1, pid = mp_arg_given(a, "--pid"), missing;
+	/* --pid stands for a target word only in commands that read one (watch has its own --pid) */
+	int want = 0, words = 0, last = -1, missing;
+	int pid = mp_command_takes(a->cmd, "snapshot") && mp_arg_given(a, "--pid");
 	char kind[32];
 
 	for (int i = 0; mp_command_positional_kind(a->cmd, i, kind, sizeof kind)[0] != '\0'; i++) {

@@ -24,6 +24,7 @@ static void list_commands(void)
 			commands[ncommands++] = mp_commands[i];
 	commands[ncommands++] = &cli_cmd_convert;
 	commands[ncommands++] = &cli_cmd_stats;
+	commands[ncommands++] = &cli_cmd_watch;
 }
 
 static void usage(FILE *to)

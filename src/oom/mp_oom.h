@@ -155,6 +155,9 @@ typedef struct mp_oom {
 	int64_t best_fit_addr, best_fit_size; /* the block that would serve it, −1 */
 	int64_t largest_free;                 /* on the request's stream and pool (default pools) */
 	int64_t released_by_retry;            /* what the retry would release now */
+	bool retry_skipped;                   /* the OOM happened although the retry would have released enough:
+						 it did not run (2.6 skips it while a MemPool or a graph capture
+						 routes allocations to a private pool) */
 	enum mp_oom_verdict verdict;
 	char decision[4][240];                /* the replay's steps, as sentences */
 	int ndecision;

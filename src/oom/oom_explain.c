@@ -45,7 +45,7 @@ static void device_figures(const oom_view *v, mp_oom *o)
 }
 
 /* The numbers the allocator's message gives for this state: it counts the free blocks of private pools as
-   allocated (its "allocated in private pools"). Capacity and in-use are the device's: unknown here. */
+   allocated (its "allocated in private pools") and pending frees as unallocated. Capacity and in-use are the device's: unknown here. */
 static void computed_message(mp_oom *o)
 {
 	mp_oom_message *m = &o->computed;
@@ -54,9 +54,10 @@ static void computed_message(mp_oom *o)
 	m->device = o->req.device;
 	m->tried = o->alloc_size;
 	m->free = o->req.device_free;
-	m->allocated = o->allocated + o->private_free;
+	/* allocated_bytes drops when a tensor is freed, before its pending events complete */
+	m->allocated = o->live + o->private_free;
 	m->private_pools = o->private_free;
-	m->reserved_unallocated = o->reserved - o->allocated - o->private_free;
+	m->reserved_unallocated = o->reserved - o->live - o->private_free;
 }
 
 mp_err mp_oom_explain(const mp_snapshot *snap, const mp_oom_request *req, mp_oom **out, mp_diag *diag)

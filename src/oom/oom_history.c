@@ -96,6 +96,18 @@ void oom_empty_cache_remedy(const oom_view *v, mp_oom *o)
 
 	if (o->nremedies >= MP_OOM_MAX_REMEDIES - 1)
 		return;
+	if (o->retry_skipped) {
+		mp_oom_remedy *r = &o->remedies[o->nremedies++];
+		char a[32];
+
+		*r = (mp_oom_remedy){ .id = MP_OOM_R_EMPTY_CACHE, .works = true };
+		snprintf(r->action, sizeof r->action, "torch.cuda.empty_cache() before the request, outside the "
+			 "MemPool or capture");
+		snprintf(r->why, sizeof r->why, "it does what the skipped retry would have done: it waits for the pending "
+			 "frees' events and releases the %s of segments left free as a whole, and the allocation fits",
+			 oom_size_text(a, sizeof a, o->released_by_retry));
+		return;
+	}
 	ov = o->req.device_free >= 0 && !o->small_pool ? oom_oversize_best(v, o, false) : (oom_oversize){ 0 };
 	if (ov.m > 0 && o->req.device >= 0 && (size_t)o->req.device < snap->ndevice_traces &&
 	    (w = calloc(v->nsegs, sizeof *w)) != NULL) {

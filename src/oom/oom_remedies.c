@@ -64,6 +64,11 @@ static void expandable(const oom_view *v, mp_oom *o)
 
 	if (o->expandable || o->req.device_free < 0)
 		return;
+	if (o->retry_skipped) {
+		remedy(o, MP_OOM_R_EXPANDABLE, false, action, "free pages go back to the device in the OOM's retry, "
+		       "which does not run here");
+		return;
+	}
 	pages = free_pages(v);
 	if (pages + o->req.device_free >= need)
 		remedy(o, MP_OOM_R_EXPANDABLE, true, action,
@@ -189,9 +194,13 @@ mp_err oom_remedies(const oom_view *v, mp_oom *o, const oom_groups *gr)
 		       oom_size_text(c, sizeof c, o->usable >= 0 ? o->usable : o->req.message.capacity),
 		       any ? " (see above)" : "");
 	}
-	remedy(o, MP_OOM_R_GC_THRESHOLD, false, "PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:T",
-	       "it releases cached segments that are free as a whole, only with a per-process memory fraction set; "
-	       "the OOM's retry releases every such segment anyway (%s left here)",
-	       oom_size_text(a, sizeof a, o->released_by_retry));
+	if (o->retry_skipped)
+		remedy(o, MP_OOM_R_GC_THRESHOLD, false, "PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:T",
+		       "it runs only with a per-process memory fraction set, and never waits for pending frees");
+	else
+		remedy(o, MP_OOM_R_GC_THRESHOLD, false, "PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:T",
+		       "it releases cached segments that are free as a whole, only with a per-process memory fraction "
+		       "set; the OOM's retry releases every such segment anyway (%s left here)",
+		       oom_size_text(a, sizeof a, o->released_by_retry));
 	return err;
 }

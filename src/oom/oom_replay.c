@@ -168,10 +168,19 @@ void oom_replay(const oom_view *v, mp_oom *o)
 	}
 	step(o, "%s(%s) fails: %s is free", o->expandable ? "mapping pages" : "cudaMalloc", oom_size_text(a, sizeof a, need),
 	     oom_size_text(b, sizeof b, o->req.device_free));
-	if (need <= o->req.device_free + o->released_by_retry) {
+	if (need <= o->req.device_free + o->released_by_retry && o->req.source == MP_OOM_FROM_ARGS) {
 		step(o, "the retry releases %s of cached segments free as a whole, then %s succeeds",
 		     oom_size_text(a, sizeof a, o->released_by_retry), oom_size_text(c, sizeof c, need));
 		o->verdict = MP_OOM_V_AFTER_RELEASE;
+		return;
+	}
+	if (need <= o->req.device_free + o->released_by_retry) {
+		/* yet the allocator raised: its retry cannot have run */
+		step(o, "the retry would release %s (pending frees synchronised, segments free as a whole), enough; the "
+			"allocator raised all the same, so it skipped the retry: 2.6 does while a torch.cuda.MemPool or "
+			"a graph capture routes allocations to a private pool", oom_size_text(a, sizeof a, o->released_by_retry));
+		o->retry_skipped = true;
+		o->verdict = MP_OOM_V_OOM;
 		return;
 	}
 	step(o, "the retry (pending frees synchronised, cached segments free as a whole released) gives back %s: "

@@ -123,7 +123,13 @@ static void causes(const mp_oom *o, enum mp_units u, mp_out *out, bool rst)
 
 static void fragmentation(const mp_oom *o, enum mp_units u, mp_out *out, bool rst)
 {
+	int shown = 0;
+
 	heading(out, rst, "Fragmentation of free memory (1 - largest/free; sum free^2 / free^2)");
+	for (int i = 0; i < o->nfrags; i++)
+		shown += o->frags[i].nfree > 0;
+	if (shown == 0)
+		mp_out_puts(out, rst ? "No free block.\n" : "  no free block\n");
 	for (int i = 0; i < o->nfrags; i++) {
 		const mp_oom_frag *f = &o->frags[i];
 
@@ -144,6 +150,8 @@ static void holders(const mp_oom *o, enum mp_units u, mp_out *out, bool rst)
 
 	snprintf(title, sizeof title, "Who holds the live memory (by %s)", o->holders_by != NULL ? o->holders_by : "block");
 	heading(out, rst, title);
+	if (o->nholders == 0)
+		mp_out_puts(out, rst ? "No live block.\n" : "  no live block\n");
 	for (int i = 0; i < o->nholders; i++) {
 		item(out, rst);
 		size(out, o->holders[i].bytes, u);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # jobs.sh - `memprof oom` on real out-of-memory errors of real PyTorch Python jobs (tests/testbed/jobs/oom_causes.py
 # on the fake device: PyPI's torch 2.14.1, Debian's 2.6), each built so that one cause dominates: device_full,
-# fragmentation, oversize_split, other_stream, private_pool.
+# fragmentation, oversize_split, other_stream, private_pool, and on 2.6 pending_free (a request inside a MemPool,
+# where 2.6 skips the retry that would wait for them).
 #
 # For each build, scenario and mode (a gcore core, the kernel's core, the live process): memprof's explanation
 # (--format json) must find the OOM, compute the numbers the job's own OutOfMemoryError printed, give every byte
@@ -13,7 +14,7 @@
 # block) must equal memprof oom on its core (--no-owners; the pickle has no exception message).
 #
 # Default (lean): PyPI's 2.14.1, every scenario on its gcore core and its remedies; Debian's 2.6 fragmentation on a
-# kernel core. MEMPROF_OOM_FULL=1 (make check-oom): both builds, every scenario, gcore and kernel cores and the live
+# kernel core and pending_free on a gcore core. MEMPROF_OOM_FULL=1 (make check-oom): both builds, every scenario, gcore and kernel cores and the live
 # process. Env: MEMPROF, MEMPROF_TESTBED_SKIP=1 (77). Prints one line per check and "N passed, M failed".
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -39,13 +40,16 @@ trap cleanup EXIT
 if [ "${MEMPROF_OOM_FULL:-0}" = 1 ]; then
 	runs=
 	for b in $("$testbed/job.sh" --list); do
-		for c in full fragmentation oversize other_stream private_pool; do
+		for c in full fragmentation oversize other_stream private_pool pending_free; do
+			# only 2.6 keeps pending frees at an OOM (inside a MemPool it skips the retry)
+			[ "$c" = pending_free ] && [ "$b" != debian-2.6 ] && continue
 			for m in gcore kernel live; do runs="$runs $b:$c:$m"; done
 		done
 	done
 else
 	runs="pypi-2.14.1:full:gcore pypi-2.14.1:fragmentation:gcore pypi-2.14.1:oversize:gcore
-		pypi-2.14.1:other_stream:gcore pypi-2.14.1:private_pool:gcore debian-2.6:fragmentation:kernel"
+		pypi-2.14.1:other_stream:gcore pypi-2.14.1:private_pool:gcore debian-2.6:fragmentation:kernel
+		debian-2.6:pending_free:gcore"
 fi
 declare -A remedies_done
 

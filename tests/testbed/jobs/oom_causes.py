@@ -60,6 +60,9 @@ def parse_args(argv):
     ap.add_argument("--alloc-conf")
     ap.add_argument("--free", action="append", default=[], metavar="NAME")
     ap.add_argument("--empty-cache-after-free", action="store_true")
+    # The checkpoint comes before the request (a debugger attached there sees the OOM happen); the error's
+    # message then goes to OUTDIR/oom_message.txt, since the truth was written at the checkpoint.
+    ap.add_argument("--checkpoint-before-oom", action="store_true")
     args = ap.parse_args(argv)
     unknown = [n for n in args.free if n not in VARIABLES[args.cause]]
     if unknown:
@@ -176,6 +179,15 @@ def main():
 
     memprof_testbed.note("cause", args.cause)
     memprof_testbed.note("oom_request_bytes", request)
+    if args.checkpoint_before_oom:
+        memprof_testbed.checkpoint()
+        try:
+            wanted = allocate(request, into_pool)
+        except torch.OutOfMemoryError as error:
+            with open(os.path.join(os.environ["MEMPROF_TESTBED_OUT"], "oom_message.txt"), "w") as f:
+                f.write(str(error))
+            print(f"caught: {str(error).splitlines()[0]}")
+        return
     if args.uncaught:
         wanted = allocate(request, into_pool)
     else:
