@@ -1,0 +1,33 @@
+#!/bin/bash
+# oom.sh - `memprof oom` on a core of the `huge` job (1,000,000 blocks, PyPI's torch 2.14.1 on the fake device):
+# the explanation of a request asked about (--size, larger than the device) against `memprof segsum` of the same
+# core (the reference, in the same run: one walk and the cheapest analysis), with and without the owners from the
+# Python heap. And the pause `memprof watch` costs a job per OOM, read from oom-N.pause of tests/gdb/catch_oom.sh's
+# scenario (fragmentation, about 140 blocks).
+# Environment: MEMPROF (default ./memprof), BENCH_BLOCKS (default 1000000), BENCH_RUNS (default 3).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/.." && pwd)
+MEMPROF=${MEMPROF:-./memprof}
+runs=${BENCH_RUNS:-3}
+blocks=${BENCH_BLOCKS:-1000000}
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
+BENCH_JOB_BUILDS=pypi-2.14.1 bench_jobs_init
+
+FAKECUDA_CAPACITY=2G "$job" pypi-2.14.1 "$top/tests/testbed/jobs/huge.py" gcore "$tmp/gcore" --blocks "$blocks" \
+	>"$tmp/gcore.vars" 2>/dev/null
+core=$tmp/gcore/core
+echo "-- huge job, $blocks blocks: gcore core $(($(stat -c %s "$core") / 1048576)) MiB"
+read -r ref_w ref_r < <(bench_best "$tmp/segsum.out" "$MEMPROF" segsum "$core")
+bench_row "memprof segsum CORE (reference)" "$ref_w" "$ref_r" ""
+read -r w r < <(bench_best "$tmp/oom.out" "$MEMPROF" oom "$core" --size 3GiB --no-owners --format json) || true
+grep -q '"verdict"' "$tmp/oom.out" || { echo "bench: memprof oom printed no explanation" >&2; exit 1; }
+bench_row "memprof oom CORE --size 3GiB --no-owners" "$w" "$r" "$ref_w"
+read -r w r < <(bench_best "$tmp/oom-owners.out" "$MEMPROF" oom "$core" --size 3GiB --format json) || true
+bench_row "memprof oom CORE --size 3GiB (owners from the heap)" "$w" "$r" "$ref_w"
+
+# The pause of memprof watch: the gdb test's job, watched.
+MEMPROF_GDB_JOB_BUILDS=pypi-2.14.1 KEEP=1 MEMPROF=$MEMPROF "$top/tests/gdb/catch_oom.sh" >"$tmp/catch.out" 2>&1 || true
+grep "paused" "$tmp/catch.out" | sed 's/^ok: /-- memprof watch: /'
