@@ -86,7 +86,8 @@ typedef struct mp_oom_cause {
 	enum mp_oom_cause_id id;
 	int64_t bytes;
 	int64_t largest;  /* the largest single free block it holds (0 for device_full, outside) */
-	bool sufficient;  /* its memory alone, usable by the request, would have served it */
+	bool sufficient;  /* its memory, usable by the request, with the free memory would have served it (always
+			     false for device_full and outside, which are no memory the request could use) */
 	char evidence[400];
 } mp_oom_cause;
 

@@ -67,6 +67,11 @@ static mp_oom_cause *add_cause(mp_oom *o, enum mp_oom_cause_id id, int64_t bytes
 	return c;
 }
 
+static const char *plural(int64_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
 static void evidence_of(const bucket *k, enum mp_oom_cause_id id, const mp_oom *o, const oom_oversize *ov,
 			char *e, size_t n)
 {
@@ -75,17 +80,17 @@ static void evidence_of(const bucket *k, enum mp_oom_cause_id id, const mp_oom *
 
 	switch (id) {
 	case MP_OOM_PRIVATE_POOL:
-		snprintf(e, n, "%lld free blocks inside private pools (CUDA graphs, torch.cuda.MemPool), the largest %s; "
+		snprintf(e, n, "%lld free block%s inside private pools (CUDA graphs, torch.cuda.MemPool), the largest %s; "
 			 "only requests made into those pools can use them, and the retry releases a pool only once it "
-			 "is no longer used", (long long)k->blocks, oom_size_text(a, sizeof a, k->largest));
+			 "is no longer used", (long long)k->blocks, plural(k->blocks), oom_size_text(a, sizeof a, k->largest));
 		break;
 	case MP_OOM_PENDING_FREE:
-		snprintf(e, n, "%lld freed blocks still in use by other streams' work (record_stream): they return "
-			 "only when those events complete", (long long)k->blocks);
+		snprintf(e, n, "%lld freed block%s still in use by other streams' work (record_stream): they return "
+			 "only when those events complete", (long long)k->blocks, plural(k->blocks));
 		break;
 	case MP_OOM_OTHER_POOL:
-		snprintf(e, n, "%lld free blocks in the %s pool, the largest %s; a %s request is served only by the %s pool",
-			 (long long)k->blocks, o->small_pool ? "large" : "small", oom_size_text(a, sizeof a, k->largest),
+		snprintf(e, n, "%lld free block%s in the %s pool, the largest %s; a %s request is served only by the %s pool",
+			 (long long)k->blocks, plural(k->blocks), o->small_pool ? "large" : "small", oom_size_text(a, sizeof a, k->largest),
 			 o->small_pool ? "small" : "large", pool);
 		break;
 	case MP_OOM_OTHER_STREAM: {
@@ -100,15 +105,15 @@ static void evidence_of(const bucket *k, enum mp_oom_cause_id id, const mp_oom *
 		break;
 	}
 	case MP_OOM_OVERSIZE_SPLIT:
-		snprintf(e, n, "%lld large segments of %s or more keep %s free behind live blocks smaller than %s; "
-			 "while those live, the retry cannot release them", (long long)ov->nsegs,
-			 oom_size_text(a, sizeof a, ov->m), oom_size_text(b, sizeof b, k->bytes),
+		snprintf(e, n, "%lld large segment%s of %s or more keep%s %s free behind live blocks smaller than %s; "
+			 "while those live, the retry cannot release them", (long long)ov->nsegs, ov->nsegs == 1 ? "" : "s",
+			 oom_size_text(a, sizeof a, ov->m), ov->nsegs == 1 ? "s" : "", oom_size_text(b, sizeof b, k->bytes),
 			 oom_size_text(c, sizeof c, ov->m));
 		break;
 	default:
-		snprintf(e, n, "%lld free blocks on stream %lld in the %s pool, the largest %s, each smaller than the %s asked",
-			 (long long)k->blocks, (long long)o->req.stream, pool, oom_size_text(a, sizeof a, k->largest),
-			 oom_size_text(b, sizeof b, o->rounded));
+		snprintf(e, n, "%lld free block%s on stream %lld in the %s pool, the largest %s, %s smaller than the %s asked",
+			 (long long)k->blocks, plural(k->blocks), (long long)o->req.stream, pool, oom_size_text(a, sizeof a, k->largest),
+			 k->blocks == 1 ? "it" : "each", oom_size_text(b, sizeof b, o->rounded));
 	}
 }
 
@@ -135,7 +140,7 @@ static void device_causes(mp_oom *o)
 	if (limit >= 0 && o->live + o->rounded > limit) {
 		mp_oom_cause *k = add_cause(o, MP_OOM_DEVICE_FULL, o->live + o->rounded - limit, 0);
 
-		k->sufficient = true;
+		k->sufficient = false; /* a shortfall, not memory the request could have used */
 		snprintf(k->evidence, sizeof k->evidence, "live blocks %s + the request %s > %s %s: no placement of "
 			 "the memory could serve it", oom_size_text(a, sizeof a, o->live), oom_size_text(b, sizeof b, o->rounded),
 			 o->usable >= 0 ? "reserved + free" : "the capacity", oom_size_text(c, sizeof c, limit));
@@ -147,6 +152,7 @@ static void device_causes(mp_oom *o)
 		if (outside > m->capacity / 200 && outside > OOM_PAGE) {
 			mp_oom_cause *k = add_cause(o, MP_OOM_OUTSIDE, outside, 0);
 
+			k->sufficient = false;
 			snprintf(k->evidence, sizeof k->evidence, "capacity %s − reserved %s − free %s: held by the CUDA "
 				 "context, other libraries' allocations or other processes", oom_size_text(a, sizeof a, m->capacity),
 				 oom_size_text(b, sizeof b, o->reserved), oom_size_text(d, sizeof d, o->req.device_free));

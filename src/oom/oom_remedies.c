@@ -97,12 +97,12 @@ static void max_split(const oom_view *v, mp_oom *o)
 	}
 	snprintf(action, sizeof action, "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:%lld", (long long)(ov.m / OOM_MIB));
 	remedy(o, MP_OOM_R_MAX_SPLIT, ov.works, action,
-	       "%lld segments of %s or more would not have been split by the live blocks (all under %s) that hold "
-	       "them now: the retry releases them, and net of segments of their own for those blocks that gives %s, "
-	       "so %s %s %s",
-	       (long long)ov.nsegs, oom_size_text(a, sizeof a, ov.m), oom_size_text(b, sizeof b, ov.m),
-	       oom_size_text(c, sizeof c, ov.freed), "free memory", ov.works ? "covers" : "still falls short of",
-	       "the allocation");
+	       "%lld segment%s of %s or more would not have been split by the live blocks (all under %s) that hold "
+	       "%s now: the retry releases %s, and net of segments of their own for those blocks that gives %s, "
+	       "so the free memory %s the allocation",
+	       (long long)ov.nsegs, ov.nsegs == 1 ? "" : "s", oom_size_text(a, sizeof a, ov.m),
+	       oom_size_text(b, sizeof b, ov.m), ov.nsegs == 1 ? "it" : "them", ov.nsegs == 1 ? "it" : "them",
+	       oom_size_text(c, sizeof c, ov.freed), ov.works ? "covers" : "still falls short of");
 }
 
 static void freeing(const oom_view *v, mp_oom *o, const oom_groups *gr, mp_err *err)
@@ -125,8 +125,8 @@ static void freeing(const oom_view *v, mp_oom *o, const oom_groups *gr, mp_err *
 			snprintf(action, sizeof action, "free what %s allocated before the request", name);
 		else
 			snprintf(action, sizeof action, "free the tensor of %s before the request", name);
-		remedy(o, MP_OOM_R_FREE, true, action, "it holds %s in %lld blocks; without them %s",
-		       oom_size_text(a, sizeof a, t->bytes), (long long)t->n,
+		remedy(o, MP_OOM_R_FREE, true, action, "it holds %s in %lld block%s; without %s %s",
+		       oom_size_text(a, sizeof a, t->bytes), (long long)t->n, t->n == 1 ? "" : "s", t->n == 1 ? "it" : "them",
 		       released > 0 ? "the retry releases the segments left empty and cudaMalloc succeeds"
 				    : "a free block of the request's stream and pool fits the request");
 	}

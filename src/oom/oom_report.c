@@ -138,7 +138,7 @@ static void fragmentation(const mp_oom *o, enum mp_units u, mp_out *out, bool rs
 		item(out, rst);
 		mp_out_printf(out, "%s pool, stream %lld: ", f->pool, (long long)f->stream);
 		size(out, f->free_bytes, u);
-		mp_out_printf(out, " free in %lld blocks, largest ", (long long)f->nfree);
+		mp_out_printf(out, " free in %lld block%s, largest ", (long long)f->nfree, f->nfree == 1 ? "" : "s");
 		size(out, f->largest, u);
 		mp_out_printf(out, ": %.2f; %.2f\n", f->fragmentation, f->sq_ratio);
 	}

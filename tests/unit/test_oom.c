@@ -43,6 +43,19 @@ static void test_messages(void)
 		&m));
 	CU_ASSERT_EQUAL(m.private_pools, 600 * MIB);
 	CU_ASSERT_EQUAL(m.reserved_unallocated, 0);
+	/* 2.6 with NVML's process list and a memory fraction */
+	CU_ASSERT_TRUE(mp_oom_message_parse(
+		"CUDA out of memory. Tried to allocate 2.00 MiB. GPU 3 has a total capacity of 79.19 GiB of which 1.50 "
+		"MiB is free. Process 4242 has 79.18 GiB memory in use. Including non-PyTorch memory, this process has "
+		"79.18 GiB memory in use. 40.00 GiB allowed; Of the allocated memory 39.50 GiB is allocated by PyTorch, and "
+		"312.00 KiB is reserved by PyTorch but unallocated.", &m));
+	CU_ASSERT_EQUAL(m.device, 3);
+	CU_ASSERT_EQUAL(m.tried, 2 * MIB);
+	CU_ASSERT_EQUAL(m.free, (int64_t)(1.5 * MIB));
+	CU_ASSERT_EQUAL(m.in_use, (int64_t)(79.18 * 1024 * MIB + 0.5));
+	CU_ASSERT_EQUAL(m.allowed, 40 * 1024 * MIB);
+	CU_ASSERT_EQUAL(m.allocated, (int64_t)(39.5 * 1024 * MIB));
+	CU_ASSERT_EQUAL(m.reserved_unallocated, 312 * 1024);
 	CU_ASSERT_FALSE(mp_oom_message_parse("RuntimeError: shape mismatch", &m));
 	CU_ASSERT_FALSE(mp_oom_message_parse("out of memory", &m));
 	CU_ASSERT_FALSE(mp_oom_message_parse(NULL, &m));
