@@ -1,10 +1,11 @@
 /* oom_history.c - torch.cuda.empty_cache() at an earlier point, found in the trace ring. empty_cache() at the
-   OOM itself releases nothing the OOM's retry did not; but a large segment that small blocks split was, at
-   some moment, entirely free: an empty_cache() then would have given it back before they split it. For each
-   segment that oversize_split names, the trace says when it last became empty (the free that emptied it)
-   and when the next allocation went into it; a call between the two releases it. memprof claims the
-   latest such point at which the segments released there, net of segments of their own for the blocks later
-   put in them, leave room for the request. */
+   OOM itself releases nothing the OOM's retry did not; but a segment that live blocks split now was, at some
+   moment, entirely free: an empty_cache() then would have given it back before they were put in it (they get
+   segments of their own instead, without its free rest). For each split segment of the default pools the trace
+   says when it last became empty (the free that emptied it) and when the next allocation went into it; a call
+   between the two releases it. memprof claims the latest such point at which the segments released there, net
+   of segments of their own for the blocks later put in them, leave room for the request. With a skipped retry
+   (2.6 inside a MemPool), empty_cache() before the request does what the retry would have done. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,7 +90,6 @@ static void claim(const oom_view *v, mp_oom *o, const mp_trace_entry *e, int64_t
 void oom_empty_cache_remedy(const oom_view *v, mp_oom *o)
 {
 	const mp_snapshot *snap = v->snap;
-	oom_oversize ov;
 	window *w;
 	size_t n = 0;
 	int64_t best_t = -1, best = 0;
@@ -108,13 +108,12 @@ void oom_empty_cache_remedy(const oom_view *v, mp_oom *o)
 			 oom_size_text(a, sizeof a, o->released_by_retry));
 		return;
 	}
-	ov = o->req.device_free >= 0 && !o->small_pool ? oom_oversize_best(v, o, false) : (oom_oversize){ 0 };
-	if (ov.m > 0 && o->req.device >= 0 && (size_t)o->req.device < snap->ndevice_traces &&
+	if (o->req.device_free >= 0 && o->req.device >= 0 && (size_t)o->req.device < snap->ndevice_traces &&
 	    (w = calloc(v->nsegs, sizeof *w)) != NULL) {
 		const mp_trace_list *tl = &snap->device_traces[o->req.device];
 
 		for (size_t i = 0; i < v->nsegs; i++)
-			if (oom_oversize_qualifies(v, &v->segs[i], o, ov.m))
+			if (!v->segs[i].private_pool && !v->segs[i].expandable && v->segs[i].live > 0)
 				w[n++] = window_of(v, tl, &v->segs[i]);
 		for (size_t i = 0; i < n; i++) {
 			int64_t f;
