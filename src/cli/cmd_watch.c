@@ -35,8 +35,10 @@ static bool beside_me(const char *file, char *out, size_t size)
 static int run_watch(mp_command_ctx *c, const mp_command_args *a)
 {
 	const char *pid = mp_arg(a, "--pid"), *dir = mp_arg(a, "-o"), *format = mp_arg(a, "--format");
+	const char *sysroot = mp_arg(a, "--sysroot");
 	const char *gdb = getenv("MEMPROF_GDB"), *script = getenv("MEMPROF_GDB_SCRIPT");
 	char script_buf[PATH_MAX], lib[PATH_MAX], source[PATH_MAX + 16], catch_cmd[PATH_MAX + 96];
+	char sysroot_cmd[PATH_MAX + 16], exe[64];
 
 	if (pid == NULL)
 		return mp_command_usage_error(c, "watch: --pid PID is required");
@@ -54,16 +56,24 @@ static int run_watch(mp_command_ctx *c, const mp_command_args *a)
 	snprintf(source, sizeof source, "source %s", script);
 	snprintf(catch_cmd, sizeof catch_cmd, "memprof catch oom --continue -o %s --format %s", dir != NULL ? dir : ".",
 		 format != NULL ? format : "plain");
+	/* a chrooted job: gdb finds its libraries under the root, once it knows the executable (the kernel's link) */
+	if (sysroot != NULL) {
+		snprintf(sysroot_cmd, sizeof sysroot_cmd, "set sysroot %s", sysroot);
+		snprintf(exe, sizeof exe, "/proc/%s/exe", pid);
+	}
+	const char *argv[] = { gdb != NULL ? gdb : "gdb", "-nx", "-batch", sysroot != NULL ? "-iex" : "-nx",
+			       sysroot != NULL ? sysroot_cmd : "-nx", sysroot != NULL ? exe : "-nx", "-p", pid, "-ex",
+			       source, "-ex", catch_cmd, "-ex", "continue", NULL };
+
 	fflush(stdout);
-	execlp(gdb != NULL ? gdb : "gdb", gdb != NULL ? gdb : "gdb", "-nx", "-batch", "-p", pid, "-ex", source, "-ex",
-	       catch_cmd, "-ex", "continue", (char *)NULL);
+	execvp(argv[0], (char *const *)argv);
 	return mp_command_error(c, "watch: cannot run %s: %s (install gdb, or name one in MEMPROF_GDB)",
 				gdb != NULL ? gdb : "gdb", strerror(errno));
 }
 
 const mp_command cli_cmd_watch = {
 	"watch", MP_FRONT_CLI, "wait for a running job's CUDA OOMs; keep the explanation, snapshot and stacks of each",
-	"--pid PID [-o DIR] [--format plain|rst|json]",
+	"--pid PID [-o DIR] [--format plain|rst|json] [--sysroot DIR]",
 	"Attaches to process PID (through gdb, which must be installed) and waits. At each CUDA\n"
 	"out-of-memory error of PyTorch's caching allocator (a c10::OutOfMemoryError thrown, found on\n"
 	"stripped builds too) it writes into DIR (default: here), for the Nth one, oom-N.txt (`memprof oom`:\n"
@@ -76,6 +86,7 @@ const mp_command cli_cmd_watch = {
 		{ "--pid", MP_OPT_COUNT, NULL, "PID", "the process to watch" },
 		{ "-o", MP_OPT_FILE, NULL, "DIR", "where the files go (created; default: the current directory)" },
 		{ "--format", MP_OPT_CHOICE, "plain rst json", "F", "the explanation's format (default plain)" },
+		{ "--sysroot", MP_OPT_FILE, NULL, "DIR", "the job's root when it runs chrooted (gdb's sysroot)" },
 		{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
 	},
 	"the job's end: 0; 2 bad usage, no gdb, no gdb script; otherwise gdb's status",

@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2015 # `cond && ok ... || bad ...`: ok never fails
 # catch_oom.sh - gdb's `memprof catch oom` and the CLI's `memprof watch` on a real PyTorch job that runs out of
-# memory (tests/testbed/jobs/oom_causes.py --cause fragmentation on the fake device, PyPI's torch 2.14.1: a
-# stripped wheel), attached while the job waits just before its failing request.
+# memory (tests/testbed/jobs/oom_causes.py --cause fragmentation on the fake device: PyPI's stripped 2.14.1 wheel,
+# Debian's 2.6 chrooted, whose libraries gdb finds through `set sysroot`), attached while the job waits just
+# before its failing request.
 #   - catch: gdb stops at the c10::OutOfMemoryError (before anything unwinds); the explanation written then
 #     finds the OOM from the C++ exception's message, computes the numbers PyTorch's own message printed and
 #     names fragmentation first (tests/oom/check.py); the snapshot pickle and the Python stacks are written;
 #   - watch: `memprof watch --pid` keeps the same files and lets the job go on: the job then catches its
 #     torch.OutOfMemoryError itself and ends normally; the pause it suffered is reported.
-# Env as lib.sh; MEMPROF_GDB_JOB_BUILDS (default pypi-2.14.1). Prints one line per check and "N passed, M failed".
+# Env as lib.sh; MEMPROF_GDB_JOB_BUILDS (default: every build of job.sh --list); KEEP=1 leaves the scratch
+# directory. Prints one line per check and "N passed, M failed".
 set -uo pipefail
 # shellcheck source=tests/gdb/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 job=$top/tests/testbed/job.sh
 script=$top/tests/testbed/jobs/oom_causes.py
-builds=${MEMPROF_GDB_JOB_BUILDS:-pypi-2.14.1}
+builds=${MEMPROF_GDB_JOB_BUILDS:-$("$job" --list)}
 scratch memprof-gdb-catch-oom
 cleanup() {
 	local p
@@ -55,7 +57,11 @@ for build in $builds; do
 		bad "$build/catch: the job failed: $(tail -2 "$dir/job.log" | tr '\n' ' ')"
 		continue
 	fi
-	"$gdb" -nx -batch -p "$pid" -ex "source $gdbext" -ex "memprof catch oom -o $dir/out --format json" \
+	# a chrooted job: gdb reads its libraries under the root, and needs the interpreter named to find them
+	sysroot=$(cat "$dir/sysroot")
+	"$gdb" -nx -batch ${sysroot:+-iex "set sysroot $sysroot"} ${sysroot:+"$sysroot$(cat "$dir/python")"} -p "$pid" \
+		-ex "source $gdbext" \
+		-ex "memprof catch oom -o $dir/out --format json" \
 		-ex "shell touch $dir/RESUME" -ex continue -ex "info registers rip" -ex "bt 3" -ex detach \
 		>"$dir/gdb.out" 2>"$dir/gdb.err"
 	grep -q "c10::OutOfMemoryError thrown (#1)" "$dir/gdb.out" && grep -q "__cxa_throw" "$dir/gdb.out" &&
@@ -71,8 +77,9 @@ for build in $builds; do
 		continue
 	fi
 	( sleep 3; touch "$dir/RESUME" ) &
+	sysroot=$(cat "$dir/sysroot")
 	MEMPROF_GDB=$gdb MEMPROF_GDB_SCRIPT=$gdbext timeout 300 "$memprof" watch --pid "$pid" -o "$dir/out" \
-		--format json >"$dir/watch.out" 2>"$dir/watch.err"
+		--format json ${sysroot:+--sysroot "$sysroot"} >"$dir/watch.out" 2>"$dir/watch.err"
 	wait
 	check_files "$build/watch" "$dir/out" "$dir"
 	grep -q "^caught: CUDA out of memory" "$dir/job.out" 2>/dev/null &&
