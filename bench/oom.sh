@@ -2,8 +2,8 @@
 # oom.sh - `memprof oom` on a core of the `huge` job (1,000,000 blocks, PyPI's torch 2.14.1 on the fake device):
 # the explanation of a request asked about (--size, larger than the device) against `memprof segsum` of the same
 # core (the reference, in the same run: one walk and the cheapest analysis), with and without the owners from the
-# Python heap. And the pause `memprof watch` costs a job per OOM, read from oom-N.pause of tests/gdb/catch_oom.sh's
-# scenario (fragmentation, about 140 blocks).
+# Python heap. And the pause `memprof watch` costs a job per OOM (its oom-N.pause) on the fragmentation scenario
+# alone (about 140 blocks) and with 100,000 more live blocks.
 # Environment: MEMPROF (default ./memprof), BENCH_BLOCKS (default 1000000), BENCH_RUNS (default 3).
 set -euo pipefail
 
@@ -28,6 +28,18 @@ bench_row "memprof oom CORE --size 3GiB --no-owners" "$w" "$r" "$ref_w"
 read -r w r < <(bench_best "$tmp/oom-owners.out" "$MEMPROF" oom "$core" --size 3GiB --format json) || true
 bench_row "memprof oom CORE --size 3GiB (owners from the heap)" "$w" "$r" "$ref_w"
 
-# The pause of memprof watch: the gdb test's job, watched.
-MEMPROF_GDB_JOB_BUILDS=pypi-2.14.1 KEEP=1 MEMPROF=$MEMPROF "$top/tests/gdb/catch_oom.sh" >"$tmp/catch.out" 2>&1 || true
-grep "paused" "$tmp/catch.out" | sed 's/^ok: /-- memprof watch: /'
+# The pause of memprof watch per OOM: the fragmentation scenario with 100,000 more live blocks, watched from its
+# checkpoint just before the failing request.
+watch_pause() { # EXTRA_BLOCKS
+	local dir=$tmp/watch-$1
+	mkdir -p "$dir"
+	"$job" pypi-2.14.1 "$top/tests/testbed/jobs/oom_causes.py" live "$dir" --cause fragmentation \
+		--checkpoint-before-oom --extra-blocks "$1" >"$dir/vars" 2>/dev/null
+	( sleep 3; touch "$dir/RESUME" ) &
+	"$MEMPROF" watch --pid "$(cat "$dir/pid")" -o "$dir/out" >/dev/null 2>&1 || true
+	wait
+	echo "-- memprof watch, the fragmentation job with $1 extra blocks: paused $(cat "$dir/out/oom-1.pause" 2>/dev/null || echo '?') s at its OOM (report, pickle and stacks written)"
+	"$job" --stop "$dir" >/dev/null 2>&1 || true
+}
+watch_pause 0
+watch_pause 100000

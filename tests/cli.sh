@@ -54,6 +54,21 @@ expect "--pid counts as a target" 2 EMPTY 'expected one target' -- "$MEMPROF" se
 expect "convert takes no --pid" 2 EMPTY "unknown option '--pid'" -- "$MEMPROF" convert --pid 1 "$example" x.json
 expect "segsum takes no --stats" 2 EMPTY "unknown option '--stats'" -- "$MEMPROF" segsum --stats "$example"
 expect "bad pid" 2 EMPTY "--pid 'abc'" -- "$MEMPROF" segsum --pid abc
+# oom: a snapshot without an OOM says so (exit 1); a request asked about is explained (exit 1 when a cached
+# block or cudaMalloc would serve it); bad words are one line
+expect "oom: the example's OOM" 0 "^  => out of memory" EMPTY -- "$MEMPROF" oom "$example"
+python3 -c 'import pickle, sys
+s = pickle.load(open(sys.argv[1], "rb"))
+s["device_traces"] = [[]]
+pickle.dump(s, open(sys.argv[2], "wb"))' "$example" "$tmp/no-trace.pickle"
+expect "oom: a snapshot without an OOM" 1 EMPTY "no OOM to explain: no 'oom' entry" -- "$MEMPROF" oom "$tmp/no-trace.pickle"
+expect "oom --size: a huge request" 0 '^OOM on device 0, stream 0' EMPTY -- "$MEMPROF" oom "$example" --size 64GiB
+expect "oom --size: json" 0 '"verdict":[[:space:]]*"unknown_free"' EMPTY -- "$MEMPROF" oom "$example" --size 64GiB --format json
+expect "oom --size: a small request a block serves" 1 'a cached block serves it' EMPTY -- "$MEMPROF" oom "$example" --size 512
+one_line_error "oom: bad size" -- "$MEMPROF" oom "$example" --size lots
+one_line_error "oom: bad stream" -- "$MEMPROF" oom "$example" --size 1MiB --stream x
+one_line_error "oom: bad exception address" -- "$MEMPROF" oom "$example" --cxx-exception zz
+one_line_error "watch needs --pid" -- "$MEMPROF" watch
 expect "bad device" 2 EMPTY "--device '-1'" -- "$MEMPROF" summary --device -1 "$example"
 # Targets that are not what the command needs: one line each, never a crash.
 one_line_error "snapshot needs -o" -- "$MEMPROF" snapshot "$example"

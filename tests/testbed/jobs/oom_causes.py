@@ -15,7 +15,7 @@
                 the fake device has not completed that stream's events; then 500 MiB asked inside a MemPool
 
 usage: oom_causes.py --cause CAUSE [--history none|python|all] [--uncaught] [--alloc-conf CONF]
-                     [--free NAME]... [--empty-cache-after-free]
+                     [--free NAME]... [--empty-cache-after-free] [--checkpoint-before-oom] [--extra-blocks N]
 
 Remedies (where one lets the request succeed, the job notes oom_message null and prints "no oom"):
   --free NAME               delete that variable of the scenario before the request (`--free pool` also runs the
@@ -28,6 +28,9 @@ Remedies (where one lets the request succeed, the job notes oom_message null and
 As in oom.py: by default the error is caught and the checkpoint taken inside the `except` (notes oom_message,
 oom_request_bytes, cause); --uncaught notes the request and lets the error escape (the excepthook checkpoints).
 When no error comes, the checkpoint is taken after the request, with oom_message null.
+--checkpoint-before-oom takes the checkpoint just before the request instead (a debugger attached there sees the
+error happen; its message then goes to OUTDIR/oom_message.txt). --extra-blocks N keeps N more live 512-byte blocks
+(`extra`), to time memprof on a larger state.
 
 pending_free: on 2.6, while a MemPool is in use the allocator skips both the processing of finished cross-stream
 events and the release-everything retry (the pool counts as a capture underway), so blocks waiting on the side
@@ -63,6 +66,9 @@ def parse_args(argv):
     # The checkpoint comes before the request (a debugger attached there sees the OOM happen); the error's
     # message then goes to OUTDIR/oom_message.txt, since the truth was written at the checkpoint.
     ap.add_argument("--checkpoint-before-oom", action="store_true")
+    # N more live blocks of 512 bytes (the small pool: 4,096 to a 2 MiB segment), for timing memprof on a
+    # state of that size; they take N / 2048 MiB from the device before the scenario starts.
+    ap.add_argument("--extra-blocks", type=int, default=0, metavar="N")
     args = ap.parse_args(argv)
     unknown = [n for n in args.free if n not in VARIABLES[args.cause]]
     if unknown:
@@ -92,6 +98,9 @@ def main():
         memprof_testbed.checkpoint_on_uncaught_exception()
     free = set(args.free)
     into_pool = None  # the MemPool the request is made in, if any
+    extra = [torch.empty(512, dtype=torch.uint8, device="cuda") for _ in range(args.extra_blocks)]
+    if extra:
+        memprof_testbed.register("extra", extra)
 
     if args.cause == "full":
         big = mib(700)
