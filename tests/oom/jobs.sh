@@ -10,8 +10,9 @@
 # claims is tried: the same job runs again with that setting or change (expandable_segments, max_split_size_mb,
 # empty_cache() after the free it names, deleting the variable it names, dropping the private pool) and must not
 # run out of memory; and where memprof says a setting would not have helped, the job run with it must still run
-# out of memory. The oversize job records its history: memprof oom on its own pickle (_snapshot() in the except
-# block) must equal memprof oom on its core (--no-owners; the pickle has no exception message).
+# out of memory. The oversize and fragmentation jobs record their history: memprof oom on the job's own pickle
+# (_snapshot() in the except block) must equal memprof oom on its core (--no-owners; the pickle has no exception
+# message).
 #
 # Default (lean): PyPI's 2.14.1, every scenario on its gcore core and its remedies; Debian's 2.6 fragmentation on a
 # kernel core and pending_free on a gcore core. MEMPROF_OOM_FULL=1 (make check-oom): both builds, every scenario, gcore and kernel cores and the live
@@ -141,7 +142,7 @@ for run in $runs; do
 	else
 		bad "$run: $(tr '\n' ' ' <"$dir/check.err")"
 	fi
-	if [ "$cause" = oversize ] && [ "$mode" != live ]; then
+	if { [ "$cause" = oversize ] || [ "$cause" = fragmentation ]; } && [ "$mode" != live ]; then
 		"$memprof" oom "${target[@]}" --no-owners --format json >"$dir/core.json" 2>/dev/null
 		"$memprof" oom "$dir/snapshot.pickle" --format json >"$dir/pickle.json" 2>/dev/null
 		python3 -c 'import json, sys
