@@ -4,7 +4,7 @@
 set -u
 top=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$top" || exit 1
-layers=(src/base coredump src/target src/symbols src/python src/torch src/context src/walker src/model src/analysis src/owners src/oom src/categories src/timeline src/commands src/session src/cli)
+layers=(src/base coredump src/target src/symbols src/python src/torch src/watch src/context src/walker src/model src/analysis src/owners src/oom src/categories src/timeline src/commands src/session src/cli)
 pass=0 fail=0
 
 layer_of() { # FILE -> index of its layer, or -1

@@ -1,0 +1,219 @@
+/* watch_run.c - the watch's wait loop: new threads get the breakpoint, signals go on to the process, and at
+   the breakpoint a c10::OutOfMemoryError stops every thread for the caller's function; any other throw, and
+   the OOM once reported, steps over the breakpoint (disarmed for one instruction) and goes on. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "watch_int.h"
+
+/* The mangled name every release gives c10::OutOfMemoryError's type_info. */
+static const char oom_type[] = "N3c1016OutOfMemoryErrorE";
+
+static bool read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len;
+}
+
+/* Whether TYPE_INFO (a std::type_info: vtable, then its name) names c10::OutOfMemoryError. */
+static bool is_oom(pid_t pid, uint64_t type_info)
+{
+	char name[sizeof oom_type + 1];
+	uint64_t at;
+
+	if (!read_mem(pid, type_info + 8, &at, sizeof at) || !read_mem(pid, at, name, sizeof name))
+		return false;
+	/* a leading '*' marks names compared by address; the name itself follows */
+	const char *s = name[0] == '*' ? name + 1 : name;
+
+	return memcmp(s, oom_type, sizeof oom_type) == 0;
+}
+
+/* Run thread T, stopped at the breakpoint, over its first instruction with the breakpoint off, and arm it again:
+   it stays stopped. A signal that comes instead is kept for it (it is delivered when T resumes). */
+static void step_over(mp_watch *w, watch_thread *t, int *sig)
+{
+	int st;
+
+	*sig = 0;
+	(void)watch_arm(t->tid, 0, false);
+	if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, NULL) != 0)
+		return;
+	while (waitpid(t->tid, &st, __WALL) == t->tid) {
+		if (!WIFSTOPPED(st)) {
+			watch_remove(w, t->tid);
+			return;
+		}
+		if (WSTOPSIG(st) == SIGTRAP && st >> 16 == 0)
+			break;
+		if (st >> 16 == 0)
+			*sig = WSTOPSIG(st);
+		if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, NULL) != 0)
+			return;
+	}
+	t->armed = watch_arm(t->tid, w->bp, true);
+}
+
+/* Stop every other thread; the stops they report instead of the interrupt's are kept to act on after. */
+static void stop_others(mp_watch *w, pid_t me)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (w->threads[i].tid != me && !w->threads[i].stopped)
+			(void)ptrace(PTRACE_INTERRUPT, w->threads[i].tid, NULL, NULL);
+	for (size_t i = 0; i < w->n; i++) {
+		watch_thread *t = &w->threads[i];
+		int st;
+
+		if (t->tid == me || t->stopped)
+			continue;
+		if (waitpid(t->tid, &st, __WALL) != t->tid || !WIFSTOPPED(st)) {
+			watch_remove(w, t->tid);
+			i--;
+			continue;
+		}
+		t->stopped = true;
+		/* a thread created since is armed on its first stop, which this may be */
+		if (!t->armed)
+			t->armed = watch_arm(t->tid, w->bp, true);
+		if (st >> 16 != PTRACE_EVENT_STOP) {
+			t->pending = true;
+			t->status = st;
+		}
+	}
+}
+
+typedef struct run {
+	mp_watch *w;
+	mp_watch_fn fn;
+	void *ctx;
+	unsigned *ooms;
+	bool done;
+} run;
+
+static void dispatch(run *r, pid_t tid, int st);
+
+/* Thread T stopped at the breakpoint. */
+static void hit(run *r, watch_thread *t)
+{
+	mp_watch *w = r->w;
+	struct user_regs_struct regs;
+	pid_t tid = t->tid;
+	int sig;
+
+	if (ptrace(PTRACE_GETREGS, tid, NULL, &regs) == 0 && (uint64_t)regs.rip == w->bp && is_oom(w->pid, regs.rsi)) {
+		(*r->ooms)++;
+		stop_others(w, tid);
+		if (!r->fn(r->ctx, w->pid, tid, regs.rdi))
+			r->done = true;
+		/* the others go on first; those that stopped for something of their own are dealt with now */
+		for (size_t i = 0; i < w->n; i++) {
+			watch_thread *o = &w->threads[i];
+
+			if (o->tid == tid || !o->stopped)
+				continue;
+			if (o->pending)
+				dispatch(r, o->tid, o->status);
+			else
+				watch_resume(w, o, 0);
+		}
+		if ((t = watch_find(w, tid)) == NULL)
+			return;
+	}
+	step_over(w, t, &sig);
+	if ((t = watch_find(w, tid)) != NULL)
+		watch_resume(w, t, sig);
+}
+
+static bool group_stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+/* Act on status ST of thread TID. */
+static void dispatch(run *r, pid_t tid, int st)
+{
+	mp_watch *w = r->w;
+	watch_thread *t = watch_find(w, tid);
+	int event = st >> 16, sig;
+
+	if (WIFEXITED(st) || WIFSIGNALED(st)) {
+		watch_remove(w, tid);
+		return;
+	}
+	if (!WIFSTOPPED(st))
+		return;
+	sig = WSTOPSIG(st);
+	if (t == NULL) {
+		/* a new thread's first stop, before its creator's clone event */
+		if ((t = watch_add(w, tid)) == NULL) {
+			(void)ptrace(PTRACE_DETACH, tid, NULL, NULL);
+			return;
+		}
+	}
+	t->stopped = true;
+	t->pending = false;
+	if (!t->armed)
+		t->armed = watch_arm(tid, w->bp, true);
+	if (event == PTRACE_EVENT_CLONE) {
+		unsigned long child;
+
+		/* the child reports its own first stop; it is armed then */
+		if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &child) == 0 && watch_find(w, (pid_t)child) == NULL)
+			(void)watch_add(w, (pid_t)child);
+		watch_resume(w, t, 0);
+	} else if (event == PTRACE_EVENT_STOP) {
+		/* a group stop (SIGSTOP and the like) is left in place, as without us; any other is our interrupt */
+		if (group_stop_signal(sig)) {
+			t->stopped = false;
+			(void)ptrace(PTRACE_LISTEN, tid, NULL, NULL);
+		} else {
+			watch_resume(w, t, 0);
+		}
+	} else if (sig == SIGTRAP && event == 0) {
+		unsigned long dr6 = (unsigned long)ptrace(PTRACE_PEEKUSER, tid,
+							  (void *)offsetof(struct user, u_debugreg[6]), NULL);
+
+		if (dr6 & 1)
+			hit(r, t);
+		else
+			watch_resume(w, t, SIGTRAP); /* not ours */
+	} else {
+		watch_resume(w, t, event == 0 ? sig : 0);
+	}
+}
+
+mp_err mp_watch_run(mp_watch *w, mp_watch_fn fn, void *ctx, volatile sig_atomic_t *stop, unsigned *ooms,
+		    mp_diag *diag)
+{
+	run r = { w, fn, ctx, ooms, false };
+
+	*ooms = 0;
+	/* stops seen while attaching */
+	for (size_t i = 0; i < w->n; i++)
+		if (w->threads[i].pending)
+			dispatch(&r, w->threads[i].tid, w->threads[i].status);
+	while (w->n > 0 && !r.done && !(stop != NULL && *stop)) {
+		int st;
+		pid_t tid = waitpid(-1, &st, __WALL);
+
+		if (tid < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == ECHILD)
+				break;
+			return mp_fail(diag, MP_E_ERRNO, "waiting for pid %d: %s", (int)w->pid, strerror(errno));
+		}
+		dispatch(&r, tid, st);
+	}
+	return MP_OK;
+}
