@@ -7,8 +7,10 @@
 #   - catch: gdb stops at the c10::OutOfMemoryError (before anything unwinds); the explanation written then
 #     finds the OOM from the C++ exception's message, computes the numbers PyTorch's own message printed and
 #     names fragmentation first (tests/oom/check.py); the snapshot pickle and the Python stacks are written;
-#   - watch: `memprof watch --pid` keeps the same files and lets the job go on: the job then catches its
-#     torch.OutOfMemoryError itself and ends normally; the pause it suffered is reported.
+#   - watch: `memprof watch --pid` (ptrace and a hardware breakpoint, no gdb) keeps the same files and lets the job
+#     go on: the job then catches its torch.OutOfMemoryError itself and ends normally; the pause it suffered is
+#     reported. Before the OOM the job throws a c10::Error that both must let through;
+#   - watch stopped by Ctrl-C before any OOM leaves the job to throw and catch its errors as if never watched.
 # Default: the fragmentation job; MEMPROF_OOM_FULL=1 (make check-oom): every cause of tests/oom/jobs.sh.
 # Env as lib.sh; MEMPROF_GDB_JOB_BUILDS (default: every build of job.sh --list); KEEP=1 leaves the scratch
 # directory. Prints one line per check and "N passed, M failed".
@@ -86,7 +88,7 @@ for cause in $causes; do
 	fi
 	( sleep 3; touch "$dir/RESUME" ) &
 	sysroot=$(cat "$dir/sysroot")
-	MEMPROF_GDB=$gdb MEMPROF_GDB_SCRIPT=$gdbext timeout 300 "$memprof" watch --pid "$pid" -o "$dir/out" \
+	timeout 300 "$memprof" watch --pid "$pid" -o "$dir/out" \
 		--format json ${sysroot:+--sysroot "$sysroot"} >"$dir/watch.out" 2>"$dir/watch.err"
 	wait
 	check_files "$at/watch" "$dir/out" "$dir" "$cause"
@@ -95,4 +97,27 @@ for cause in $causes; do
 		bad "$at/watch: the job did not go on: $(tail -2 "$dir/watch.err" "$dir/job.out" 2>/dev/null | tr '\n' ' ')"
 done
 done
+
+# --- memprof watch stopped (SIGINT) before any OOM: the job is let go with its debug registers cleared, so its
+# next C++ throws (the c10::Error first, then the OOM) do not kill it with SIGTRAP
+build=${builds%% *}
+dir=$work/$build/watch-stopped
+mkdir -p "$dir"
+if pid=$(start "$build" "$dir" fragmentation); then
+	sysroot=$(cat "$dir/sysroot")
+	"$memprof" watch --pid "$pid" -o "$dir/out" ${sysroot:+--sysroot "$sysroot"} >"$dir/watch.out" 2>"$dir/watch.err" &
+	watcher=$!
+	sleep 3
+	kill -INT "$watcher"
+	wait "$watcher"
+	rc=$?
+	touch "$dir/RESUME"
+	for _ in $(seq 300); do [ -f "$dir/oom_message.txt" ] && break; sleep 0.1; done
+	[ "$rc" = 0 ] && grep -q "stopped watching; 0 OOMs" "$dir/watch.out" && [ -f "$dir/oom_message.txt" ] &&
+		[ ! -e "$dir/out/oom-1.pause" ] &&
+		ok "$build/watch-stopped: Ctrl-C detached; the job then threw and caught its errors unwatched" ||
+		bad "$build/watch-stopped: rc $rc, $(tr '\n' ' ' <"$dir/watch.out") $(tail -2 "$dir/job.err" | tr '\n' ' ')"
+else
+	bad "$build/watch-stopped: the job failed: $(tail -2 "$dir/job.log" | tr '\n' ' ')"
+fi
 finish

@@ -29,7 +29,8 @@ As in oom.py: by default the error is caught and the checkpoint taken inside the
 oom_request_bytes, cause); --uncaught notes the request and lets the error escape (the excepthook checkpoints).
 When no error comes, the checkpoint is taken after the request, with oom_message null.
 --checkpoint-before-oom takes the checkpoint just before the request instead (a debugger attached there sees the
-error happen; its message then goes to OUTDIR/oom_message.txt). --extra-blocks N keeps N more live 512-byte blocks
+error happen; its message then goes to OUTDIR/oom_message.txt); a c10::Error that is no OOM is thrown and caught
+first. --extra-blocks N keeps N more live 512-byte blocks
 (`extra`), to time memprof on a larger state.
 
 pending_free: on 2.6, while a MemPool is in use the allocator skips both the processing of finished cross-stream
@@ -190,6 +191,11 @@ def main():
     memprof_testbed.note("oom_request_bytes", request)
     if args.checkpoint_before_oom:
         memprof_testbed.checkpoint()
+        # First a C++ exception that is no OOM (c10::Error for a negative size): a watcher must let it through.
+        try:
+            torch.empty(-1, device="cuda")
+        except RuntimeError:
+            pass
         try:
             wanted = allocate(request, into_pool)
         except torch.OutOfMemoryError as error:
