@@ -22,26 +22,17 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for build in $oom_builds; do
-	for cause in $oom_causes; do
-		oom_runs_on "$build" "$cause" || continue
-		at=$build/$cause
-		dir=$work/$at
-		mkdir -p "$dir/out"
-		if ! pid=$(oom_start "$build" "$dir" "$cause"); then
-			bad "$at: the job failed: $(tail -2 "$dir/job.log" | tr '\n' ' ')"
-			continue
-		fi
-		# a chrooted job: gdb reads its libraries under the root, and needs the interpreter named to find them
-		sysroot=$(cat "$dir/sysroot")
-		"$gdb" -nx -batch ${sysroot:+-iex "set sysroot $sysroot"} ${sysroot:+"$sysroot$(cat "$dir/python")"} \
-			-p "$pid" -ex "source $gdbext" -ex "memprof catch oom -o $dir/out --format json" \
-			-ex "shell touch $dir/RESUME" -ex continue -ex "info registers rip" -ex "bt 3" -ex detach \
-			>"$dir/gdb.out" 2>"$dir/gdb.err"
-		grep -q "c10::OutOfMemoryError thrown (#1)" "$dir/gdb.out" && grep -q "__cxa_throw" "$dir/gdb.out" &&
-			ok "$at: gdb stopped in __cxa_throw at the c10::OutOfMemoryError" ||
-			bad "$at: no stop at the OOM: $(tail -3 "$dir/gdb.out" "$dir/gdb.err" | tr '\n' ' ')"
-		oom_check_files "$at" "$dir/out" "$dir" "$cause"
-	done
-done
+caught() { # LABEL DIR PID SYSROOT CAUSE
+	local at=$1 dir=$2 pid=$3 sysroot=$4
+	# a chrooted job: gdb reads its libraries under the root, and needs the interpreter named to find them
+	"$gdb" -nx -batch ${sysroot:+-iex "set sysroot $sysroot"} ${sysroot:+"$sysroot$(cat "$dir/python")"} \
+		-p "$pid" -ex "source $gdbext" -ex "memprof catch oom -o $dir/out --format json" \
+		-ex "shell touch $dir/RESUME" -ex continue -ex "info registers rip" -ex "bt 3" -ex detach \
+		>"$dir/gdb.out" 2>"$dir/gdb.err"
+	grep -q "c10::OutOfMemoryError thrown (#1)" "$dir/gdb.out" && grep -q "__cxa_throw" "$dir/gdb.out" &&
+		ok "$at: gdb stopped in __cxa_throw at the c10::OutOfMemoryError" ||
+		bad "$at: no stop at the OOM: $(tail -3 "$dir/gdb.out" "$dir/gdb.err" | tr '\n' ' ')"
+	oom_check_files "$at" "$dir/out" "$dir" "$5"
+}
+oom_each_job caught
 finish

@@ -20,6 +20,25 @@ oom_stop_jobs() {
 	find "$work" -name pid | while read -r p; do "$oom_job" --stop "$(dirname "$p")" >/dev/null 2>&1; done
 }
 
+# For each build and cause: the job started, waiting in $work/BUILD/CAUSE, then FN LABEL DIR PID SYSROOT CAUSE
+# (SYSROOT: the root of a chrooted job, else empty).
+oom_each_job() { # FN
+	local build cause at dir pid
+	for build in $oom_builds; do
+		for cause in $oom_causes; do
+			oom_runs_on "$build" "$cause" || continue
+			at=$build/$cause
+			dir=$work/$at
+			mkdir -p "$dir/out"
+			if ! pid=$(oom_start "$build" "$dir" "$cause"); then
+				bad "$at: the job failed: $(tail -2 "$dir/job.log" | tr '\n' ' ')"
+				continue
+			fi
+			"$1" "$at" "$dir" "$pid" "$(cat "$dir/sysroot")" "$cause"
+		done
+	done
+}
+
 # The job waiting before its request in DIR; prints its pid.
 oom_start() { # BUILD DIR CAUSE
 	"$oom_job" "$1" "$oom_script" live "$2" --cause "$3" --checkpoint-before-oom >"$2/job.vars" 2>"$2/job.log" ||

@@ -32,27 +32,18 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for build in $oom_builds; do
-	for cause in $oom_causes; do
-		oom_runs_on "$build" "$cause" || continue
-		at=$build/$cause
-		dir=$work/$at
-		mkdir -p "$dir"
-		if ! pid=$(oom_start "$build" "$dir" "$cause"); then
-			bad "$at: the job failed: $(tail -2 "$dir/job.log" | tr '\n' ' ')"
-			continue
-		fi
-		sysroot=$(cat "$dir/sysroot")
-		( sleep 3; touch "$dir/RESUME" ) &
-		timeout 300 "$memprof" watch --pid "$pid" -o "$dir/out" --format json ${sysroot:+--sysroot "$sysroot"} \
-			>"$dir/watch.out" 2>"$dir/watch.err"
-		wait
-		oom_check_files "$at" "$dir/out" "$dir" "$cause"
-		grep -q "^caught: CUDA out of memory" "$dir/job.out" 2>/dev/null && grep -q "the job ended; 1 OOM$" "$dir/watch.out" &&
-			ok "$at: the job went on past a c10::Error and its OOM, and ended ($(cat "$dir/out/oom-1.pause" 2>/dev/null)s paused)" ||
-			bad "$at: the job did not go on: $(tail -2 "$dir/watch.out" "$dir/watch.err" "$dir/job.out" 2>/dev/null | tr '\n' ' ')"
-	done
-done
+watched() { # LABEL DIR PID SYSROOT CAUSE
+	local at=$1 dir=$2 pid=$3 sysroot=$4
+	( sleep 3; touch "$dir/RESUME" ) &
+	timeout 300 "$memprof" watch --pid "$pid" -o "$dir/out" --format json ${sysroot:+--sysroot "$sysroot"} \
+		>"$dir/watch.out" 2>"$dir/watch.err"
+	wait
+	oom_check_files "$at" "$dir/out" "$dir" "$5"
+	grep -q "^caught: CUDA out of memory" "$dir/job.out" 2>/dev/null && grep -q "the job ended; 1 OOM$" "$dir/watch.out" &&
+		ok "$at: the job went on past a c10::Error and its OOM, and ended ($(cat "$dir/out/oom-1.pause" 2>/dev/null)s paused)" ||
+		bad "$at: the job did not go on: $(tail -2 "$dir/watch.out" "$dir/watch.err" "$dir/job.out" 2>/dev/null | tr '\n' ' ')"
+}
+oom_each_job watched
 
 # --- stopped before any OOM
 build=${oom_builds%% *}
