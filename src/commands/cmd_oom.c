@@ -148,8 +148,10 @@ const mp_command mp_cmd_oom = {
 	"outside, private_pool, pending_free, other_pool, other_stream, oversize_split,\n"
 	"fragmentation. Then the fragmentation of each pool and stream, who holds the live memory (owners\n"
 	"from the Python heap, else call sites, else blocks), what would have worked (expandable_segments,\n"
-	"max_split_size_mb:M, empty_cache() at a point of the trace, freeing a named holder, or nothing\n"
-	"of the allocator's) and what would not have helped, with the reason.\n",
+	"max_split_size_mb:M, empty_cache() at a point of the trace, freeing a named holder, dropping a\n"
+	"private pool, or nothing of the allocator's) and what would not have helped, with the reason.\n"
+	"In gdb, `memprof catch oom` stops at the next OOM and explains it; `memprof watch --pid` keeps\n"
+	"the explanation of each OOM of a running job.\n",
 	"[snapshot]",
 	(const mp_option[]){
 		{ "--device", MP_OPT_DEVICE, NULL, "N", "the device of the OOM (default: the one that has it)" },
