@@ -28,6 +28,14 @@ bench_row "memprof oom CORE --size 3GiB --no-owners" "$w" "$r" "$ref_w"
 read -r w r < <(bench_best "$tmp/oom-owners.out" "$MEMPROF" oom "$core" --size 3GiB --format json) || true
 bench_row "memprof oom CORE --size 3GiB (owners from the heap)" "$w" "$r" "$ref_w"
 
+# A shape that once made oom quadratic: many split segments and a trace through each (bench/gen_oom_segments.py).
+python3 "$here/gen_oom_segments.py" 100000 "$tmp/segments.pickle"
+echo "-- 100,000 split segments, 300,001 trace entries (bench/gen_oom_segments.py)"
+read -r ref_w ref_r < <(bench_best "$tmp/segsum2.out" "$MEMPROF" segsum "$tmp/segments.pickle")
+bench_row "memprof segsum PICKLE (reference)" "$ref_w" "$ref_r" ""
+read -r w r < <(bench_best "$tmp/oom2.out" "$MEMPROF" oom "$tmp/segments.pickle")
+bench_row "memprof oom PICKLE" "$w" "$r" "$ref_w"
+
 # The pause of memprof watch per OOM: the fragmentation scenario with 100,000 more live blocks, watched from its
 # checkpoint just before the failing request.
 watch_pause() { # EXTRA_BLOCKS

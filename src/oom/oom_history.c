@@ -15,62 +15,121 @@
 /* When segment G was last emptied by a free (entry index, −1 none) and next allocated into after that. */
 typedef struct window {
 	const oom_seg *g;
+	int64_t live;      /* its live bytes as the trace goes */
+	bool known;        /* the trace holds its segment_alloc (else its live bytes are unknown) */
 	int64_t emptied, refilled;
 } window;
 
-static window window_of(const oom_view *v, const mp_trace_list *tl, const oom_seg *g)
+static int by_address(const void *pa, const void *pb)
+{
+	const window *a = pa, *b = pb;
+
+	return (a->g->s->address > b->g->s->address) - (a->g->s->address < b->g->s->address);
+}
+
+/* The window whose segment holds ADDR, in W sorted by address. */
+static window *window_at(window *w, size_t n, int64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (w[mid].g->s->address <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || addr >= w[lo - 1].g->s->address + w[lo - 1].g->s->total_size)
+		return NULL;
+	return &w[lo - 1];
+}
+
+/* One pass over the device's trace: each window's last emptying and the refill after it. */
+static void read_windows(const oom_view *v, const mp_trace_list *tl, window *w, size_t n)
 {
 	const mp_snapshot *snap = v->snap;
-	int64_t lo = g->s->address, hi = lo + g->s->total_size, live = 0;
-	window w = { g, -1, -1 };
-	bool known = false;
 
 	for (size_t i = tl->first; i < tl->first + tl->n; i++) {
 		const mp_trace_entry *e = &snap->trace[i];
+		window *x = window_at(w, n, e->addr);
 
-		if (e->addr < lo || e->addr >= hi)
+		if (x == NULL)
 			continue;
-		if (mp_val_is(e->action, v->k->segment_alloc) && e->addr == lo) {
-			known = true;
-			live = 0;
-			w.emptied = w.refilled = -1;
-		} else if (mp_val_is(e->action, v->k->segment_free) && e->addr == lo) {
-			known = false;
-		} else if (known && mp_val_is(e->action, v->k->alloc)) {
-			if (live == 0 && w.emptied >= 0 && w.refilled < 0)
-				w.refilled = (int64_t)i;
-			live += e->size;
-		} else if (known && mp_val_is(e->action, v->k->free_completed)) {
-			live -= e->size;
-			if (live == 0) {
-				w.emptied = (int64_t)i;
-				w.refilled = -1;
+		if (mp_val_is(e->action, v->k->segment_alloc) && e->addr == x->g->s->address) {
+			*x = (window){ .g = x->g, .known = true, .emptied = -1, .refilled = -1 };
+		} else if (mp_val_is(e->action, v->k->segment_free) && e->addr == x->g->s->address) {
+			x->known = false;
+		} else if (x->known && mp_val_is(e->action, v->k->alloc)) {
+			if (x->live == 0 && x->emptied >= 0 && x->refilled < 0)
+				x->refilled = (int64_t)i;
+			x->live += e->size;
+		} else if (x->known && mp_val_is(e->action, v->k->free_completed)) {
+			x->live -= e->size;
+			if (x->live == 0) {
+				x->emptied = (int64_t)i;
+				x->refilled = -1;
 			}
 		}
 	}
-	if (!known || w.refilled < 0)
-		w.emptied = -1;
-	return w;
+	for (size_t i = 0; i < n; i++)
+		if (!w[i].known || w[i].refilled < 0)
+			w[i].emptied = -1;
 }
 
-/* What an empty_cache() right after entry T releases, net: the windows open at T. */
-static int64_t freed_at(const oom_view *v, const window *w, size_t n, int64_t t)
+static int by_emptied(const void *pa, const void *pb)
 {
+	const window *a = *(window *const *)pa, *b = *(window *const *)pb;
+
+	return (a->emptied > b->emptied) - (a->emptied < b->emptied);
+}
+
+static int by_refilled(const void *pa, const void *pb)
+{
+	const window *a = *(window *const *)pa, *b = *(window *const *)pb;
+
+	return (a->refilled > b->refilled) - (a->refilled < b->refilled);
+}
+
+/* The latest point T (a window's emptying) at which the windows open then ([emptied, refilled)) release, net
+   of segments of their own for their live blocks, enough with the free memory: −1 when none. A sweep: windows
+   open in order of emptying and close in order of refilling. */
+static int64_t best_point(const mp_oom *o, window *w, size_t n, int64_t *freed)
+{
+	window **open_at = malloc((n ? n : 1) * sizeof *open_at), **close_at = malloc((n ? n : 1) * sizeof *close_at);
 	oom_relocation moved = { 0 };
-	int64_t sizes = 0;
+	int64_t sizes = 0, best = -1;
+	size_t m = 0, c = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		if (w[i].emptied < 0 || w[i].emptied > t || w[i].refilled <= t)
-			continue;
-		sizes += w[i].g->s->total_size;
-		for (size_t j = 0; j < w[i].g->s->nblocks; j++) {
-			const mp_block *b = &mp_segment_blocks(v->snap, w[i].g->s)[j];
+	if (open_at == NULL || close_at == NULL) {
+		free(open_at);
+		free(close_at);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (w[i].emptied >= 0)
+			open_at[m] = close_at[m] = &w[i], m++;
+	qsort(open_at, m, sizeof *open_at, by_emptied);
+	qsort(close_at, m, sizeof *close_at, by_refilled);
+	for (size_t i = 0; i < m; i++) {
+		int64_t t = open_at[i]->emptied;
 
-			if (oom_block_live(v, b))
-				oom_relocation_add(&moved, b->size);
+		sizes += open_at[i]->g->s->total_size;
+		oom_relocation_sum(&moved, &open_at[i]->g->moved, 1);
+		for (; c < m && close_at[c]->refilled <= t; c++) {
+			sizes -= close_at[c]->g->s->total_size;
+			oom_relocation_sum(&moved, &close_at[c]->g->moved, -1);
+		}
+		if (i + 1 < m && open_at[i + 1]->emptied == t)
+			continue; /* the others emptied at the same entry open first */
+		if (o->req.device_free + sizes - oom_relocation_cost(&moved) >= o->alloc_size) {
+			best = t;
+			*freed = sizes - oom_relocation_cost(&moved);
 		}
 	}
-	return sizes - oom_relocation_cost(&moved);
+	free(open_at);
+	free(close_at);
+	return best;
 }
 
 static void claim(const oom_view *v, mp_oom *o, const mp_trace_entry *e, int64_t t, int64_t freed)
@@ -81,8 +140,8 @@ static void claim(const oom_view *v, mp_oom *o, const mp_trace_entry *e, int64_t
 	*r = (mp_oom_remedy){ .id = MP_OOM_R_EMPTY_CACHE, .works = true };
 	snprintf(r->action, sizeof r->action, "torch.cuda.empty_cache() after the free at %s (trace entry %lld)",
 		 site != NULL ? site : "(no frames)", (long long)t);
-	snprintf(r->why, sizeof r->why, "large segments were then entirely free and were split later by smaller "
-		 "blocks: released there, they give %s net, and with the %s free the allocation fits",
+	snprintf(r->why, sizeof r->why, "segments were then entirely free and got their live blocks only later: "
+		 "released there, they give %s net, and with the %s free the allocation fits",
 		 oom_size_text(a, sizeof a, freed), oom_size_text(b, sizeof b, o->req.device_free));
 	free(site);
 }
@@ -109,23 +168,15 @@ void oom_empty_cache_remedy(const oom_view *v, mp_oom *o)
 		return;
 	}
 	if (o->req.device_free >= 0 && o->req.device >= 0 && (size_t)o->req.device < snap->ndevice_traces &&
-	    (w = calloc(v->nsegs, sizeof *w)) != NULL) {
+	    (w = calloc(v->nsegs ? v->nsegs : 1, sizeof *w)) != NULL) {
 		const mp_trace_list *tl = &snap->device_traces[o->req.device];
 
 		for (size_t i = 0; i < v->nsegs; i++)
 			if (!v->segs[i].private_pool && !v->segs[i].expandable && v->segs[i].live > 0)
-				w[n++] = window_of(v, tl, &v->segs[i]);
-		for (size_t i = 0; i < n; i++) {
-			int64_t f;
-
-			if (w[i].emptied < 0)
-				continue;
-			f = freed_at(v, w, n, w[i].emptied);
-			if (o->req.device_free + f >= o->alloc_size && w[i].emptied > best_t) {
-				best_t = w[i].emptied;
-				best = f;
-			}
-		}
+				w[n++] = (window){ .g = &v->segs[i], .emptied = -1, .refilled = -1 };
+		qsort(w, n, sizeof *w, by_address);
+		read_windows(v, tl, w, n);
+		best_t = best_point(o, w, n, &best);
 		free(w);
 		if (best_t >= 0) {
 			claim(v, o, &snap->trace[best_t], best_t - (int64_t)tl->first, best);

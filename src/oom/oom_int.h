@@ -18,6 +18,16 @@
 #define OOM_PAGE (2 * OOM_MIB)              /* what an expandable segment maps at a time */
 #define OOM_MIN_MAX_SPLIT (21 * OOM_MIB)    /* max_split_size_mb must be above 20 */
 
+/* What cudaMalloc-able memory a segment set would cost for live blocks moved to fresh segments (of their own
+   pools' sizes, packed): the sum of LIVE sizes bucketed per pool. */
+typedef struct oom_relocation {
+	int64_t small, medium, large; /* ≤ 1 MiB, 1–10 MiB, ≥ 10 MiB (each rounded to 2 MiB) */
+} oom_relocation;
+void oom_relocation_add(oom_relocation *r, int64_t size);
+int64_t oom_relocation_cost(const oom_relocation *r);
+/* R + A, bucket by bucket. */
+void oom_relocation_sum(oom_relocation *r, const oom_relocation *a, int sign);
+
 /* One segment of the device, as the allocator files it. */
 typedef struct oom_seg {
 	const mp_segment *s;
@@ -29,6 +39,7 @@ typedef struct oom_seg {
 	int64_t live;        /* active_allocated bytes */
 	int64_t pending;     /* active_pending_free bytes */
 	int64_t largest_live;
+	oom_relocation moved; /* its live blocks, as segments of their own would hold them */
 } oom_seg;
 
 typedef struct oom_view {
@@ -62,13 +73,6 @@ int64_t oom_allocation_size(int64_t rounded);
 /* Read SNAP's allocator_settings into O (defaults where absent). */
 void oom_read_settings(const mp_snapshot *snap, mp_oom *o);
 
-/* What cudaMalloc-able memory a segment set would cost for live blocks moved to fresh segments (of their own
-   pools' sizes, packed): the sum of LIVE sizes bucketed per pool. */
-typedef struct oom_relocation {
-	int64_t small, medium, large; /* ≤ 1 MiB, 1–10 MiB, ≥ 10 MiB (each rounded to 2 MiB) */
-} oom_relocation;
-void oom_relocation_add(oom_relocation *r, int64_t size);
-int64_t oom_relocation_cost(const oom_relocation *r);
 
 /* Whether a free block of SIZE may serve O's request under max_split_size; whether the request searches
    segment G (a default pool of its kind, its stream). */

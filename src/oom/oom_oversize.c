@@ -3,6 +3,8 @@
    go back to the device while that block lives, however much of it is free. With max_split_size_mb:M the
    allocator never carves a request below M out of a block of M or more: such a request gets a segment of its
    own, and the large segment stays whole and is released by the OOM's retry. */
+#include <stdlib.h>
+
 #include "oom_int.h"
 
 bool oom_oversize_qualifies(const oom_view *v, const oom_seg *g, const mp_oom *o, int64_t m)
@@ -27,37 +29,50 @@ static oom_oversize at(const oom_view *v, const mp_oom *o, int64_t m, bool strea
 		r.nsegs++;
 		sizes += g->s->total_size;
 		r.free_inside += g->s->total_size - g->live - g->pending;
-		for (size_t j = 0; j < g->s->nblocks; j++) {
-			const mp_block *b = &mp_segment_blocks(v->snap, g->s)[j];
-
-			if (oom_block_live(v, b))
-				oom_relocation_add(&moved, b->size);
-		}
+		oom_relocation_sum(&moved, &g->moved, 1);
 	}
 	r.freed = sizes - oom_relocation_cost(&moved);
 	r.works = r.nsegs > 0 && o->req.device_free >= 0 && o->req.device_free + r.freed >= o->alloc_size;
 	return r;
 }
 
+static int by_value(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 oom_oversize oom_oversize_best(const oom_view *v, const mp_oom *o, bool stream_only)
 {
 	oom_oversize best = { 0 };
+	int64_t *m = malloc((v->nsegs ? v->nsegs : 1) * sizeof *m);
+	size_t n = 0;
 
-	/* the candidates: just above each segment's largest live block, in whole MiB, at least 21 MiB */
+	if (m == NULL)
+		return best;
+	/* the candidates: just above each segment's largest live block, in whole MiB, at least 21 MiB; each once */
 	for (size_t i = 0; i < v->nsegs; i++) {
 		const oom_seg *g = &v->segs[i];
-		int64_t m = (g->largest_live / OOM_MIB + 1) * OOM_MIB;
+		int64_t c = (g->largest_live / OOM_MIB + 1) * OOM_MIB;
 
-		if (m < OOM_MIN_MAX_SPLIT)
-			m = OOM_MIN_MAX_SPLIT;
-		if (!oom_oversize_qualifies(v, g, o, m) || (stream_only && g->stream != o->req.stream))
+		if (c < OOM_MIN_MAX_SPLIT)
+			c = OOM_MIN_MAX_SPLIT;
+		if (oom_oversize_qualifies(v, g, o, c) && !(stream_only && g->stream != o->req.stream))
+			m[n++] = c;
+	}
+	qsort(m, n, sizeof *m, by_value);
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0 && m[i] == m[i - 1])
 			continue;
-		oom_oversize r = at(v, o, m, stream_only);
+		oom_oversize r = at(v, o, m[i], stream_only);
 
 		/* the smallest M that works; else the one that frees most */
-		if (best.m == 0 || (r.works && (!best.works || r.m < best.m)) ||
-		    (!r.works && !best.works && r.freed > best.freed))
+		if (best.m == 0 || (r.works && !best.works) || (!r.works && !best.works && r.freed > best.freed))
 			best = r;
+		if (best.works)
+			break;
 	}
+	free(m);
 	return best;
 }

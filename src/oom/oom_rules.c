@@ -100,6 +100,13 @@ void oom_relocation_add(oom_relocation *r, int64_t size)
 		r->large += (size + OOM_ROUND_LARGE - 1) / OOM_ROUND_LARGE * OOM_ROUND_LARGE;
 }
 
+void oom_relocation_sum(oom_relocation *r, const oom_relocation *a, int sign)
+{
+	r->small += sign * a->small;
+	r->medium += sign * a->medium;
+	r->large += sign * a->large;
+}
+
 int64_t oom_relocation_cost(const oom_relocation *r)
 {
 	/* small blocks pack into 2 MiB segments, 1–10 MiB ones into 20 MiB segments */

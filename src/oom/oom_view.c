@@ -35,6 +35,7 @@ mp_err oom_view_open(const mp_snapshot *snap, int64_t device, oom_view *v)
 			const mp_block *b = &mp_segment_blocks(snap, s)[j];
 
 			if (oom_block_live(v, b)) {
+				oom_relocation_add(&g->moved, b->size);
 				g->live += b->size;
 				if (b->size > g->largest_live)
 					g->largest_live = b->size;
