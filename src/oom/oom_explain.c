@@ -71,7 +71,12 @@ mp_err mp_oom_explain(const mp_snapshot *snap, const mp_oom_request *req, mp_oom
 	if (o == NULL)
 		return MP_E_NOMEM;
 	o->req = *req;
-	if ((err = oom_view_open(snap, req->device, &v)) != MP_OK) {
+	if (req->size <= 0 || req->size > OOM_MAX_SIZE || req->device_free > OOM_MAX_TOTAL) {
+		free(o);
+		return mp_fail(diag, MP_E_RANGE, "a request of %lld bytes with %lld free: no device has that",
+			       (long long)req->size, (long long)req->device_free);
+	}
+	if ((err = oom_view_open(snap, req->device, &v, diag)) != MP_OK) {
 		free(o);
 		return err;
 	}

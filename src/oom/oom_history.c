@@ -54,7 +54,7 @@ static void read_windows(const oom_view *v, const mp_trace_list *tl, window *w, 
 		const mp_trace_entry *e = &snap->trace[i];
 		window *x = window_at(w, n, e->addr);
 
-		if (x == NULL)
+		if (x == NULL || e->size < 0 || e->size > OOM_MAX_SIZE)
 			continue;
 		if (mp_val_is(e->action, v->k->segment_alloc) && e->addr == x->g->s->address) {
 			*x = (window){ .g = x->g, .known = true, .emptied = -1, .refilled = -1 };
@@ -64,6 +64,8 @@ static void read_windows(const oom_view *v, const mp_trace_list *tl, window *w, 
 			if (x->live == 0 && x->emptied >= 0 && x->refilled < 0)
 				x->refilled = (int64_t)i;
 			x->live += e->size;
+			if (x->live > OOM_MAX_TOTAL)
+				x->known = false; /* no segment holds that much: a damaged trace */
 		} else if (x->known && mp_val_is(e->action, v->k->free_completed)) {
 			x->live -= e->size;
 			if (x->live == 0) {

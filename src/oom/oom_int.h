@@ -17,6 +17,10 @@
 #define OOM_ROUND_LARGE (2 * OOM_MIB)
 #define OOM_PAGE (2 * OOM_MIB)              /* what an expandable segment maps at a time */
 #define OOM_MIN_MAX_SPLIT (21 * OOM_MIB)    /* max_split_size_mb must be above 20 */
+/* No real allocator state comes near these; a snapshot beyond them is damaged, and sums stay far from
+   int64's end (2^24 segments of at most 2^50 bytes each would still be 2^74: the device total is checked). */
+#define OOM_MAX_SIZE ((int64_t)1 << 50)     /* a segment, block, request or trace entry */
+#define OOM_MAX_TOTAL ((int64_t)1 << 56)    /* a device's reserved bytes */
 
 /* What cudaMalloc-able memory a segment set would cost for live blocks moved to fresh segments (of their own
    pools' sizes, packed): the sum of LIVE sizes bucketed per pool. */
@@ -49,8 +53,9 @@ typedef struct oom_view {
 	size_t nsegs;
 } oom_view;
 
-/* The segments of SNAP on DEVICE. MP_E_NOMEM. */
-mp_err oom_view_open(const mp_snapshot *snap, int64_t device, oom_view *v);
+/* The segments of SNAP on DEVICE. MP_E_NOMEM; MP_E_CORRUPT (DIAG says where) for sizes no allocator has:
+   negative, over OOM_MAX_SIZE, blocks beyond their segment, a device over OOM_MAX_TOTAL. */
+mp_err oom_view_open(const mp_snapshot *snap, int64_t device, oom_view *v, mp_diag *diag);
 void oom_view_close(oom_view *v);
 
 static inline bool oom_block_live(const oom_view *v, const mp_block *b)

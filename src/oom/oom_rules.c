@@ -65,7 +65,8 @@ int64_t oom_round_size(const mp_oom *o, int64_t size)
 	int index = floor_log2((uint64_t)size) - 20;
 	int64_t div = o->divisions[index < 0 ? 0 : index > 15 ? 15 : index];
 
-	if (div > 1 && size > 512 * div) {
+	/* PyTorch takes powers of two up to a few thousand; anything larger is no setting it would keep */
+	if (div > 1 && div <= 65536 && size > 512 * div) {
 		/* the next of DIV equal steps between the powers of two around SIZE */
 		if ((size & (size - 1)) == 0)
 			return size;

@@ -16,8 +16,29 @@ static void read_pool_id(const mp_snapshot *snap, const mp_segment *s, int64_t i
 			id[i] = 0;
 }
 
-mp_err oom_view_open(const mp_snapshot *snap, int64_t device, oom_view *v)
+/* Whether segment S and its blocks have sizes an allocator can have; TOTAL adds S's size. */
+static mp_err check_sizes(const mp_snapshot *snap, const mp_segment *s, int64_t *total, mp_diag *diag)
 {
+	int64_t sum = 0;
+
+	if (s->total_size < 0 || s->total_size > OOM_MAX_SIZE || (*total += s->total_size) > OOM_MAX_TOTAL)
+		return mp_fail(diag, MP_E_CORRUPT, "segment at 0x%llx has size %lld: no allocator state has it",
+			       (unsigned long long)s->address, (long long)s->total_size);
+	for (size_t j = 0; j < s->nblocks; j++) {
+		const mp_block *b = &mp_segment_blocks(snap, s)[j];
+
+		if (b->size < 0 || (sum += b->size) > s->total_size)
+			return mp_fail(diag, MP_E_CORRUPT, "the blocks of segment at 0x%llx overrun its %lld bytes",
+				       (unsigned long long)s->address, (long long)s->total_size);
+	}
+	return MP_OK;
+}
+
+mp_err oom_view_open(const mp_snapshot *snap, int64_t device, oom_view *v, mp_diag *diag)
+{
+	int64_t total = 0;
+	mp_err err;
+
 	*v = (oom_view){ .snap = snap, .k = mp_heap_keys(snap->heap) };
 	if (snap->nsegments > 0 && (v->segs = calloc(snap->nsegments, sizeof *v->segs)) == NULL)
 		return MP_E_NOMEM;
@@ -27,6 +48,10 @@ mp_err oom_view_open(const mp_snapshot *snap, int64_t device, oom_view *v)
 
 		if (s->device != device)
 			continue;
+		if ((err = check_sizes(snap, s, &total, diag)) != MP_OK) {
+			oom_view_close(v);
+			return err;
+		}
 		*g = (oom_seg){ .s = s, .stream = s->stream, .small = mp_val_is(s->segment_type, v->k->small),
 				.expandable = s->is_expandable == MP_TRUE };
 		read_pool_id(snap, s, g->pool_id);

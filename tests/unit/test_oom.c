@@ -267,6 +267,50 @@ static void test_message_request(void)
 	mp_snapshot_free(s);
 }
 
+/* Sizes no allocator has: refused in one line, never overflowing (the sanitizer pass runs this too). */
+static void test_hostile(void)
+{
+	mp_snapshot *s = sb_new();
+	static const int64_t ok[] = { 4 * MIB, -4 * MIB };
+	mp_oom_request r = { .source = MP_OOM_FROM_TRACE, .device = 0, .size = 8 * MIB, .device_free = 0,
+			     .trace_index = -1 };
+	mp_oom *o = NULL;
+	mp_diag d = { 0 };
+
+	sb_device(s);
+	segment(s, 0x1000000, 0, false, ok, 2);
+	/* a block past its segment's end */
+	s->blocks[1].size = INT64_MAX / 2;
+	CU_ASSERT_EQUAL(mp_oom_explain(s, &r, &o, &d), MP_E_CORRUPT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "overrun"));
+	s->blocks[1].size = 4 * MIB;
+	/* segments whose sizes would overflow a sum */
+	s->segments[0].total_size = INT64_MAX;
+	d = (mp_diag){ 0 };
+	CU_ASSERT_EQUAL(mp_oom_explain(s, &r, &o, &d), MP_E_CORRUPT);
+	s->segments[0].total_size = -8;
+	CU_ASSERT_EQUAL(mp_oom_explain(s, &r, &o, &d), MP_E_CORRUPT);
+	s->segments[0].total_size = 8 * MIB;
+	/* requests no device has */
+	r.size = -1;
+	CU_ASSERT_EQUAL(mp_oom_explain(s, &r, &o, &d), MP_E_RANGE);
+	r.size = INT64_MAX;
+	CU_ASSERT_EQUAL(mp_oom_explain(s, &r, &o, &d), MP_E_RANGE);
+	r.size = 8 * MIB;
+	r.device_free = INT64_MAX;
+	CU_ASSERT_EQUAL(mp_oom_explain(s, &r, &o, &d), MP_E_RANGE);
+	r.device_free = 0;
+	/* a trace of absurd sizes through the segment: ignored, the explanation stands */
+	sb_entry(s, "segment_alloc", 0x1000000, 8 * MIB);
+	for (int i = 0; i < 40; i++)
+		sb_entry(s, "alloc", 0x1000000, (int64_t)1 << 49);
+	sb_entry(s, "alloc", 0x1000000, -5);
+	CU_ASSERT_EQUAL_FATAL(mp_oom_explain(s, &r, &o, &d), MP_OK);
+	CU_ASSERT_EQUAL(o->verdict, MP_OOM_V_OOM);
+	free(o);
+	mp_snapshot_free(s);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -276,6 +320,7 @@ int main(void)
 		{ "live memory exceeds the device", test_device_full },
 		{ "oversize split, max_split_size_mb, empty_cache from the trace", test_oversize_and_empty_cache },
 		{ "a request from a message", test_message_request },
+		{ "hostile sizes", test_hostile },
 	};
 
 	return UNIT_RUN("oom", tests, NULL, NULL);
