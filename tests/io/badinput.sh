@@ -29,7 +29,8 @@ judge() {
 		why="exit $rc, want $expect"
 	elif [ "$rc" -eq 2 ] && [ ${#lines[@]} -ne 1 ]; then
 		why="want one line on stderr, got ${#lines[@]}"
-	elif [ ${#lines[@]} -gt 1 ]; then
+	elif [ ${#lines[@]} -gt 1 ] && { [ "$rc" -ne 1 ] || [ ${#lines[@]} -gt 2 ] || [[ ${lines[1]} != "memprof: warning: "* ]]; }; then
+		# exit 1 (nothing found: oom without an OOM) may follow a warning about the input
 		why="${#lines[@]} lines on stderr"
 	elif [ ${#lines[@]} -eq 1 ] && [[ ${lines[0]} != "memprof: "* ]]; then
 		why="stderr line without 'memprof: '"
@@ -73,6 +74,11 @@ run_case() {
 	if [[ $runs == *t* ]]; then
 		timeout 10 "$MEMPROF" trace "$path" >/dev/null 2>"$rundir/$name.trace.err"
 		judge "$name" trace $? "*"
+		# the OOM explanation: of the trace's oom entry, and of a request asked about (the whole analysis)
+		timeout 10 "$MEMPROF" oom "$path" >/dev/null 2>"$rundir/$name.oom.err"
+		judge "$name" oom $? "*"
+		timeout 10 "$MEMPROF" oom "$path" --size 1GiB --format json >/dev/null 2>"$rundir/$name.oomsize.err"
+		judge "$name" oomsize $? "*"
 	fi
 }
 export -f judge summary run_case
