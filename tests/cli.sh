@@ -65,6 +65,10 @@ expect "oom: a snapshot without an OOM" 1 EMPTY "no OOM to explain: no 'oom' ent
 expect "oom --size: a huge request" 0 '^OOM on device 0, stream 0' EMPTY -- "$MEMPROF" oom "$example" --size 64GiB
 expect "oom --size: json" 0 '"verdict":[[:space:]]*"unknown_free"' EMPTY -- "$MEMPROF" oom "$example" --size 64GiB --format json
 expect "oom --size: a small request a block serves" 1 'a cached block serves it' EMPTY -- "$MEMPROF" oom "$example" --size 512
+# a snapshot without history, and the message a log kept
+msg="CUDA out of memory. Tried to allocate 64.00 MiB. GPU 0 has a total capacity of 150.00 MiB of which 3.00 MiB is free. Of the allocated memory 102.00 MiB is allocated by PyTorch, and 40.00 MiB is reserved by PyTorch but unallocated."
+expect "oom --message on a snapshot without history" 0 'Found in --message' EMPTY -- "$MEMPROF" oom "$tmp/no-trace.pickle" --message "$msg"
+one_line_error "oom: --message that is no OOM message" -- "$MEMPROF" oom "$tmp/no-trace.pickle" --message "shape mismatch"
 one_line_error "oom: bad size" -- "$MEMPROF" oom "$example" --size lots
 one_line_error "oom: bad stream" -- "$MEMPROF" oom "$example" --size 1MiB --stream x
 one_line_error "oom: bad exception address" -- "$MEMPROF" oom "$example" --cxx-exception zz

@@ -22,6 +22,8 @@ static void read_exception(mp_target *t, void *arg)
 	found *f = arg;
 	mp_py_threads ts;
 
+	if (f->message != NULL)
+		return; /* --message said it */
 	if (f->cxx_exception != 0) {
 		if (mp_torch_error_message(t, f->cxx_exception, &f->message, NULL) == MP_OK)
 			snprintf(f->where, sizeof f->where, "the c10::OutOfMemoryError thrown at 0x%llx",
@@ -84,6 +86,7 @@ static int find_request(mp_command_ctx *c, const mp_command_args *a, const mp_sn
 static int run_oom(mp_command_ctx *c, const mp_command_args *a)
 {
 	const char *format = mp_arg(a, "--format"), *units = mp_arg(a, "--units"), *cxx = mp_arg(a, "--cxx-exception");
+	const char *message = mp_arg(a, "--message");
 	found f = { 0 };
 	mp_snapshot *snap = NULL;
 	mp_oom_request req;
@@ -100,11 +103,23 @@ static int run_oom(mp_command_ctx *c, const mp_command_args *a)
 	if (cxx != NULL && (!mp_parse_long(cxx, &addr) || addr == 0))
 		return mp_command_error(c, "oom: --cxx-exception: '%s' is no address", cxx);
 	f.cxx_exception = cxx != NULL ? (uint64_t)addr : 0;
+	if (message != NULL) {
+		mp_oom_message m;
+
+		if (!mp_oom_message_parse(message, &m))
+			return mp_command_error(c, "oom: --message: not a CUDA out-of-memory message ('Tried to allocate' "
+					       "missing)");
+		if ((f.message = strdup(message)) == NULL)
+			return mp_command_fail(c, "oom", MP_E_NOMEM, NULL);
+		snprintf(f.where, sizeof f.where, "--message");
+	}
 	if (units != NULL)
 		mp_units_parse(units, &u);
 	if ((rc = cmd_snapshot_annotated_then(c, a, 0, 0, !mp_arg_given(a, "--no-owners"), &snap, &owned,
-					      read_exception, &f)) != MP_CMD_OK)
+					      read_exception, &f)) != MP_CMD_OK) {
+		free(f.message);
 		return rc;
+	}
 	if ((rc = find_request(c, a, snap, &f, &req)) != MP_CMD_OK) {
 		cmd_release(snap, owned);
 		free(f.message);
@@ -133,13 +148,14 @@ static int run_oom(mp_command_ctx *c, const mp_command_args *a)
 
 const mp_command mp_cmd_oom = {
 	"oom", MP_FRONT_ALL, "why a request ran out of memory, and what would have worked",
-	"TARGET [--device N] [--size BYTES [--stream S]] [--no-owners]\n"
+	"TARGET [--device N] [--size BYTES [--stream S] | --message TEXT] [--no-owners]\n"
 	"       [--format plain|rst|json] [--units U]",
 	"Explains an out-of-memory error of PyTorch's CUDA caching allocator from the allocator's state:\n"
 	"a core dump, a live process, the debugger's process, or a snapshot pickle. The failed request\n"
 	"is the last 'oom' entry of the device's trace (memory history on: its exact size and stream),\n"
-	"else the torch.OutOfMemoryError a Python thread raises or handles (its message: the allocation\n"
-	"size, the device, the free memory; the stream is taken to be the default one), else --size\n"
+	"else the torch.OutOfMemoryError a Python thread raises or handles, or the one --message quotes from\n"
+	"a log (its message: the allocation size, the device, the free memory; the stream is taken to be\n"
+	"the default one), else --size\n"
 	"(a request asked about: would it be served now?). The allocator's decision is replayed with its\n"
 	"own rules and settings (round_size, small/large pool, best fit on the stream, max_split_size,\n"
 	"the cudaMalloc size, the retry that releases cached segments), PyTorch's numbers are printed\n"
@@ -158,6 +174,7 @@ const mp_command mp_cmd_oom = {
 		{ "--size", MP_OPT_SIZE, NULL, "BYTES", "explain a request of BYTES instead of a failed one" },
 		{ "--stream", MP_OPT_INTEGER, NULL, "S", "the stream of the request (default 0, the default stream)" },
 		{ "--no-owners", MP_OPT_FLAG, NULL, NULL, "do not read owners from the Python heap" },
+		{ "--message", MP_OPT_TEXT, NULL, "TEXT", "the OutOfMemoryError's message, from a log (a snapshot without history)" },
 		{ "--cxx-exception", MP_OPT_TEXT, NULL, "ADDR", "the c10::OutOfMemoryError at ADDR (gdb's catch oom)" },
 		{ "--format", MP_OPT_CHOICE, "plain rst json", "F", "plain (default), rst or json" },
 		{ "--units", MP_OPT_CHOICE, "auto B KiB MiB GiB", "U", "units of the sizes (JSON counts bytes)" },

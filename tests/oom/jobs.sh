@@ -12,7 +12,8 @@
 # run out of memory; and where memprof says a setting would not have helped, the job run with it must still run
 # out of memory. The oversize and fragmentation jobs record their history: memprof oom on the job's own pickle
 # (_snapshot() in the except block) must equal memprof oom on its core (--no-owners; the pickle has no exception
-# message).
+# message); the other_stream job records none: its pickle with the message it printed (`--message`) must give the
+# core's explanation.
 #
 # Default (lean): PyPI's 2.14.1, every scenario on its gcore core and its remedies; Debian's 2.6 fragmentation on a
 # kernel core and pending_free on a gcore core. MEMPROF_OOM_FULL=1 (make check-oom): both builds, every scenario, gcore and kernel cores and the live
@@ -151,6 +152,20 @@ a.pop("message", None)
 sys.exit(0 if a == b else 1)' "$dir/core.json" "$dir/pickle.json" &&
 			ok "$run: memprof oom on the job's own pickle equals it on the core" ||
 			bad "$run: memprof oom on the pickle differs from the core's: $(diff "$dir/core.json" "$dir/pickle.json" | head -4 | tr '\n' ' ')"
+	fi
+	if [ "$cause" = other_stream ] && [ "$mode" != live ]; then
+		# no history: the job's own pickle and the message it printed (--message, as from a log) explain the
+		# same OOM as the core
+		"$memprof" oom "${target[@]}" --no-owners --format json >"$dir/core.json" 2>/dev/null
+		"$memprof" oom "$dir/snapshot.pickle" --format json \
+			--message "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["oom_message"])' "$dir/notes.json")" \
+			>"$dir/pickle.json" 2>/dev/null
+		python3 -c 'import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+keys = ("computed_message", "message", "figures", "decision", "causes", "remedies", "not_helping", "fragmentation")
+sys.exit(0 if all(a[k] == b[k] for k in keys) else 1)' "$dir/core.json" "$dir/pickle.json" &&
+			ok "$run: memprof oom on the job's pickle with its message (--message) equals it on the core" ||
+			bad "$run: memprof oom --message on the pickle differs from the core's"
 	fi
 	[ -n "$quick" ] || check_remedies "$build" "$cause" "$dir/oom.json"
 done
