@@ -25,11 +25,17 @@
 # that paths of this machine (LD_PRELOAD libraries, a test's files) mean the same inside.
 tb_chroot_run() {
 	[ $# -ge 3 ] || die "usage: tb_chroot_run ROOT WORKDIR CMD [ARG...]"
-	local root workdir=$2 made=() d rc=0
+	local root workdir=$2 made=() d rc=0 lock
 	root=$(cd "$1" 2>/dev/null && pwd -P) || die "tb_chroot_run: no root $1"
 	shift 2
 	[ -x "$root/bin/sh" ] && [ -d "$root/proc" ] && [ -d "$root/sys" ] && [ -d "$root/dev" ] ||
 		die "tb_chroot_run: $root does not look like a root (bin/sh, proc, sys, dev)"
+	# Runs in one root share its mount point directories: a run holds ROOT.lock shared while it lives (CMD
+	# inherits it), and removes the directories it made only when it can take the lock alone. Removing a
+	# directory that is another run's mount point would detach that run's mount (Linux detaches mounts of other
+	# namespaces on rmdir): its job would lose its files.
+	exec {lock}>>"$root.lock" || die "tb_chroot_run: cannot open $root.lock"
+	flock -s "$lock"
 	# WORKDIR and each TB_CHROOT_BIND directory get a mount point at the same path inside ROOT: the topmost
 	# directory that ROOT lacks is created here and removed afterwards.
 	for d in "$workdir" ${TB_CHROOT_BIND:-}; do
@@ -42,9 +48,12 @@ tb_chroot_run() {
 	done
 	unshare -m --propagation private -- /bin/sh -c "$_tb_chroot_script" tb_chroot_run "$root" "$workdir" \
 		"${TB_CHROOT_BIND:-}" "$@" || rc=$?
-	for d in "${made[@]}"; do
-		[ -z "$d" ] || _tb_chroot_unmake "$root" "$d"
-	done
+	if flock -n -x "$lock"; then
+		for d in "${made[@]}"; do
+			[ -z "$d" ] || _tb_chroot_unmake "$root" "$d"
+		done
+	fi
+	exec {lock}>&-
 	return $rc
 }
 
