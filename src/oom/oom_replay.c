@@ -59,7 +59,7 @@ static int64_t clamp(int64_t x, int64_t lo, int64_t hi)
 	return x < lo ? lo : x > hi ? hi : x;
 }
 
-/* The request's rounded size, pool and allocation size. An exception's message gives the allocation size
+/* The request's rounded size, pool and allocation size, and the largest free block its search sees. An exception's message gives the allocation size
    only: 2 MiB is a small request, 20 MiB a large one under 10 MiB (or of 18 to 20 MiB), anything else the
    request rounded up to 2 MiB. Where that leaves a range, the allocator's failure narrows it: no free block
    of the stream and pool was large enough. */
@@ -70,15 +70,17 @@ static void size_request(const oom_view *v, mp_oom *o)
 		o->small_pool = o->rounded <= OOM_SMALL_SIZE;
 		o->alloc_size = oom_allocation_size(o->rounded);
 		o->size_exact = true;
+		o->largest_free = largest_searched(v, o);
 		return;
 	}
 	o->alloc_size = o->req.size;
 	o->small_pool = o->alloc_size <= OOM_SMALL_BUFFER;
 	o->size_exact = false;
+	o->largest_free = largest_searched(v, o);
 	if (o->small_pool)
-		o->rounded = clamp(largest_searched(v, o) + 512, 512, OOM_SMALL_SIZE);
+		o->rounded = clamp(o->largest_free + 512, 512, OOM_SMALL_SIZE);
 	else if (o->alloc_size == OOM_LARGE_BUFFER)
-		o->rounded = clamp(largest_searched(v, o) + 512, OOM_SMALL_SIZE + 512, OOM_LARGE_BUFFER);
+		o->rounded = clamp(o->largest_free + 512, OOM_SMALL_SIZE + 512, OOM_LARGE_BUFFER);
 	else
 		o->rounded = o->alloc_size;
 }
@@ -87,7 +89,6 @@ static void best_fit(const oom_view *v, mp_oom *o, bool *refused)
 {
 	int64_t best = -1, best_addr = -1;
 
-	o->largest_free = 0;
 	for (size_t i = 0; i < v->nsegs; i++) {
 		const oom_seg *g = &v->segs[i];
 
@@ -98,8 +99,6 @@ static void best_fit(const oom_view *v, mp_oom *o, bool *refused)
 
 			if (!oom_block_free(v, b))
 				continue;
-			if (b->size > o->largest_free)
-				o->largest_free = b->size;
 			if (b->size >= o->rounded && (best < 0 || b->size < best || (b->size == best && b->address < best_addr))) {
 				best = b->size;
 				best_addr = b->address;
