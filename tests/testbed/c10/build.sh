@@ -28,8 +28,12 @@ jobs=${MEMPROF_C10_JOBS:-2}
 
 variants="debug stripped debug-oldabi stripped-oldabi mutant-2.14-stats mutant-block-regcounter"
 variants="$variants stripped-mutant-2.14-stats stripped-mutant-block-regcounter debian-2.6"
-[ $# -eq 1 ] || die "usage: build.sh VARIANT (one of: $variants)"
+[ $# -eq 1 ] || die "usage: build.sh VARIANT (one of: $variants, pypi-X.Y.Z)"
 variant=$1
+# PyPI's released wheels are not built here: ../pypi/c10.sh cuts one and writes its build.env.
+case $variant in
+pypi-*) exec "$here/../pypi/c10.sh" "${variant#pypi-}" ;;
+esac
 
 abi_flags=
 base=

@@ -16,13 +16,16 @@
 // preset_env() sets each scenario's FAKECUDA_* / PYTORCH_CUDA_ALLOC_CONF defaults with setenv(..., 0) before the
 // first CUDA call, so the environment can override them.
 //
-// Ours, written for memprof; no PyTorch code is copied here (it only calls c10's public API).
+// Ours, written for memprof; no PyTorch code is copied here (it only calls c10's public API). It compiles against
+// the headers of every release from 2.0 to 2.14 (release_api.h hides what changed).
 #include <c10/core/Allocator.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <c10/util/Exception.h>
+
+#include "release_api.h"
 
 #include <cinttypes>
 #include <csignal>
@@ -64,13 +67,13 @@ struct Frame {
 	int line;
 };
 
-struct DriverContext : c10::GatheredContext {
+struct DriverContext : release_api::GatheredContext {
 	std::vector<Frame> frames; // innermost first
 };
 
 thread_local std::vector<Frame> current_site;
 
-std::shared_ptr<c10::GatheredContext> record_context() {
+release_api::ContextPtr record_context() {
 	auto ctx = std::make_shared<DriverContext>();
 	ctx->frames.assign(current_site.rbegin(), current_site.rend());
 	ctx->frames.push_back({"main", __FILE__, 0});
@@ -215,7 +218,7 @@ struct Extra {
 	std::map<std::string, int64_t> notes; // scenario facts the sanity checker uses
 };
 
-void write_frames(Json& j, const std::shared_ptr<c10::GatheredContext>& ctx) {
+void write_frames(Json& j, const release_api::ContextPtr& ctx) {
 	j.begin_array();
 	if (auto* dc = dynamic_cast<DriverContext*>(ctx.get())) {
 		for (const Frame& fr : dc->frames) {
@@ -232,23 +235,8 @@ void write_frames(Json& j, const std::shared_ptr<c10::GatheredContext>& ctx) {
 	j.end_array();
 }
 
-const char* action_name(alloc::TraceEntry::Action a) {
-	switch (a) {
-	case alloc::TraceEntry::ALLOC: return "alloc";
-	case alloc::TraceEntry::FREE_REQUESTED: return "free_requested";
-	case alloc::TraceEntry::FREE_COMPLETED: return "free_completed";
-	case alloc::TraceEntry::SEGMENT_ALLOC: return "segment_alloc";
-	case alloc::TraceEntry::SEGMENT_FREE: return "segment_free";
-	case alloc::TraceEntry::SEGMENT_MAP: return "segment_map";
-	case alloc::TraceEntry::SEGMENT_UNMAP: return "segment_unmap";
-	case alloc::TraceEntry::SNAPSHOT: return "snapshot";
-	case alloc::TraceEntry::OOM: return "oom";
-	}
-	return "unknown";
-}
-
-void write_statarray(std::map<std::string, int64_t>& out, const std::string& name,
-		     const c10::CachingDeviceAllocator::StatArray& a) {
+template <class StatArray>
+void write_statarray(std::map<std::string, int64_t>& out, const std::string& name, const StatArray& a) {
 	static const char* const types[] = {"all", "small_pool", "large_pool"};
 	for (size_t i = 0; i < 3; i++) {
 		const auto& s = a[i];
@@ -260,25 +248,28 @@ void write_statarray(std::map<std::string, int64_t>& out, const std::string& nam
 	}
 }
 
-void write_stat(std::map<std::string, int64_t>& out, const std::string& name,
-		const c10::CachingDeviceAllocator::Stat& s) {
+template <class Stat>
+void write_stat(std::map<std::string, int64_t>& out, const std::string& name, const Stat& s) {
 	out[name + ".current"] = s.current;
 	out[name + ".peak"] = s.peak;
 	out[name + ".allocated"] = s.allocated;
 	out[name + ".freed"] = s.freed;
 }
 
-// Whether DeviceStats has num_oom_rejections: 2.14's has it (and its memory_stats() reports it), 2.6's has not, and
-// the mutant-2.14-stats variants are 2.6 code with 2.14's DeviceStats.
-template <class S, class = void>
-struct has_oom_rejections : std::false_type {};
+// The counters a release's DeviceStats has (requested_bytes from 2.0.1's on; num_sync_all_streams, num_device_alloc
+// and num_device_free from 2.1; num_oom_rejections from 2.14; the mutant-2.14-stats variants are 2.6 code with
+// 2.14's DeviceStats). A template, so that the branch a DeviceStats lacks is never compiled.
 template <class S>
-struct has_oom_rejections<S, std::void_t<decltype(std::declval<S>().num_oom_rejections)>> : std::true_type {};
-
-// A template, so that the branch a DeviceStats lacks is never compiled.
-template <class S>
-void write_oom_rejections(std::map<std::string, int64_t>& m, const S& st) {
-	if constexpr (has_oom_rejections<S>::value)
+void write_optional_counters(std::map<std::string, int64_t>& m, const S& st) {
+	if constexpr (release_api::has_requested_bytes<S>::value)
+		write_statarray(m, "requested_bytes", st.requested_bytes);
+	if constexpr (release_api::has_num_sync_all_streams<S>::value)
+		m["num_sync_all_streams"] = st.num_sync_all_streams;
+	if constexpr (release_api::has_num_device_alloc<S>::value)
+		m["num_device_alloc"] = st.num_device_alloc;
+	if constexpr (release_api::has_num_device_free<S>::value)
+		m["num_device_free"] = st.num_device_free;
+	if constexpr (release_api::has_num_oom_rejections<S>::value)
 		m["num_oom_rejections"] = st.num_oom_rejections;
 }
 
@@ -294,17 +285,110 @@ std::map<std::string, int64_t> flat_stats(c10::DeviceIndex dev) {
 	write_statarray(m, "reserved_bytes", st.reserved_bytes);
 	write_statarray(m, "active_bytes", st.active_bytes);
 	write_statarray(m, "inactive_split_bytes", st.inactive_split_bytes);
-	write_statarray(m, "requested_bytes", st.requested_bytes);
 	m["num_alloc_retries"] = st.num_alloc_retries;
 	m["num_ooms"] = st.num_ooms;
 	write_stat(m, "oversize_allocations", st.oversize_allocations);
 	write_stat(m, "oversize_segments", st.oversize_segments);
-	m["num_sync_all_streams"] = st.num_sync_all_streams;
-	m["num_device_alloc"] = st.num_device_alloc;
-	m["num_device_free"] = st.num_device_free;
-	write_oom_rejections(m, st);
+	write_optional_counters(m, st);
 	m["max_split_size"] = st.max_split_size;
 	return m;
+}
+
+// Snapshot fields some releases lack (release_api.h): templates, so that a field's code is compiled only where the
+// release has it, and written only then, as the release's own snapshot dict has it or not.
+template <class Seg>
+void write_segment_fields(Json& j, const Seg& seg) {
+	if constexpr (release_api::has_owner_private_pool_id<Seg>::value) {
+		j.key("segment_pool_id");
+		j.begin_array();
+		j.i64(static_cast<int64_t>(seg.owner_private_pool_id.first));
+		j.i64(static_cast<int64_t>(seg.owner_private_pool_id.second));
+		j.end_array();
+	}
+	if constexpr (release_api::has_is_expandable<Seg>::value) {
+		j.key("is_expandable");
+		j.boolean(seg.is_expandable);
+	}
+}
+
+// The context a segment or block was allocated with (2.0 keeps a block's in its history list, the newest last;
+// its segments keep none).
+template <class Seg>
+release_api::ContextPtr segment_context(const Seg& seg) {
+	if constexpr (release_api::has_context_when_allocated<Seg>::value)
+		return seg.context_when_allocated;
+	else
+		return nullptr;
+}
+template <class B>
+release_api::ContextPtr block_context(const B& b) {
+	if constexpr (release_api::has_context_when_allocated<B>::value)
+		return b.context_when_allocated;
+	else if constexpr (release_api::has_history<B>::value)
+		return b.history.empty() ? nullptr : b.history.back().context;
+	else
+		return nullptr;
+}
+
+// A trace entry's time (2.2 on: snapshot() has converted it to microseconds).
+template <class TE>
+void write_time(Json& j, const TE& te) {
+	if constexpr (release_api::has_time_<TE>::value) {
+		j.key("time_us");
+		j.i64(static_cast<int64_t>(te.time_.t_));
+	}
+}
+
+// Settings that later releases' config_metadata added (graph_capture_record_stream_reuse; the pinned memory
+// limits max_round_threshold and max_cached_size), in the order PyTorch's snapshot dict has them.
+template <class MD>
+void write_newer_settings(Json& j, const MD& md) {
+	if constexpr (release_api::has_graph_capture_record_stream_reuse<MD>::value) {
+		j.key("graph_capture_record_stream_reuse");
+		j.boolean(md.graph_capture_record_stream_reuse);
+	}
+	if constexpr (release_api::has_max_round_threshold<MD>::value) {
+		j.key("max_round_threshold");
+		j.i64(static_cast<int64_t>(md.max_round_threshold));
+	}
+	if constexpr (release_api::has_max_cached_size<MD>::value) {
+		j.key("max_cached_size");
+		j.i64(static_cast<int64_t>(md.max_cached_size));
+	}
+}
+
+// The allocator's settings (snapshot()'s config_metadata, 2.3 on).
+template <class Snap>
+void write_settings(Json& j, const Snap& snap) {
+	if constexpr (release_api::has_config_metadata<Snap>::value) {
+		const auto& md = snap.config_metadata;
+		j.newline();
+		j.key("allocator_settings");
+		j.begin_object();
+		j.key("PYTORCH_CUDA_ALLOC_CONF");
+		j.str(md.last_allocator_settings);
+		j.key("max_split_size");
+		j.i64(static_cast<int64_t>(md.max_split_size));
+		j.key("garbage_collection_threshold");
+		j.f64(md.garbage_collection_threshold);
+		j.key("expandable_segments");
+		j.boolean(md.expandable_segments);
+		j.key("pinned_num_register_threads");
+		j.i64(static_cast<int64_t>(md.pinned_num_register_threads));
+		j.key("release_lock_on_cudamalloc");
+		j.boolean(md.release_lock_on_malloc);
+		j.key("pinned_use_cuda_host_register");
+		j.boolean(md.pinned_use_host_register);
+		write_newer_settings(j, md);
+		j.key("roundup_power2_divisions");
+		j.begin_object();
+		for (size_t i = 0; i < md.roundup_power2_divisions.size(); i++) {
+			j.key(std::to_string(uint64_t(1) << i));
+			j.i64(static_cast<int64_t>(md.roundup_power2_divisions[i]));
+		}
+		j.end_object();
+		j.end_object();
+	}
 }
 
 void write_truth(const std::string& path, const Extra& extra) {
@@ -346,15 +430,9 @@ void write_truth(const std::string& path, const Extra& extra) {
 		j.i64(reinterpret_cast<int64_t>(seg.stream));
 		j.key("segment_type");
 		j.str(seg.is_large ? "large" : "small");
-		j.key("segment_pool_id");
-		j.begin_array();
-		j.i64(static_cast<int64_t>(seg.owner_private_pool_id.first));
-		j.i64(static_cast<int64_t>(seg.owner_private_pool_id.second));
-		j.end_array();
-		j.key("is_expandable");
-		j.boolean(seg.is_expandable);
+		write_segment_fields(j, seg);
 		// PyTorch's order: an empty frames list comes before blocks, a non-empty one after.
-		bool seg_frames = static_cast<bool>(seg.context_when_allocated);
+		bool seg_frames = static_cast<bool>(segment_context(seg));
 		if (!seg_frames) {
 			j.key("frames");
 			j.begin_array();
@@ -374,14 +452,14 @@ void write_truth(const std::string& path, const Extra& extra) {
 			j.key("state");
 			j.str(b.allocated ? "active_allocated" : b.active ? "active_pending_free" : "inactive");
 			j.key("frames");
-			write_frames(j, b.context_when_allocated);
+			write_frames(j, block_context(b));
 			j.end_object();
 			addr += b.size;
 		}
 		j.end_array();
 		if (seg_frames) {
 			j.key("frames");
-			write_frames(j, seg.context_when_allocated);
+			write_frames(j, segment_context(seg));
 		}
 		j.end_object();
 	}
@@ -397,15 +475,14 @@ void write_truth(const std::string& path, const Extra& extra) {
 			j.newline();
 			j.begin_object();
 			j.key("action");
-			j.str(action_name(te.action_));
+			j.str(release_api::action_name(te.action_));
 			j.key(te.action_ == alloc::TraceEntry::OOM ? "device_free" : "addr");
 			j.u64(te.addr_);
 			j.key("size");
 			j.u64(te.size_);
 			j.key("stream");
 			j.i64(reinterpret_cast<int64_t>(te.stream_));
-			j.key("time_us");
-			j.i64(static_cast<int64_t>(te.time_.t_));
+			write_time(j, te);
 			if (te.context_) {
 				j.key("frames");
 				write_frames(j, te.context_);
@@ -416,33 +493,7 @@ void write_truth(const std::string& path, const Extra& extra) {
 	}
 	j.end_array();
 
-	const auto& md = snap.config_metadata;
-	j.newline();
-	j.key("allocator_settings");
-	j.begin_object();
-	j.key("PYTORCH_CUDA_ALLOC_CONF");
-	j.str(md.last_allocator_settings);
-	j.key("max_split_size");
-	j.i64(static_cast<int64_t>(md.max_split_size));
-	j.key("garbage_collection_threshold");
-	j.f64(md.garbage_collection_threshold);
-	j.key("expandable_segments");
-	j.boolean(md.expandable_segments);
-	j.key("pinned_num_register_threads");
-	j.i64(static_cast<int64_t>(md.pinned_num_register_threads));
-	j.key("release_lock_on_cudamalloc");
-	j.boolean(md.release_lock_on_malloc);
-	j.key("pinned_use_cuda_host_register");
-	j.boolean(md.pinned_use_host_register);
-	j.key("roundup_power2_divisions");
-	j.begin_object();
-	for (size_t i = 0; i < md.roundup_power2_divisions.size(); i++) {
-		j.key(std::to_string(uint64_t(1) << i));
-		j.i64(static_cast<int64_t>(md.roundup_power2_divisions[i]));
-	}
-	j.end_object();
-	j.end_object();
-
+	write_settings(j, snap);
 	j.newline();
 	j.key("external_annotations");
 	j.begin_array();
@@ -584,7 +635,7 @@ __attribute__((noinline)) void optimizer_step(std::vector<Layer>& layers, cudaSt
 }
 
 void scenario_training(Extra& ex) {
-	alloc::recordHistory(true, record_context, 4096, alloc::RecordContext::ALL);
+	release_api::record_history(record_context, 4096);
 	cudaStream_t s = default_stream();
 	std::vector<Layer> layers = {
 	    {25 * MiB + 4 * KiB, 64 * KiB}, // embedding
@@ -703,24 +754,28 @@ void scenario_multi_device(Extra& ex) {
 // private_pool: allocations made while a pool is being "captured" (as CUDA graphs do, pool id (1, 0)) and into
 // a MemPool-style pool (0, 1), next to ordinary ones.
 void scenario_private_pool(Extra& ex) {
+	if (!release_api::have_private_pools) {
+		std::fprintf(stderr, "driver: private_pool: this release routes to private pools only during a CUDA graph "
+				     "capture, which the fake device cannot do\n");
+		std::exit(77);
+	}
 	cudaStream_t s = default_stream();
 	keep.push_back(alloc_on(4 * MiB, s));
 	CUDAStream cap = c10::cuda::getStreamFromPool(false, 0);
 	cudaStream_t cs = cap.stream();
-	auto only_cap = [cs](cudaStream_t st) { return st == cs; };
 	c10::cuda::MempoolId_t graph_pool{1, 0}, user_pool{0, 1};
-	alloc::beginAllocateToPool(0, graph_pool, only_cap);
+	release_api::begin_pool(graph_pool, cs);
 	keep.push_back(alloc_on(6 * MiB, cs));
 	keep.push_back(alloc_on(64 * KiB, cs));
 	void* t = alloc_on(1 * MiB + 5, cs);
 	alloc::raw_delete(t);
 	keep.push_back(alloc_on(2 * MiB, s)); // not the capture stream: the ordinary pool
-	alloc::endAllocateToPool(0, graph_pool);
+	release_api::end_pool(graph_pool, cs);
 
-	alloc::beginAllocateToPool(0, user_pool, only_cap);
+	release_api::begin_pool(user_pool, cs);
 	keep.push_back(alloc_on(3 * MiB, cs));
 	keep.push_back(alloc_on(512, cs));
-	alloc::endAllocateToPool(0, user_pool);
+	release_api::end_pool(user_pool, cs);
 	ex.notes["private_pools"] = 2;
 }
 
@@ -752,7 +807,7 @@ __attribute__((noinline)) void history_churn(int rounds, cudaStream_t s) {
 
 void scenario_history(Extra& ex) {
 	const size_t ring = 64;
-	alloc::recordHistory(true, record_context, ring, alloc::RecordContext::ALL);
+	release_api::record_history(record_context, ring);
 	cudaStream_t s = default_stream();
 	{
 		SITE("history_setup");

@@ -51,7 +51,7 @@ driver_path() {
 		c10=$("$testbed/c10/build.sh" "${MEMPROF_C10_VARIANT:-debug}") || die "c10 build failed"
 	fi
 	fake=$(fakecuda_dir)
-	key=$( (echo "$c10 $fake ${MEMPROF_DRIVER_PIE:-0}"; cat "$here/driver.cpp" "$here/build.sh") | sha256sum | cut -c1-12)
+	key=$( (echo "$c10 $fake ${MEMPROF_DRIVER_PIE:-0}"; cat "$here/driver.cpp" "$here/release_api.h" "$here/build.sh") | sha256sum | cut -c1-12)
 	dir=$cache/scenarios-$(basename "$c10")-$key
 	if [ ! -x "$dir/driver" ]; then
 		(

@@ -1,0 +1,125 @@
+// release_api.h - the parts of c10's allocator API that changed between PyTorch 2.0 and 2.14, behind one name each,
+// so that driver.cpp compiles against the headers of every release (tests/testbed/pypi/c10.sh passes the
+// release's minor version as MEMPROF_TORCH_MINOR; Debian's 2.6 source builds pass nothing).
+//
+// Members that some releases lack (DeviceStats counters, SegmentInfo/BlockInfo/TraceEntry fields, the snapshot's
+// config_metadata) are detected with MEMPROF_HAS_MEMBER and written only where they exist, as PyTorch's own
+// snapshot() does; what cannot be detected that way (function signatures, enumerators) goes by the version.
+// Ours, written for memprof from the releases' public headers; no PyTorch code is copied here.
+#ifndef MEMPROF_RELEASE_API_H
+#define MEMPROF_RELEASE_API_H
+
+#include <c10/cuda/CUDACachingAllocator.h>
+
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#ifndef MEMPROF_TORCH_MINOR
+#define MEMPROF_TORCH_MINOR 6
+#endif
+
+namespace release_api {
+
+namespace alloc = c10::cuda::CUDACachingAllocator;
+
+// The base of a recorded context: 2.0 calls it CUDACachingAllocator::Context, 2.1 on c10::GatheredContext.
+#if MEMPROF_TORCH_MINOR == 0
+using GatheredContext = alloc::Context;
+#else
+using GatheredContext = c10::GatheredContext;
+#endif
+using ContextPtr = std::shared_ptr<GatheredContext>;
+
+// recordHistory(enabled, recorder, ring entries, record on alloc and free): 2.0 takes a bool for "record contexts
+// of trace entries", 2.1 a RecordContext, 2.8 adds clearHistory, 2.11 the actions to skip.
+inline void record_history(ContextPtr (*recorder)(), size_t ring_entries) {
+#if MEMPROF_TORCH_MINOR == 0
+	alloc::recordHistory(true, recorder, ring_entries, true);
+#elif MEMPROF_TORCH_MINOR < 8
+	alloc::recordHistory(true, recorder, ring_entries, alloc::RecordContext::ALL);
+#elif MEMPROF_TORCH_MINOR < 11
+	alloc::recordHistory(true, recorder, ring_entries, alloc::RecordContext::ALL, false);
+#else
+	alloc::recordHistory(true, recorder, ring_entries, alloc::RecordContext::ALL, false, {});
+#endif
+}
+
+// Routing a stream's allocations to a private pool: 2.1 and 2.2 route by stream, 2.3 on by a filter. 2.0 routes
+// only streams that are being captured (cudaStreamGetCaptureInfo), which the fake device never does: no private
+// pool scenario there (have_private_pools).
+constexpr bool have_private_pools = MEMPROF_TORCH_MINOR >= 1;
+inline void begin_pool(c10::cuda::MempoolId_t pool, cudaStream_t stream) {
+#if MEMPROF_TORCH_MINOR >= 3
+	alloc::beginAllocateToPool(0, pool, [stream](cudaStream_t s) { return s == stream; });
+#elif MEMPROF_TORCH_MINOR >= 1
+	alloc::beginAllocateStreamToPool(0, stream, pool);
+#else
+	(void)pool;
+	(void)stream;
+#endif
+}
+inline void end_pool(c10::cuda::MempoolId_t pool, cudaStream_t stream) {
+#if MEMPROF_TORCH_MINOR >= 3
+	(void)stream;
+	alloc::endAllocateToPool(0, pool);
+#elif MEMPROF_TORCH_MINOR >= 1
+	(void)pool;
+	alloc::endAllocateStreamToPool(0, stream);
+#else
+	(void)pool;
+	(void)stream;
+#endif
+}
+
+// The snapshot's name of a trace entry's action (SEGMENT_MAP and SEGMENT_UNMAP came with expandable segments, 2.1).
+inline const char* action_name(alloc::TraceEntry::Action a) {
+	switch (a) {
+	case alloc::TraceEntry::ALLOC: return "alloc";
+	case alloc::TraceEntry::FREE_REQUESTED: return "free_requested";
+	case alloc::TraceEntry::FREE_COMPLETED: return "free_completed";
+	case alloc::TraceEntry::SEGMENT_ALLOC: return "segment_alloc";
+	case alloc::TraceEntry::SEGMENT_FREE: return "segment_free";
+#if MEMPROF_TORCH_MINOR >= 1
+	case alloc::TraceEntry::SEGMENT_MAP: return "segment_map";
+	case alloc::TraceEntry::SEGMENT_UNMAP: return "segment_unmap";
+#endif
+	case alloc::TraceEntry::SNAPSHOT: return "snapshot";
+	case alloc::TraceEntry::OOM: return "oom";
+	default: return "unknown";
+	}
+}
+
+// The type getDeviceStats() returns (c10::CachingDeviceAllocator::DeviceStats from 2.5 on, the allocator's own
+// DeviceStats before).
+using DeviceStats = decltype(alloc::getDeviceStats(0));
+
+} // namespace release_api
+
+// MEMPROF_HAS_MEMBER(NAME) defines has_NAME<T>: whether T has a data member NAME.
+#define MEMPROF_HAS_MEMBER(name)                                                                                    \
+	template <class T, class = void>                                                                            \
+	struct has_##name : std::false_type {};                                                                     \
+	template <class T>                                                                                          \
+	struct has_##name<T, std::void_t<decltype(std::declval<T&>().name)>> : std::true_type {};
+
+namespace release_api {
+MEMPROF_HAS_MEMBER(num_sync_all_streams)
+MEMPROF_HAS_MEMBER(num_device_alloc)
+MEMPROF_HAS_MEMBER(num_device_free)
+MEMPROF_HAS_MEMBER(num_oom_rejections)
+MEMPROF_HAS_MEMBER(requested_bytes)
+MEMPROF_HAS_MEMBER(time_)
+MEMPROF_HAS_MEMBER(config_metadata)
+MEMPROF_HAS_MEMBER(is_expandable)
+MEMPROF_HAS_MEMBER(owner_private_pool_id)
+MEMPROF_HAS_MEMBER(context_when_allocated)
+MEMPROF_HAS_MEMBER(history)
+MEMPROF_HAS_MEMBER(graph_capture_record_stream_reuse)
+MEMPROF_HAS_MEMBER(max_round_threshold)
+MEMPROF_HAS_MEMBER(max_cached_size)
+} // namespace release_api
+
+#endif
