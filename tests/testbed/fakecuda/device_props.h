@@ -1,6 +1,7 @@
-/* The fake device's cudaDeviceProp, for whichever CUDA headers include this file: runtime_device.c (the
-   headers fakecuda is built with) and runtime_props12.c (CUDA 12 headers, for libcudart.so.12, whose struct
-   is laid out differently). Fields that one major lacks are under CUDART_VERSION. */
+/* The fake device's cudaDeviceProp and a kernel's cudaFuncAttributes, for whichever CUDA headers include this
+   file: runtime_device.c and runtime_launch.c (the headers fakecuda is built with), runtime_props12.c (CUDA 12
+   headers, for libcudart.so.12) and runtime_abi11.c (CUDA 11 headers, for libcudart.so.11.0), whose structs
+   are laid out differently. Fields that one major lacks are under CUDART_VERSION. */
 #ifndef FAKECUDA_DEVICE_PROPS_H
 #define FAKECUDA_DEVICE_PROPS_H
 
@@ -77,7 +78,9 @@ static inline void fc_fill_props(struct cudaDeviceProp *prop, int device)
 	prop->maxBlocksPerMultiProcessor = 32;
 	prop->accessPolicyMaxWindowSize = 128 << 20;
 	prop->reservedSharedMemPerBlock = 1 << 10;
-	prop->memoryPoolsSupported = 0;
+#if CUDART_VERSION >= 12000
+	prop->memoryPoolsSupported = 0;	/* not in CUDA 11's struct */
+#endif
 #if CUDART_VERSION < 13000
 	/* Removed from the struct in CUDA 13 (cudaDeviceGetAttribute answers them there). */
 	prop->clockRate = fc_props_attribute(device, CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
@@ -88,6 +91,18 @@ static inline void fc_fill_props(struct cudaDeviceProp *prop, int device)
 	prop->singleToDoublePrecisionPerfRatio = 2;
 	prop->maxTexture1DLinear = 268435456;
 #endif
+}
+
+/* The figures of an sm_90 kernel with no shared memory and 32 registers. */
+static inline void fc_fill_func_attributes(struct cudaFuncAttributes *attributes)
+{
+	memset(attributes, 0, sizeof *attributes);
+	attributes->maxThreadsPerBlock = 1024;
+	attributes->numRegs = 32;
+	attributes->ptxVersion = 90;
+	attributes->binaryVersion = 90;
+	attributes->maxDynamicSharedSizeBytes = 48 << 10;
+	attributes->preferredShmemCarveout = -1;
 }
 
 #endif

@@ -80,7 +80,8 @@ static cudaError_t check_props_args(const void *prop, int device)
 	return valid_device(device) ? cudaSuccess : fc_return(cudaErrorInvalidDevice);
 }
 
-#if FAKECUDA_ABI_MAJOR >= 13 || FAKECUDA_HAVE_PROPS12
+#if FAKECUDA_ABI_MAJOR >= 13 || (FAKECUDA_ABI_MAJOR == 12 && FAKECUDA_HAVE_PROPS12) || \
+	(FAKECUDA_ABI_MAJOR == 11 && FAKECUDA_HAVE_ABI11)
 static cudaError_t abi_props(struct cudaDeviceProp *prop, int device)
 {
 	cudaError_t error = check_props_args(prop, device);
@@ -88,12 +89,14 @@ static cudaError_t abi_props(struct cudaDeviceProp *prop, int device)
 		return error;
 #if FAKECUDA_ABI_MAJOR >= 13
 	fc_fill_props(prop, device);
-#else
+#elif FAKECUDA_ABI_MAJOR == 12
 	fc_device_props12(prop, device);
+#else
+	fc_device_props11(prop, device);
 #endif
 	return cudaSuccess;
 }
-#else
+#elif FAKECUDA_ABI_MAJOR == 12
 /* libcudart.so.12 built without CUDA 12 headers: its callers' struct is laid out differently from these
    headers' after maxGridSize, and possibly larger or smaller, so only the shared head is written and the
    caller's tail is left alone (enough for c10's allocator; a whole PyTorch needs CUDA12_HOME, see Makefile). */
@@ -105,13 +108,28 @@ static cudaError_t abi_props(struct cudaDeviceProp *prop, int device)
 	fc_fill_props_head(prop, device);
 	return cudaSuccess;
 }
+#else
+/* libcudart.so.11.0 built without CUDA 11 headers: refused, with nothing written. CUDA 11's struct is the
+   smallest (728 bytes with 11.8's headers against 1008/1032 for 13/12), so these headers' layout must never be
+   written into it, and a head-only answer would leave major, minor, multiProcessorCount ... to the caller's
+   garbage, silently. c10's allocator never asks (2.0.1's libc10_cuda.so does not import it); a whole
+   PyTorch for CUDA 11 needs CUDA11_HOME (Makefile). */
+static cudaError_t abi_props(struct cudaDeviceProp *prop, int device)
+{
+	cudaError_t error = check_props_args(prop, device);
+	return error ? error : fc_return(cudaErrorNotSupported);
+}
 #endif
 
+/* CUDA 11's only name for the query (with CUDA 11's struct); CUDA 13's (with its own); CUDA 12's headers
+   rename callers' calls to cudaGetDeviceProperties_v2 (below), this is CUDA 12's old name. */
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 {
 	return abi_props(prop, device);
 }
 
+#if FAKECUDA_ABI_MAJOR >= 12
+/* CUDA 12 introduced _v2 with its new struct; NVIDIA's libcudart.so.11.0 has no such symbol, nor has ours. */
 cudaError_t cudaGetDeviceProperties_v2(struct cudaDeviceProp *prop, int device);
 cudaError_t cudaGetDeviceProperties_v2(struct cudaDeviceProp *prop, int device)
 {
@@ -125,6 +143,7 @@ cudaError_t cudaGetDeviceProperties_v2(struct cudaDeviceProp *prop, int device)
 	return abi_props(prop, device);
 #endif
 }
+#endif
 
 cudaError_t cudaDeviceCanAccessPeer(int *can, int device, int peer)
 {

@@ -35,7 +35,16 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **function
 	return cudaSuccess;
 }
 
-#if FAKECUDA_ABI_MAJOR < 13
+#if FAKECUDA_ABI_MAJOR == 11
+/* CUDA 11.3 to 11.8: no query result argument (CUDA 12 added it), so none is written. Defined under its
+   exported name with __asm__, since the headers fakecuda is built with declare the 4-argument form. */
+cudaError_t fc_get_driver_entry_point11(const char *symbol, void **function, unsigned long long flags)
+	__asm__("cudaGetDriverEntryPoint");
+cudaError_t fc_get_driver_entry_point11(const char *symbol, void **function, unsigned long long flags)
+{
+	return cudaGetDriverEntryPointByVersion(symbol, function, 11080, flags, NULL);
+}
+#elif FAKECUDA_ABI_MAJOR == 12
 /* CUDA 12 also has the unversioned query (removed in 13). */
 cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **function, unsigned long long flags,
 				    enum cudaDriverEntryPointQueryResult *status);

@@ -32,6 +32,10 @@ cudaError_t fc_from_status(int status);
 
 /* runtime_props12.c (only with CUDA12_HOME: FAKECUDA_HAVE_PROPS12): the CUDA 12 struct cudaDeviceProp. */
 void fc_device_props12(void *prop, int device);
+/* runtime_abi11.c (only with CUDA11_HOME: FAKECUDA_HAVE_ABI11): the CUDA 11 structs cudaDeviceProp and
+   cudaFuncAttributes. */
+void fc_device_props11(void *prop, int device);
+void fc_func_attributes11(void *attributes);
 
 /* runtime_device.c */
 int fc_current_device(void);

@@ -2,6 +2,7 @@
    succeeds, so whatever a program computes is garbage while its memory behaviour is real. Host callbacks
    do run (inline), since host code waits for them. */
 #include "runtime_internal.h"
+#include "device_props.h"
 
 #include <string.h>
 
@@ -106,20 +107,22 @@ cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t call
 	return cudaSuccess;
 }
 
-/* The figures of an sm_90 kernel with no shared memory and 32 registers. */
 cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attributes, const void *function)
 {
 	if (!attributes)
 		return fc_return(cudaErrorInvalidValue);
 	if (!function)
 		return fc_return(cudaErrorInvalidDeviceFunction);
-	memset(attributes, 0, sizeof *attributes);
-	attributes->maxThreadsPerBlock = 1024;
-	attributes->numRegs = 32;
-	attributes->ptxVersion = 90;
-	attributes->binaryVersion = 90;
-	attributes->maxDynamicSharedSizeBytes = 48 << 10;
-	attributes->preferredShmemCarveout = -1;
+#if FAKECUDA_ABI_MAJOR != 11
+	/* CUDA 12's struct is CUDA 13's (144 bytes with 12.4's and 13.0's headers). */
+	fc_fill_func_attributes(attributes);
+#elif FAKECUDA_HAVE_ABI11
+	fc_func_attributes11(attributes);
+#else
+	/* CUDA 11's struct ends at preferredShmemCarveout (56 bytes with 11.8's headers, 144 with these): without
+	   CUDA 11 headers it is refused rather than overrun (Makefile, CUDA11_HOME). */
+	return fc_return(cudaErrorNotSupported);
+#endif
 	return cudaSuccess;
 }
 

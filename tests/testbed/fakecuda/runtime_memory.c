@@ -1,6 +1,7 @@
 /* Device memory calls of the fake runtime: malloc/free, info, copies and pointer queries. */
 #include "runtime_internal.h"
 
+#include <stddef.h>
 #include <string.h>
 
 cudaError_t cudaMalloc(void **out, size_t size)
@@ -104,23 +105,34 @@ cudaError_t cudaMemsetAsync(void *ptr, int value, size_t count, cudaStream_t str
 	return cudaMemset(ptr, value, count);
 }
 
+/* How much of the caller's struct is written. CUDA 13 appended reserved[8] (88 bytes with 13.0's headers);
+   CUDA 11's and 12's struct ends at hostPointer (24 bytes; runtime_abi11.c and runtime_props12.c assert it
+   against their headers), and those four fields sit alike in all three. */
+#if FAKECUDA_ABI_MAJOR >= 13
+#define POINTER_ATTRIBUTES_SIZE sizeof(struct cudaPointerAttributes)
+#else
+#define POINTER_ATTRIBUTES_SIZE (offsetof(struct cudaPointerAttributes, hostPointer) + sizeof(void *))
+#endif
+
 cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
 {
 	if (!attributes)
 		return fc_return(cudaErrorInvalidValue);
 	int device = -1;
 	enum fakecuda_origin origin = fakecuda_lookup(ptr, &device);
-	memset(attributes, 0, sizeof *attributes);
+	struct cudaPointerAttributes result;
+	memset(&result, 0, sizeof result);
 	if (origin == FAKECUDA_ORIGIN_NONE) {
 		/* Since CUDA 11 plain host memory is a success with type "unregistered". */
-		attributes->type = cudaMemoryTypeUnregistered;
-		attributes->device = -2;
-		attributes->hostPointer = (void *)ptr;
-		return cudaSuccess;
+		result.type = cudaMemoryTypeUnregistered;
+		result.device = -2;
+		result.hostPointer = (void *)ptr;
+	} else {
+		result.type = cudaMemoryTypeDevice;
+		/* A driver reservation names no device; report the caller's, as a context would. */
+		result.device = device >= 0 ? device : fc_current_device();
+		result.devicePointer = (void *)ptr;
 	}
-	attributes->type = cudaMemoryTypeDevice;
-	/* A driver reservation names no device; report the caller's, as a context would. */
-	attributes->device = device >= 0 ? device : fc_current_device();
-	attributes->devicePointer = (void *)ptr;
+	memcpy(attributes, &result, POINTER_ATTRIBUTES_SIZE);
 	return cudaSuccess;
 }

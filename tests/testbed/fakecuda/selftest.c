@@ -3,6 +3,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,120 @@ static int dont_dump(const void *addr)
 	return result;
 }
 
+/* How many bytes of the caller's struct each query must write, from the environment (selftest.sh measures
+   them with the headers of the runtime's CUDA major when it has them), else what these headers (CUDA 13's)
+   say the runtime under test writes; 0: the query must be refused, writing nothing. */
+static size_t expected_bytes(const char *variable, size_t fallback)
+{
+	const char *value = getenv(variable);
+	return value && *value ? (size_t)strtoull(value, NULL, 10) : fallback;
+}
+
+static size_t default_props_bytes(int abi)
+{
+	if (abi >= 13)
+		return sizeof(struct cudaDeviceProp);
+	/* libcudart.so.12 without CUDA12_HOME writes the head the majors share (name .. maxGridSize);
+	   libcudart.so.11.0 without CUDA11_HOME refuses. */
+	return abi == 12 ? offsetof(struct cudaDeviceProp, maxGridSize) + sizeof(int[3]) : 0;
+}
+
+static size_t default_funcattr_bytes(int abi)
+{
+	return abi == 11 ? 0 : sizeof(struct cudaFuncAttributes);
+}
+
+static size_t default_ptrattr_bytes(int abi)
+{
+	return abi >= 13 ? sizeof(struct cudaPointerAttributes)
+			 : offsetof(struct cudaPointerAttributes, hostPointer) + sizeof(void *);
+}
+
+/* One past the last byte that a query changed in a buffer of canaries: run twice, over two patterns, so a
+   byte written with the canary's own value is seen in the other run. -1 if the two runs' results differ. */
+#define CANARY_BUFFER 4096
+static long written_extent(cudaError_t (*query)(void *buffer, void *context), void *context, cudaError_t *result)
+{
+	static const unsigned char patterns[2] = { 0xa5, 0x5a };
+	static unsigned char buffer[CANARY_BUFFER] __attribute__((aligned(64)));
+	long extent = 0;
+	for (int p = 0; p < 2; p++) {
+		memset(buffer, patterns[p], sizeof buffer);
+		cudaError_t error = query(buffer, context);
+		if (p && error != *result)
+			return -1;
+		*result = error;
+		for (long i = CANARY_BUFFER - 1; i >= extent; i--)
+			if (buffer[i] != patterns[p]) {
+				extent = i + 1;
+				break;
+			}
+	}
+	return extent;
+}
+
+static cudaError_t query_props(void *buffer, void *context)
+{
+	(void)context;
+	return cudaGetDeviceProperties(buffer, 0);
+}
+
+static cudaError_t query_funcattr(void *buffer, void *context)
+{
+	return cudaFuncGetAttributes(buffer, context);
+}
+
+static cudaError_t query_ptrattr(void *buffer, void *context)
+{
+	return cudaPointerGetAttributes(buffer, context);
+}
+
+static void kernel_stub(void);
+
+/* The structs whose layout differs between CUDA majors: a query writes exactly its major's struct (the
+   runtime must never write past a CUDA 11 caller's smaller one), or is refused and writes nothing. */
+static void test_struct_writes(int abi)
+{
+	cudaError_t result = cudaSuccess;
+	size_t props = expected_bytes("FAKECUDA_SELFTEST_PROPS_BYTES", default_props_bytes(abi));
+	long extent = written_extent(query_props, NULL, &result);
+	CHECK(props ? result == cudaSuccess : result == cudaErrorNotSupported);
+	CHECK(extent == (long)props);
+	if (extent != (long)props)
+		printf("  cudaGetDeviceProperties wrote %ld bytes, expected %zu\n", extent, props);
+
+	size_t funcattr = expected_bytes("FAKECUDA_SELFTEST_FUNCATTR_BYTES", default_funcattr_bytes(abi));
+	extent = written_extent(query_funcattr, (void *)kernel_stub, &result);
+	CHECK(funcattr ? result == cudaSuccess : result == cudaErrorNotSupported);
+	CHECK(extent == (long)funcattr);
+	if (extent != (long)funcattr)
+		printf("  cudaFuncGetAttributes wrote %ld bytes, expected %zu\n", extent, funcattr);
+
+	void *p = NULL;
+	size_t ptrattr = expected_bytes("FAKECUDA_SELFTEST_PTRATTR_BYTES", default_ptrattr_bytes(abi));
+	CHECK(cudaMalloc(&p, 4096) == cudaSuccess);
+	extent = written_extent(query_ptrattr, p, &result);
+	CHECK(result == cudaSuccess && extent == (long)ptrattr);
+	if (extent != (long)ptrattr)
+		printf("  cudaPointerGetAttributes wrote %ld bytes, expected %zu\n", extent, ptrattr);
+	CHECK(cudaFree(p) == cudaSuccess);
+	cudaGetLastError();
+
+	/* cudaGetDriverEntryPoint: CUDA 11's takes 3 arguments, CUDA 12's a 4th, the query result (CUDA 13 has
+	   only ...ByVersion). Called with 4 here: a CUDA 11 runtime must leave the 4th alone. */
+	typedef cudaError_t (*entry_point_fn)(const char *, void **, unsigned long long,
+					      enum cudaDriverEntryPointQueryResult *);
+	entry_point_fn get_entry_point = (entry_point_fn)dlsym(RTLD_DEFAULT, "cudaGetDriverEntryPoint");
+	CHECK(abi >= 13 || get_entry_point);
+	if (abi < 13 && get_entry_point) {
+		void *entry = NULL;
+		enum cudaDriverEntryPointQueryResult status = (enum cudaDriverEntryPointQueryResult)12345;
+		CHECK(get_entry_point("cuMemCreate", &entry, 0, &status) == cudaSuccess
+		      && entry == dlsym(RTLD_DEFAULT, "cuMemCreate"));
+		CHECK(abi == 11 ? (int)status == 12345 : status == cudaDriverEntryPointSuccess);
+	}
+}
+
 static void test_versions(int abi)
 {
 	int runtime = 0, driver = 0;
@@ -49,7 +164,7 @@ static void test_versions(int abi)
 	CHECK(cudaDriverGetVersion(&driver) == cudaSuccess && driver >= runtime);
 }
 
-static void test_devices(int devices, size_t capacity)
+static void test_devices(int abi, int devices, size_t capacity)
 {
 	int count = -1, device = -1;
 	CHECK(cudaGetDeviceCount(&count) == cudaSuccess && count == devices);
@@ -57,11 +172,19 @@ static void test_devices(int devices, size_t capacity)
 	CHECK(cudaSetDevice(devices) == cudaErrorInvalidDevice);
 	CHECK(cudaGetLastError() == cudaErrorInvalidDevice);
 	CHECK(cudaGetLastError() == cudaSuccess);
-	struct cudaDeviceProp prop;
-	CHECK(cudaGetDeviceProperties(&prop, devices - 1) == cudaSuccess);
-	char name[64];
-	snprintf(name, sizeof name, "fakecuda device %d", devices - 1);
-	CHECK(!strcmp(prop.name, name) && prop.totalGlobalMem == capacity);
+	/* Read through these headers' struct: name and totalGlobalMem sit alike in CUDA 11, 12 and 13. The
+	   struct is oversized (a CUDA 12 or 11 runtime writes no more than its own, test_struct_writes). */
+	union {
+		struct cudaDeviceProp prop;
+		unsigned char bytes[4096];
+	} u;
+	memset(&u, 0, sizeof u);
+	if (expected_bytes("FAKECUDA_SELFTEST_PROPS_BYTES", default_props_bytes(abi))) {
+		CHECK(cudaGetDeviceProperties(&u.prop, devices - 1) == cudaSuccess);
+		char name[64];
+		snprintf(name, sizeof name, "fakecuda device %d", devices - 1);
+		CHECK(!strcmp(u.prop.name, name) && u.prop.totalGlobalMem == capacity);
+	}
 	int major = 0;
 	CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) == cudaSuccess
 	      && major == 9);
@@ -286,7 +409,7 @@ static void kernel_stub(void)
 {
 }
 
-static void test_pytorch_support(int devices)
+static void test_pytorch_support(int abi, int devices)
 {
 	void **binary = __cudaRegisterFatBinary((void *)"fatbin");
 	CHECK(binary != NULL);
@@ -318,9 +441,15 @@ static void test_pytorch_support(int devices)
 	int blocks = 0;
 	CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, (const void *)kernel_stub, 256, 0)
 	      == cudaSuccess && blocks == 8);
-	struct cudaFuncAttributes fattr;
-	CHECK(cudaFuncGetAttributes(&fattr, (const void *)kernel_stub) == cudaSuccess
-	      && fattr.maxThreadsPerBlock == 1024);
+	/* maxThreadsPerBlock sits alike in CUDA 11's, 12's and 13's struct; CUDA 11's is smaller than these
+	   headers' (test_struct_writes). */
+	union {
+		struct cudaFuncAttributes fattr;
+		unsigned char bytes[1024];
+	} fu;
+	if (expected_bytes("FAKECUDA_SELFTEST_FUNCATTR_BYTES", default_funcattr_bytes(abi)))
+		CHECK(cudaFuncGetAttributes(&fu.fattr, (const void *)kernel_stub) == cudaSuccess
+		      && fu.fattr.maxThreadsPerBlock == 1024);
 
 	void *pinned = NULL;
 	CHECK(cudaHostAlloc(&pinned, 1 << 20, cudaHostAllocDefault) == cudaSuccess && pinned
@@ -384,14 +513,15 @@ int main(int argc, char **argv)
 	if (delay && atoi(delay) > 0)
 		test_delay((unsigned)atoi(delay));
 	test_versions(abi);
-	test_devices(devices, capacity);
+	test_devices(abi, devices, capacity);
+	test_struct_writes(abi);
 	test_oom(capacity);
 	if (devices > 1)
 		test_second_device(capacity);
 	test_streams();
 	test_unsupported();
 	test_driver(capacity, granularity);
-	test_pytorch_support(devices);
+	test_pytorch_support(abi, devices);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }
