@@ -157,23 +157,27 @@ tb_cuda_tag() {
 	echo "cuda$((v / 1000)).$((v % 1000 / 10))"
 }
 
-# tb_fakecuda [CUDA12_HOME] - build (or reuse) the fake CUDA runtime + driver (../fakecuda) against the CUDA headers
-# of tb_cuda_home, keyed by a hash of its sources, and print its directory. With CUDA12_HOME (CUDA 12 headers:
-# cuda/fetch-headers.sh), libcudart.so.12 fills the whole CUDA 12 cudaDeviceProp, as a full PyTorch built for
-# CUDA 12 needs.
+# tb_fakecuda [CUDA12_HOME [CUDA11_HOME]] - build (or reuse) the fake CUDA runtime + driver (../fakecuda) against the
+# CUDA headers of tb_cuda_home, keyed by a hash of its sources, and print its directory. With CUDA12_HOME (CUDA 12
+# headers: cuda/fetch-headers.sh), libcudart.so.12 fills the whole CUDA 12 cudaDeviceProp, as a full PyTorch built
+# for CUDA 12 needs. With CUDA11_HOME (CUDA 11 headers: cuda/fetch-headers11.sh), libcudart.so.11.0 fills CUDA 11's
+# cudaDeviceProp and cudaFuncAttributes; without, it refuses them (enough for c10 of a CUDA 11 wheel). Either may
+# be "".
 tb_fakecuda() {
-	local cuda12=${1:-} src key dir cuda_home tag
+	local cuda12=${1:-} cuda11=${2:-} src key dir cuda_home tag
 	src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../fakecuda" && pwd)
 	cuda_home=$(tb_cuda_home) || return 1
 	tag=$(tb_cuda_tag "$cuda_home")
 	[ -z "$cuda12" ] || tag="$tag+$(tb_cuda_tag "$cuda12")"
+	[ -z "$cuda11" ] || tag="$tag+$(tb_cuda_tag "$cuda11")"
 	key=$(cd "$src" && cat Makefile ./*.c ./*.h ./*.map ./*.in 2>/dev/null | sha256sum | cut -c1-12)
 	dir=$tb_cache/fakecuda-$tag-$key
 	if [ ! -f "$dir/.complete" ]; then
 		(
 			flock 8
 			if [ ! -f "$dir/.complete" ]; then
-				make -s -C "$src" OUT="$dir" CUDA_HOME="$cuda_home" CUDA12_HOME="$cuda12" >&2 || exit 1
+				make -s -C "$src" OUT="$dir" CUDA_HOME="$cuda_home" CUDA12_HOME="$cuda12" \
+					CUDA11_HOME="$cuda11" >&2 || exit 1
 				touch "$dir/.complete"
 			fi
 		) 8>"$tb_cache/.lock-fakecuda" || return 1
