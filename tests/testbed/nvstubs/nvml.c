@@ -118,8 +118,24 @@ int nvmlSystemGetCudaDriverVersion_v2(int *version)
 	int nvstub_nvml_##name(void) { return NVML_ERROR_NOT_SUPPORTED; }
 NOT_SUPPORTED(nvmlDeviceGetNvLinkRemoteDeviceType)
 NOT_SUPPORTED(nvmlDeviceGetNvLinkRemotePciInfo_v2)
-NOT_SUPPORTED(nvmlDeviceGetGpuFabricInfoV)
 NOT_SUPPORTED(nvmlDeviceGetP2PStatus)
+
+/* A GPU outside any fabric, as NVML reports it: success, state NVML_GPU_FABRIC_STATE_NOT_SUPPORTED (0). PyTorch 2.13
+   requires the success; 2.14 also accepts "not supported". The caller's struct starts with its version word, whose
+   low 24 bits are the struct's size (NVML_STRUCT_VERSION): everything after that word is zeroed, nothing beyond. */
+int nvmlDeviceGetGpuFabricInfoV(struct nvml_device *dev, unsigned *info);
+int nvmlDeviceGetGpuFabricInfoV(struct nvml_device *dev, unsigned *info)
+{
+	unsigned size;
+
+	if (dev == NULL || info == NULL)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	size = info[0] & 0xffffffu;
+	if (size < sizeof *info || size > 4096)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	memset(info + 1, 0, size - sizeof *info);
+	return NVML_SUCCESS;
+}
 
 const char *nvmlErrorString(int result);
 const char *nvmlErrorString(int result)

@@ -42,10 +42,17 @@ cudart=$(readelf -d "$C10_LINKDIR/libc10_cuda.so" | sed -n 's/.*(NEEDED).*\[\(li
 pic=-fPIC
 [ "${MEMPROF_DRIVER_PIE:-0}" = 1 ] && pic=-fPIE
 
+# c10 dlopen()s NVML where expandable segments ask for the device's fabric access (PyPI's 2.1 on; ATen is not
+# there to have loaded it). The driver links our NVML stub (../nvstubs/nvml.c), so that dlopen finds the object
+# already loaded under that soname.
+cc -std=gnu11 -O2 -g -Wall -Wextra -fPIC -I"$here/../nvstubs" -DNVSTUB_CUDART_VERSION=13000 -shared \
+	-Wl,-soname,libnvidia-ml.so.1 -o "$out/libnvidia-ml.so.1" "$here/../nvstubs/nvml.c"
+
 g++ "${cxxflags[@]}" -O1 -g $pic -Wall -Wextra -Wno-unused-parameter "${incs[@]}" \
 	-o "$out/driver.tmp" "$here/driver.cpp" \
 	-L"$C10_LINKDIR" -lc10_cuda -lc10 -L"$fake" -l:"$cudart" "${ldflags[@]}" \
-	-Wl,--enable-new-dtags -Wl,-rpath,"$fake:$C10_LIBDIR" -Wl,--export-dynamic-symbol=memprof_checkpoint
+	-Wl,--no-as-needed -L"$out" -l:libnvidia-ml.so.1 -Wl,--as-needed \
+	-Wl,--enable-new-dtags -Wl,-rpath,"$fake:$C10_LIBDIR:$out" -Wl,--export-dynamic-symbol=memprof_checkpoint
 
 if [ -n "$C10_LOADER" ]; then
 	# Debian 12's ldd cannot run a program that needs trixie's glibc: ask trixie's loader.

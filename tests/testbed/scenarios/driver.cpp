@@ -256,9 +256,10 @@ void write_stat(std::map<std::string, int64_t>& out, const std::string& name, co
 	out[name + ".freed"] = s.freed;
 }
 
-// The counters a release's DeviceStats has (requested_bytes from 2.0.1's on; num_sync_all_streams, num_device_alloc
-// and num_device_free from 2.1; num_oom_rejections from 2.14; the mutant-2.14-stats variants are 2.6 code with
-// 2.14's DeviceStats). A template, so that the branch a DeviceStats lacks is never compiled.
+// The counters a release's DeviceStats has (requested_bytes in every 2.x; num_sync_all_streams, num_device_alloc
+// and num_device_free from 2.3; num_oom_rejections from 2.12; reserved_bytes_by_private_pools from 2.13; the
+// mutant-2.14-stats variants are 2.6 code with 2.14's DeviceStats). A template, so that the branch a DeviceStats
+// lacks is never compiled.
 template <class S>
 void write_optional_counters(std::map<std::string, int64_t>& m, const S& st) {
 	if constexpr (release_api::has_requested_bytes<S>::value)
@@ -271,6 +272,13 @@ void write_optional_counters(std::map<std::string, int64_t>& m, const S& st) {
 		m["num_device_free"] = st.num_device_free;
 	if constexpr (release_api::has_num_oom_rejections<S>::value)
 		m["num_oom_rejections"] = st.num_oom_rejections;
+	// 2.14: each private pool's reserved bytes, as memory_stats() flattens them ("...by_private_pools.1_0.all.peak").
+	if constexpr (release_api::has_reserved_bytes_by_private_pools<S>::value)
+		for (const auto& pool : st.reserved_bytes_by_private_pools)
+			write_statarray(m,
+					"reserved_bytes_by_private_pools." + std::to_string(pool.first.first) + "_" +
+					    std::to_string(pool.first.second),
+					pool.second);
 }
 
 // torch.cuda.memory_stats(device): flattened with '.', keys in byte order (std::map<std::string> sorts so).
@@ -928,6 +936,7 @@ int main(int argc, char** argv) {
 			std::fprintf(stderr, "driver: no CUDA device visible (is the fake runtime loaded?)\n");
 			return 2;
 		}
+		release_api::init_peer_access(ndev);
 		alloc::init(ndev);
 		def->run(ex);
 		write_truth(truth, ex);

@@ -10,6 +10,10 @@
 #define MEMPROF_RELEASE_API_H
 
 #include <c10/cuda/CUDACachingAllocator.h>
+#if __has_include(<c10/cuda/PeerToPeerAccess.h>)
+#include <c10/cuda/PeerToPeerAccess.h>
+#define MEMPROF_HAVE_P2P_CACHE 1
+#endif
 
 #include <memory>
 #include <string>
@@ -92,6 +96,16 @@ inline const char* action_name(alloc::TraceEntry::Action a) {
 	}
 }
 
+// From 2.11 on, c10 keeps a peer-access cache that expandable segments consult; ATen's CUDA hooks fill it at
+// start-up, so a program of c10 alone must (else: "p2p access cache not initialized").
+inline void init_peer_access(int ndev) {
+#ifdef MEMPROF_HAVE_P2P_CACHE
+	c10::cuda::detail::init_p2p_access_cache(ndev);
+#else
+	(void)ndev;
+#endif
+}
+
 // The type getDeviceStats() returns (c10::CachingDeviceAllocator::DeviceStats from 2.5 on, the allocator's own
 // DeviceStats before).
 using DeviceStats = decltype(alloc::getDeviceStats(0));
@@ -110,6 +124,7 @@ MEMPROF_HAS_MEMBER(num_sync_all_streams)
 MEMPROF_HAS_MEMBER(num_device_alloc)
 MEMPROF_HAS_MEMBER(num_device_free)
 MEMPROF_HAS_MEMBER(num_oom_rejections)
+MEMPROF_HAS_MEMBER(reserved_bytes_by_private_pools)
 MEMPROF_HAS_MEMBER(requested_bytes)
 MEMPROF_HAS_MEMBER(time_)
 MEMPROF_HAS_MEMBER(config_metadata)
