@@ -5,7 +5,7 @@
 # DeviceStats, TraceEntry, BlockPool, PrivatePool, ExpandableSegment, DeviceCachingAllocator, then RingBuffer
 # (of TraceEntry), CUDAAllocatorConfig, AcceleratorAllocatorConfig (2.14+, libc10) and cudaDeviceProp (size
 # only); "<Type> missing (...)" where the DWARF has no such type. Each type is looked up under its 2.6 name, then its 2.14 one (TraceEntry and RingBuffer
-# moved). FILE: any object or library with DWARF (layouts-2.14.sh passes objects compiled against 2.14.1 headers).
+# moved; DeviceStats was CUDACachingAllocator's own before 2.5). FILE: any object or library with DWARF (layouts-2.14.sh passes objects compiled against 2.14.1 headers).
 # Used to verify the layout mutants (see README.md in this directory for the recorded values).
 set -euo pipefail
 
@@ -27,7 +27,7 @@ cca = "c10::cuda::CUDACachingAllocator::"
 te26, te214 = cca + "TraceEntry", "c10::CachingDeviceAllocator::TraceEntry"
 types = [
     ("Block", [anon + "Block"]),
-    ("DeviceStats", ["c10::CachingDeviceAllocator::DeviceStats"]),
+    ("DeviceStats", ["c10::CachingDeviceAllocator::DeviceStats", cca + "DeviceStats"]),
     ("TraceEntry", [te26, te214]),
     ("BlockPool", [anon + "BlockPool"]),
     ("PrivatePool", [anon + "PrivatePool"]),
