@@ -190,9 +190,11 @@ static mp_err trace_dict(struct build *b, const mp_walk *w, const mp_walk_trace 
 	kv[n++] = b->k->stream;
 	if ((err = u64(b, tr->stream, &kv[n++])) != MP_OK)
 		return err;
-	kv[n++] = b->k->time_us;
-	if ((err = mp_heap_int(b->heap, tr->time_us, &kv[n++])) != MP_OK)
-		return err;
+	if (w->layout.off[MP_L_TE_TIME] != MP_LAYOUT_ABSENT) { /* 2.1's entries have no time */
+		kv[n++] = b->k->time_us;
+		if ((err = mp_heap_int(b->heap, tr->time_us, &kv[n++])) != MP_OK)
+			return err;
+	}
 	if (w->layout.off[MP_L_TE_COMPILE_CONTEXT] != MP_LAYOUT_ABSENT) {
 		kv[n++] = b->k->compile_context;
 		if ((err = str(b, tr->compile_context != NULL ? tr->compile_context : "", &kv[n++])) != MP_OK)

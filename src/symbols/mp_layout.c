@@ -40,6 +40,9 @@ static bool field_optional(enum mp_layout_field f)
 	switch (f) {
 	case MP_L_NCA_CLOCK_CONVERTER:
 	case MP_L_DCA_DEVICE_ID:
+	case MP_L_DS_NUM_SYNC_ALL_STREAMS: /* these three: 2.3 on */
+	case MP_L_DS_NUM_DEVICE_ALLOC:
+	case MP_L_DS_NUM_DEVICE_FREE:
 	case MP_L_DS_NUM_OOM_REJECTIONS:
 	case MP_L_DS_RESERVED_BYTES_BY_PRIVATE_POOLS:
 	case MP_L_PP_ID:
@@ -47,6 +50,8 @@ static bool field_optional(enum mp_layout_field f)
 	case MP_L_ES_PTR:
 	case MP_L_ES_SEGMENT_SIZE:
 	case MP_L_ES_MAX_HANDLES:
+	case MP_L_TE_DEVICE: /* device_ and time_: 2.2 on */
+	case MP_L_TE_TIME:
 	case MP_L_TE_MEMPOOL:
 	case MP_L_TE_COMPILE_CONTEXT:
 	case MP_L_TE_USER_METADATA:

@@ -159,7 +159,7 @@ void wk_convert_times(struct walk *wk, uint64_t allocator)
 	bool converted;
 	int bad;
 
-	if (w->ntrace == 0)
+	if (w->ntrace == 0 || !HAS(wk, TE_TIME)) /* 2.1's entries carry no time: nothing to convert */
 		return;
 	start = calloc(NPAIRS, sizeof *start);
 	end = calloc(NPAIRS, sizeof *end);

@@ -8,15 +8,16 @@
 /* The ring is read in chunks of this many entries. */
 enum { TRACE_CHUNK = 64 };
 
-static mp_err read_entry(struct walk *wk, const unsigned char *e, mp_walk_trace *out)
+/* An entry of DEVICE's ring. 2.1's TraceEntry has neither device_ (the ring's device is the entry's) nor time_. */
+static mp_err read_entry(struct walk *wk, const unsigned char *e, int device, mp_walk_trace *out)
 {
 	*out = (mp_walk_trace){
 		.action = wk_i32(e, OFF(wk, TE_ACTION)),
-		.device = (int8_t)wk_u8(e, OFF(wk, TE_DEVICE)),
+		.device = HAS(wk, TE_DEVICE) ? (int8_t)wk_u8(e, OFF(wk, TE_DEVICE)) : (int8_t)device,
 		.addr = wk_u64(e, OFF(wk, TE_ADDR)),
 		.size = wk_u64(e, OFF(wk, TE_SIZE)),
 		.stream = wk_u64(e, OFF(wk, TE_STREAM)),
-		.tsc = wk_u64(e, OFF(wk, TE_TIME)),
+		.tsc = HAS(wk, TE_TIME) ? wk_u64(e, OFF(wk, TE_TIME)) : 0,
 		.context = wk_u64(e, OFF(wk, TE_CONTEXT)),
 	};
 	if (out->action < 0 || out->action > MP_WALK_ACTION_MAX)
@@ -88,7 +89,7 @@ mp_err wk_trace(struct walk *wk, mp_walk_device *dev)
 		for (size_t i = 0; i < run; i++) {
 			mp_walk_trace *tr = &w->trace[w->ntrace];
 
-			if (read_entry(wk, buf + i * esize, tr) != MP_OK ||
+			if (read_entry(wk, buf + i * esize, dev->index, tr) != MP_OK ||
 			    (err = entry_strings(wk, begin + (slot + i) * esize, tr)) != MP_OK) {
 				if (err == MP_E_NOMEM)
 					return err;

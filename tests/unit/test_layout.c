@@ -70,6 +70,9 @@ static void test_field_table(void)
 	CU_ASSERT_FALSE(mp_layout_field_required(MP_L_DCA_DEVICE_ID));
 	CU_ASSERT_FALSE(mp_layout_field_required(MP_L_PP_ID));
 	CU_ASSERT_FALSE(mp_layout_field_required(MP_L_TE_MEMPOOL));
+	CU_ASSERT_FALSE(mp_layout_field_required(MP_L_TE_DEVICE)); /* 2.1 has neither */
+	CU_ASSERT_FALSE(mp_layout_field_required(MP_L_TE_TIME));
+	CU_ASSERT_TRUE(mp_layout_field_required(MP_L_TE_ACTION));
 	CU_ASSERT_FALSE(mp_layout_field_required(MP_L_CFG_LAST_ALLOCATOR_SETTINGS));
 	CU_ASSERT_FALSE(mp_layout_field_required(MP_L_CFG_GRAPH_CAPTURE_RECORD_STREAM_REUSE));
 	CU_ASSERT_FALSE(mp_layout_field_required(MP_L_DS_RESERVED_BYTES_BY_PRIVATE_POOLS));
@@ -93,7 +96,11 @@ static void test_builtins(void)
 {
 	static const char *const names[] = { "torch-2.6", "torch-2.6-oldabi", "torch-2.14-cuda12",
 					     "torch-2.14-cuda13", "torch-2.14-cuda12-oldabi",
-					     "torch-2.14-cuda13-oldabi", "torch-2.11-cuda13" };
+					     "torch-2.14-cuda13-oldabi", "torch-2.11-cuda13",
+					     "torch-2.1-cuda12-oldabi", "torch-2.2-cuda12-oldabi",
+					     "torch-2.3-cuda12-oldabi", "torch-2.4-cuda12-oldabi",
+					     "torch-2.5-cuda12-oldabi", "torch-2.8-cuda12", "torch-2.9-cuda12",
+					     "torch-2.10-cuda12", "torch-2.12-cuda13" };
 	size_t n = mp_layout_builtin_count();
 
 	/* Every file listed in local.am parsed. */
@@ -132,6 +139,19 @@ static void test_builtins(void)
 	CU_ASSERT_STRING_EQUAL(mp_layout_builtin(6)->key.torch_version, "2.11");
 	CU_ASSERT_EQUAL(mp_layout_builtin(6)->off[MP_L_DS_RESERVED_BYTES_BY_PRIVATE_POOLS], MP_LAYOUT_ABSENT);
 	CU_ASSERT_EQUAL(mp_layout_builtin(6)->off[MP_L_DCA_ALLOC_BUFFER], 2672);
+	/* 2.1 (learned on its wheel): trace entries without device or time, no sync/device counters; up to 2.4 the
+	   ring's members belong to the allocator itself, the next-slot index first. */
+	const mp_layout *t21 = mp_layout_builtin_named("torch-2.1-cuda12-oldabi");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t21);
+	CU_ASSERT_STRING_EQUAL(t21->key.torch_version, "2.1");
+	CU_ASSERT_EQUAL(t21->key.cxx11_abi, 0);
+	CU_ASSERT_EQUAL(t21->off[MP_L_TE_DEVICE], MP_LAYOUT_ABSENT);
+	CU_ASSERT_EQUAL(t21->off[MP_L_TE_TIME], MP_LAYOUT_ABSENT);
+	CU_ASSERT_EQUAL(t21->off[MP_L_NCA_CLOCK_CONVERTER], MP_LAYOUT_ABSENT);
+	CU_ASSERT_EQUAL(t21->off[MP_L_DS_NUM_SYNC_ALL_STREAMS], MP_LAYOUT_ABSENT);
+	CU_ASSERT_EQUAL(t21->off[MP_L_RB_NEXT], 0);
+	CU_ASSERT(t21->off[MP_L_RB_MAX_ENTRIES] > t21->off[MP_L_RB_NEXT]);
+	CU_ASSERT_EQUAL(mp_layout_builtin_named("torch-2.5-cuda12-oldabi")->off[MP_L_RB_MAX_ENTRIES], 0);
 }
 
 /* The four 2.14 tables are one measurement (the torch 2.14.1 wheel: CUDA 13, new ABI; see
