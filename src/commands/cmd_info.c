@@ -23,6 +23,34 @@ static int write_layout(mp_command_ctx *c, const mp_walk *w, const char *path)
 	return rc;
 }
 
+/* When the walk fails (no layout fits an unknown build, a damaged allocator), what is known without
+   it still helps: the process, the library, its build-id, release, ABI and CUDA. The walk's error
+   follows these lines. */
+static void describe_unwalked(mp_command_ctx *c, const char *word)
+{
+	mp_diag quiet = { 0 };
+	mp_target *t;
+	mp_c10 *c10;
+	mp_out out;
+	bool owned;
+
+	c10 = calloc(1, sizeof *c10);
+	if (c10 == NULL)
+		return;
+	/* The walk's error stays the one reported: opening the target again must not replace it. */
+	if (c->front->target(c, 0, word, &t, &owned) == MP_CMD_OK) {
+		mp_out_init(&out);
+		mp_describe_target(&out, t);
+		if (mp_c10_find(t, c10, &quiet) == MP_OK)
+			mp_describe_library(&out, c10);
+		(void)cmd_emit(c, &out, false);
+		mp_out_free(&out);
+		if (owned)
+			mp_target_close(t);
+	}
+	free(c10);
+}
+
 static int run_info(mp_command_ctx *c, const mp_command_args *a)
 {
 	const char *path = mp_arg(a, "-o");
@@ -32,8 +60,10 @@ static int run_info(mp_command_ctx *c, const mp_command_args *a)
 	bool owned;
 	int rc = c->front->walked(c, 0, a->npos > 0 ? a->pos[0] : NULL, &t, &w, &owned);
 
-	if (rc != MP_CMD_OK)
+	if (rc != MP_CMD_OK) {
+		describe_unwalked(c, a->npos > 0 ? a->pos[0] : NULL);
 		return rc;
+	}
 	mp_out_init(&out);
 	if (c->front->info_lines != NULL && !owned) /* the front end's own target */
 		c->front->info_lines(c, &out, false);

@@ -30,7 +30,7 @@ void mp_describe_library(mp_out *out, const mp_c10 *c10)
 	mp_out_printf(out, "C++ ABI:     %s\n", c10->cxx11_abi == 1 ? "C++11 (new std::string)"
 				       : c10->cxx11_abi == 0 ? "pre-C++11 (old std::string)" : "unknown");
 	if (c10->cuda_major != 0)
-		mp_out_printf(out, "CUDA:        %d (libcudart.so.%d)\n", c10->cuda_major, c10->cuda_major);
+		mp_out_printf(out, "CUDA:        %d (the libcudart its libc10_cuda.so needs)\n", c10->cuda_major);
 	mp_out_printf(out, "DWARF:       %s\n", c10->has_dwarf ? c10->dwarf_path : "none");
 	mp_out_printf(out, "allocator:   pointer at 0x%llx (%s)\n", (unsigned long long)c10->allocator_ptr_addr,
 		      c10->allocator_how);

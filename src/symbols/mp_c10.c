@@ -322,7 +322,12 @@ mp_err mp_c10_find(mp_target *t, mp_c10 *out, mp_diag *diag)
 	err = check_build_id(t, m, e, out, diag);
 	if (err != MP_OK)
 		goto out;
-	if (!version_from_name(out))
+	/* A known build-id is certain; a version.py beside the library names whatever was installed there. */
+	if (version_from_name(out))
+		;
+	else if (mp_torch_release_by_build_id(out->build_id, out->build_id_len, out->version, sizeof out->version))
+		snprintf(out->version_source, sizeof out->version_source, "build-id of PyPI's wheel");
+	else
 		version_from_py(out);
 	out->cxx11_abi = mp_elf_cxx11_abi(e);
 	out->cuda_major = mp_elf_cuda_major(e);

@@ -22,7 +22,8 @@ typedef struct mp_c10 {
 	unsigned char build_id[64];
 	size_t build_id_len;
 	bool build_id_mismatch; /* the local file is not the one the target mapped */
-	char version[32];       /* "2.6.0" from the file name, a version.py beside it, or "" */
+	char version[32];       /* "2.6.0" from the file name, PyPI's build-ids (mp_torch_builds.c),
+				   a version.py beside it, or "" */
 	char version_source[128];
 	int cxx11_abi;          /* 1, 0, or -1 when unknown (from mangled names in .dynsym) */
 	int cuda_major;         /* from the DT_NEEDED libcudart.so.N, 0 when unknown */
@@ -49,6 +50,10 @@ typedef struct mp_c10 {
 	uint64_t accel_config_guard_addr;
 	char accel_config_why[256];
 } mp_c10;
+
+/* The release of PyPI's wheel whose libc10_cuda.so has build-id ID (LEN bytes), as torch.__version__
+   ("2.4.1+cu121"), into VERSION (SIZE bytes); false when memprof does not know that build. */
+bool mp_torch_release_by_build_id(const unsigned char *id, size_t len, char *version, size_t size);
 
 /* Find libc10_cuda.so among T's mappings and read what is listed above. MP_E_NOTFOUND when T
    maps no libc10_cuda (not a PyTorch CUDA process), or when its file cannot be found here

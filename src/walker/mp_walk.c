@@ -102,6 +102,61 @@ static mp_err walk_devices(struct walk *wk, const uint64_t *das, size_t n)
 	return err;
 }
 
+/* The per-device allocators and the layout that fits them. Each candidate names where the native
+   allocator keeps its vector of device allocators (22512 up to 2.4, 22584 from 2.5 on), so the
+   vector is read at each distinct offset in candidate order, and the candidates sharing that
+   offset are tried on what it holds. *DAS (malloc'd) and *N on success; else REASONS says why the
+   first candidate failed (its vector, or its self-check). */
+static mp_err devices_and_layout(struct walk *wk, const mp_layout *cands, size_t ncands, uint64_t obj,
+				 uint64_t **das, size_t *n, mp_diag *reasons)
+{
+	mp_layout *group = malloc(ncands * sizeof *group);
+	mp_diag *diag = wk->diag, first = { 0 };
+	mp_err err, vector_err = MP_OK;
+	bool any_vector = false;
+
+	if (group == NULL)
+		return MP_E_NOMEM;
+	for (size_t i = 0; i < ncands; i++) {
+		int32_t off = cands[i].off[MP_L_NCA_DEVICE_ALLOCATOR];
+		size_t ng = 0;
+		bool seen = false;
+
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = cands[j].off[MP_L_NCA_DEVICE_ALLOCATOR] == off;
+		if (seen)
+			continue;
+		wk->L = &cands[i];
+		wk->diag = vector_err == MP_OK && !any_vector ? &first : &(mp_diag){ 0 };
+		err = wk_device_allocators(wk, obj, das, n);
+		wk->L = NULL;
+		wk->diag = diag;
+		if (err != MP_OK) {
+			if (vector_err == MP_OK && !any_vector)
+				vector_err = err;
+			continue;
+		}
+		any_vector = true;
+		for (size_t j = i; j < ncands; j++)
+			if (cands[j].off[MP_L_NCA_DEVICE_ALLOCATOR] == off)
+				group[ng++] = cands[j];
+		err = choose_layout(wk, group, ng, *das, *n, reasons[0].msg[0] ? &(mp_diag){ 0 } : reasons);
+		if (err == MP_OK) {
+			free(group);
+			return MP_OK;
+		}
+		free(*das);
+		*das = NULL;
+	}
+	free(group);
+	/* An allocator without devices is one state ("not initialised"), a vector no layout can read another. */
+	if (!any_vector && vector_err == MP_E_NOTFOUND)
+		return mp_fail(diag, vector_err, "%s", first.msg);
+	if (!any_vector)
+		return mp_fail(reasons, vector_err, "%s", first.msg);
+	return MP_E_CORRUPT;
+}
+
 /* One attempt at the whole walk, with the NCANDS candidate layouts CANDS (at least one). */
 static mp_err walk_once(struct walk *wk, const mp_c10 *c10, const mp_layout *cands, size_t ncands, mp_diag *diag)
 {
@@ -114,17 +169,10 @@ static mp_err walk_once(struct walk *wk, const mp_c10 *c10, const mp_layout *can
 	if ((err = wk_find_allocator(wk, c10, &obj)) != MP_OK)
 		return err;
 	wk->w->allocator = obj;
-	/* The vector's offset is the same in every known layout; take it from the first candidate. */
-	wk->L = &cands[0];
-	err = wk_device_allocators(wk, obj, &das, &n);
-	wk->L = NULL;
-	if (err != MP_OK)
+	err = devices_and_layout(wk, cands, ncands, obj, &das, &n, &reasons);
+	if (err == MP_E_NOMEM || err == MP_E_NOTFOUND)
 		return err;
-	err = choose_layout(wk, cands, ncands, das, n, &reasons);
 	if (err != MP_OK) {
-		free(das);
-		if (err == MP_E_NOMEM)
-			return err;
 		/* With its own DWARF the layout is known: then the memory is what fails. */
 		if (c10->has_dwarf && wk->opts->layout == NULL)
 			return mp_fail(diag, err, "the allocator's memory in %s fails the self-check with the "

@@ -23,7 +23,7 @@ if [[ $(ldd "$MEMPROF_LIBRARY" 2>/dev/null) == *libasan.so* ]]; then
 fi
 helpers=$gdb_here/helpers.py
 target=$top/tests/testbed/target.sh
-all_variants=$("$target" --list variants)
+all_variants=$("$target" --list c10-variants)
 all_scenarios=$("$target" --list scenarios)
 compare=$top/tests/walker/compare_truth.py
 

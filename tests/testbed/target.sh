@@ -2,13 +2,16 @@
 # target.sh SCENARIO VARIANT MODE OUTDIR - PyTorch's real caching allocator in a known state, as a target for
 #                                          memprof: a truth file plus a live process or a core of it.
 # target.sh --stop OUTDIR                - kill the live driver that `target.sh ... live OUTDIR` left, and reap it.
-# target.sh --list variants|scenarios    - the names this script takes, on one line.
+# target.sh --list variants|c10-variants|pypi-variants|scenarios - the names this script takes, on one line
+#           (variants: the c10 builds, then PyPI's releases).
 #
 # SCENARIO: training fragmented pending_free oom multi_device private_pool expandable history huge
 #           (scenarios/README.md).
 # VARIANT:  a c10 build of c10/build.sh: debug stripped debug-oldabi stripped-oldabi mutant-2.14-stats
 #           mutant-block-regcounter stripped-mutant-2.14-stats stripped-mutant-block-regcounter, or debian-2.6
 #           (Debian's released libc10_cuda.so.2.6, run under trixie's loader).
+#           or pypi-X.Y.Z: PyPI's released libc10_cuda.so of torch X.Y.Z as users run it (pypi/c10.sh; any 2.x
+#           release; the last patch of each minor is listed).
 # MODE:     truth   only the truth
 #           live    the driver stays asleep in the scenario's state (pid in OUTDIR/pid; stop it with --stop)
 #           gcore   a core written by gdb's gcore of the sleeping driver, which is then killed
@@ -33,7 +36,7 @@ log() { echo "testbed/target: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 usage() {
 	log "usage: target.sh SCENARIO VARIANT truth|live|gcore|kernel OUTDIR | target.sh --stop OUTDIR" \
-		"| target.sh --list variants|scenarios"
+		"| target.sh --list variants|c10-variants|pypi-variants|scenarios"
 	exit 2
 }
 # shellcheck source=lib/common.sh
@@ -76,7 +79,9 @@ if [ "${1:-}" = --list ]; then
 	[ $# -eq 2 ] || usage
 	# shellcheck disable=SC2086 # one line of words
 	case $2 in
-	variants) echo $tb_variants ;;
+	variants) echo $tb_variants $(for r in $tb_pypi_releases; do echo "pypi-$r"; done) ;;
+	c10-variants) echo $tb_variants ;;
+	pypi-variants) echo $(for r in $tb_pypi_releases; do echo "pypi-$r"; done) ;;
 	scenarios) echo $tb_scenarios ;;
 	*) usage ;;
 	esac

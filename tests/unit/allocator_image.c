@@ -538,12 +538,14 @@ static void put_ring(struct ai_image *img, struct ai_device *d, int index)
 		uint64_t e = d->ring_begin + (uint64_t)((d->ring_next + i) % n) * esize;
 
 		ai_put32(img, ai_at(img, e, MP_L_TE_ACTION), (uint32_t)t->action);
-		ai_put8(img, ai_at(img, e, MP_L_TE_DEVICE), (uint8_t)index);
+		if (has(img, MP_L_TE_DEVICE)) /* 2.1's entries have neither device nor time */
+			ai_put8(img, ai_at(img, e, MP_L_TE_DEVICE), (uint8_t)index);
 		ai_put64(img, ai_at(img, e, MP_L_TE_ADDR), t->addr);
 		ai_put64(img, ai_at(img, e, MP_L_TE_CONTEXT), t->context);
 		ai_put64(img, ai_at(img, e, MP_L_TE_STREAM), t->stream);
 		ai_put64(img, ai_at(img, e, MP_L_TE_SIZE), t->size);
-		ai_put64(img, ai_at(img, e, MP_L_TE_TIME), t->time);
+		if (has(img, MP_L_TE_TIME))
+			ai_put64(img, ai_at(img, e, MP_L_TE_TIME), t->time);
 		if (has(img, MP_L_TE_MEMPOOL)) {
 			ai_put64(img, ai_at(img, e, MP_L_TE_MEMPOOL), t->mempool[0]);
 			ai_put64(img, ai_at(img, e, MP_L_TE_MEMPOOL) + 8, t->mempool[1]);
@@ -654,9 +656,11 @@ static void build_device(struct ai_image *img, struct ai_device *d, int index, u
 	}
 	ai_put64(img, ai_at(img, ds, MP_L_DS_NUM_ALLOC_RETRIES), (uint64_t)d->num_alloc_retries);
 	ai_put64(img, ai_at(img, ds, MP_L_DS_NUM_OOMS), (uint64_t)d->num_ooms);
-	ai_put64(img, ai_at(img, ds, MP_L_DS_NUM_SYNC_ALL_STREAMS), 3);
-	ai_put64(img, ai_at(img, ds, MP_L_DS_NUM_DEVICE_ALLOC), 11);
-	ai_put64(img, ai_at(img, ds, MP_L_DS_NUM_DEVICE_FREE), 5);
+	if (has(img, MP_L_DS_NUM_SYNC_ALL_STREAMS)) { /* 2.3 on */
+		ai_put64(img, ai_at(img, ds, MP_L_DS_NUM_SYNC_ALL_STREAMS), 3);
+		ai_put64(img, ai_at(img, ds, MP_L_DS_NUM_DEVICE_ALLOC), 11);
+		ai_put64(img, ai_at(img, ds, MP_L_DS_NUM_DEVICE_FREE), 5);
+	}
 	ai_put64(img, ai_at(img, ds, MP_L_DS_MAX_SPLIT_SIZE), UINT64_MAX);
 	if (has(img, MP_L_DS_RESERVED_BYTES_BY_PRIVATE_POOLS))
 		empty_flat(img, &f, ai_at(img, ds, MP_L_DS_RESERVED_BYTES_BY_PRIVATE_POOLS));
@@ -710,9 +714,15 @@ static void build_device(struct ai_image *img, struct ai_device *d, int index, u
 static void build_settings(struct ai_image *img, const struct ai_model *m)
 {
 	const mp_layout *L = img->L;
-	uint64_t slot = ai_alloc(img, 8), divisions = ai_alloc(img, 16 * 8), obj;
+	uint64_t slot, divisions, obj;
 	double gc = 0.8;
 
+	/* 2.1 keeps its settings in a struct private to the allocator, 2.2 without the settings string:
+	   neither release's snapshot() reports them, and memprof reads none. */
+	if (!has(img, MP_L_CFG_LAST_ALLOCATOR_SETTINGS) && !has(img, MP_L_AAC_LAST_ALLOCATOR_SETTINGS))
+		return;
+	slot = ai_alloc(img, 8);
+	divisions = ai_alloc(img, 16 * 8);
 	img->cfg = ai_alloc(img, (size_t)L->off[MP_L_CFG_SIZEOF]);
 	ai_put64(img, slot, img->cfg);
 	img->c10.config_instance_addr = slot;
@@ -782,8 +792,8 @@ void ai_build(struct ai_image *img, struct ai_model *m)
 	c->allocator_ptr_addr = slot;
 	c->native_rtti_name_addr = img->rtti_name;
 	/* The process's clock pairs: a 3 GHz TSC from 1e9 ticks at 1.7e18 ns. */
-	clock = ai_at(img, img->allocator, MP_L_NCA_CLOCK_CONVERTER);
-	for (uint64_t i = 0; i < 1001; i++) {
+	for (uint64_t i = 0; has(img, MP_L_NCA_CLOCK_CONVERTER) && i < 1001; i++) { /* none in 2.1 */
+		clock = ai_at(img, img->allocator, MP_L_NCA_CLOCK_CONVERTER);
 		ai_put64(img, clock + 16 * i, 1700000000000000000ull + 1000 * i);
 		ai_put64(img, clock + 16 * i + 8, 1000000000ull + 3000 * i);
 	}

@@ -8,9 +8,9 @@
 # Stripped layout mutants must be refused by every built-in table (their layout is no release's) and walk with
 # the layout `memprof info -o` wrote from their DWARF twin.
 #
-# Env: MEMPROF (the binary), MEMPROF_WALK_VARIANTS (default: every variant), MEMPROF_WALK_SCENARIOS (default:
-# every scenario), MEMPROF_WALK_MODES (default "gcore kernel live"). Prints one line per check and
-# "N passed, M failed"; exit 0 when all passed.
+# Env: MEMPROF (the binary), MEMPROF_WALK_VARIANTS (default: every c10 build; PyPI's releases are versions.sh's),
+# MEMPROF_WALK_SCENARIOS (default: every scenario), MEMPROF_WALK_MODES (default "gcore kernel live"). Prints one
+# line per check and "N passed, M failed"; exit 0 when all passed.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -19,7 +19,7 @@ memprof=${MEMPROF:-$top/_build/memprof}
 target=$top/tests/testbed/target.sh
 compare=$here/compare_truth.py
 oracle_dir=${MEMPROF_ORACLE_DIR:-$HOME/.cache/memprof/oracle}
-variants=${MEMPROF_WALK_VARIANTS:-$("$target" --list variants)}
+variants=${MEMPROF_WALK_VARIANTS:-$("$target" --list c10-variants)}
 scenarios=${MEMPROF_WALK_SCENARIOS:-$("$target" --list scenarios)}
 modes=${MEMPROF_WALK_MODES:-"gcore kernel live"}
 

@@ -16,6 +16,9 @@ tb_keyring=${MEMPROF_DEBIAN_KEYRING:-/usr/share/keyrings/debian-archive-keyring.
 # shellcheck disable=SC2034 # for the scripts that source this file
 tb_variants="debug stripped debug-oldabi stripped-oldabi mutant-2.14-stats mutant-block-regcounter
 	stripped-mutant-2.14-stats stripped-mutant-block-regcounter debian-2.6"
+# PyPI's torch releases the test bed runs as variants pypi-X.Y.Z (pypi/c10.sh): the last patch of every 2.x minor.
+# shellcheck disable=SC2034
+tb_pypi_releases="2.0.1 2.1.2 2.2.2 2.3.1 2.4.1 2.5.1 2.6.0 2.7.1 2.8.0 2.9.1 2.10.0 2.11.0 2.12.1 2.13.0 2.14.1"
 # shellcheck disable=SC2034
 tb_scenarios="training fragmented pending_free oom multi_device private_pool expandable history huge"
 

@@ -33,8 +33,8 @@ ldflags=(${C10_LDFLAGS:-})
 
 C10_LINKDIR=${C10_LINKDIR:-$C10_LIBDIR}
 C10_LOADER=${C10_LOADER:-}
-# The runtime SONAME libc10_cuda.so was linked against (libcudart.so.13 with CUDA 13 headers).
-cudart=$(readelf -d "$C10_LINKDIR/libc10_cuda.so" | sed -n 's/.*(NEEDED).*\[\(libcudart\.so\.[0-9]*\)\]/\1/p')
+# The runtime SONAME libc10_cuda.so was linked against (libcudart.so.13 with CUDA 13 headers; .so.11.0 for 2.0.1).
+cudart=$(readelf -d "$C10_LINKDIR/libc10_cuda.so" | sed -n 's/.*(NEEDED).*\[\(libcudart\.so\.[0-9.]*\)\]/\1/p')
 [ -n "$cudart" ] || die "cannot tell which libcudart $C10_LINKDIR/libc10_cuda.so needs"
 [ -f "$fake/$cudart" ] || die "fake CUDA dir $fake has no $cudart"
 [ -f "$fake/libcuda.so.1" ] || die "fake CUDA dir $fake has no libcuda.so.1"

@@ -930,7 +930,9 @@ int main(int argc, char** argv) {
 	ex.scenario = name;
 	try {
 		preset_env(name);
+#if MEMPROF_TORCH_MINOR >= 1 // 2.0's c10 has no such hook (and asks nobody)
 		c10::cuda::_internal::setHasPrimaryContext(has_primary_context);
+#endif
 		int ndev = c10::cuda::device_count();
 		if (ndev < 1) {
 			std::fprintf(stderr, "driver: no CUDA device visible (is the fake runtime loaded?)\n");
