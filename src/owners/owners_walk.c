@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "mp_array.h"
+#include "mp_c10.h"
 #include "owners_int.h"
 
 /* How many tensors the layout is chosen on. */
@@ -128,6 +129,20 @@ size_t owners_pytensor(const owners_build *b, uint64_t pyobj)
 	return SIZE_MAX;
 }
 
+/* The C++ string ABI of the process's PyTorch (its libc10_cuda.so's symbols), -1 when it cannot be told: the
+   tensor layouts of the two ABIs differ in the autograd meta only, which a sample of tensors rarely shows. */
+static int process_cxx11_abi(mp_target *t)
+{
+	mp_c10 *c10 = calloc(1, sizeof *c10);
+	mp_diag quiet = { .msg = "" };
+	int abi = -1;
+
+	if (c10 != NULL && mp_c10_find(t, c10, &quiet) == MP_OK)
+		abi = c10->cxx11_abi;
+	free(c10);
+	return abi;
+}
+
 /* Choose the layout on tensors spread over the walk, then read them all. A tensor that does not read is
    warned about (the first few) and left out. */
 static mp_err read_tensors(owners_build *b)
@@ -137,7 +152,7 @@ static mp_err read_tensors(owners_build *b)
 
 	for (size_t i = 0; i < n; i++)
 		sample[i] = b->pytensors[i * b->npytensors / n].pyobj;
-	if ((b->out->layout = mp_torch_choose(b->t, sample, n, b->diag)) == NULL)
+	if ((b->out->layout = mp_torch_choose(b->t, sample, n, process_cxx11_abi(b->t), b->diag)) == NULL)
 		return MP_E_UNSUPPORTED;
 	for (size_t i = 0; i < b->npytensors; i++) {
 		py_tensor *x = &b->pytensors[i];

@@ -17,6 +17,7 @@
 typedef struct mp_torch_layout {
 	const char *name;            /* "2.14": the releases it was learned from */
 	const char *releases;        /* which releases it is known to describe, for messages */
+	int cxx11_abi;               /* the C++ string ABI it needs (1 new, 0 old), -1 either */
 	/* THPVariable: PyObject_HEAD, then cdata: an at::Tensor (a TensorImpl*), or before 2.10 a
 	   c10::MaybeOwned<at::Tensor> (a bool, then a TensorImpl* or, borrowed, a pointer to an at::Tensor). */
 	uint32_t var_cdata;
@@ -80,8 +81,10 @@ mp_err mp_torch_read_impl(mp_target *t, const mp_torch_layout *l, uint64_t impl,
 			  mp_diag *diag) MP_WUR;
 
 /* The layout under which most of the N Python tensors at PYOBJS (a sample) read and check, or NULL (DIAG
-   says what each layout met) when none reads at least half of them. */
-const mp_torch_layout *mp_torch_choose(mp_target *t, const uint64_t *pyobjs, size_t n, mp_diag *diag);
+   says what each layout met) when none reads at least half of them. CXX11_ABI (the process's libraries', -1
+   unknown) rules out the rows of the other ABI: they read the same tensors but not the same autograd meta. */
+const mp_torch_layout *mp_torch_choose(mp_target *t, const uint64_t *pyobjs, size_t n, int cxx11_abi,
+				       mp_diag *diag);
 
 /* A ScalarType's name as torch prints it without "torch." ("float32", "int64"), or NULL when unknown. */
 const char *mp_torch_dtype_name(int dtype);

@@ -6,7 +6,8 @@
 
 #include "mp_torch.h"
 
-const mp_torch_layout *mp_torch_choose(mp_target *t, const uint64_t *pyobjs, size_t n, mp_diag *diag)
+const mp_torch_layout *mp_torch_choose(mp_target *t, const uint64_t *pyobjs, size_t n, int cxx11_abi,
+				       mp_diag *diag)
 {
 	const mp_torch_layout *best = NULL;
 	size_t best_ok = 0;
@@ -18,6 +19,8 @@ const mp_torch_layout *mp_torch_choose(mp_target *t, const uint64_t *pyobjs, siz
 		mp_diag first = { .msg = "" };
 		size_t ok = 0;
 
+		if (l->cxx11_abi >= 0 && cxx11_abi >= 0 && l->cxx11_abi != cxx11_abi)
+			continue;
 		for (size_t j = 0; j < n; j++) {
 			mp_diag d = { .msg = "" };
 			mp_tensor tensor;

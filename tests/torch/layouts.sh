@@ -7,6 +7,9 @@
 #   2.6   Debian's 2.6 c10 sources and the test bed's configured c10 headers (TensorImpl, StorageImpl only:
 #         the c10 tree has no ATen or autograd headers; the autograd meta and cdata are proven on the jobs)
 #   2.11  the torch 2.11.0 wheel's headers, where ~/.cache/torch-wheel-2.11.0 holds them (not in CI)
+#   and every PyPI release whose wheel the test bed has cut (tests/testbed/pypi/wheel.sh), against the row of
+#   its minor and C++ ABI: 2.1-oldabi (2.1, 2.2), 2.6-oldabi (2.3 to 2.6), 2.6 (2.7 to 2.9), 2.11 (2.10 to
+#   2.12), 2.14 (2.13, 2.14); 2.0 has none.
 # Exit 0 when every release found agrees, 1 on a difference, 77 when none could be probed.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -22,12 +25,12 @@ trap 'rm -rf "$work"' EXIT
 command -v g++ >/dev/null || { echo "not run: no g++"; exit 77; }
 
 # probe NAME STD CDATA_HEADER INCLUDE... [-DPROBE_C10_ONLY]: compare layout NAME with the headers.
-probe() {
-	local name=$1 std=$2 header=$3 n=0 f want got
+probe() { # (env label: how the lines name it, default NAME)
+	local name=$1 std=$2 header=$3 n=0 f want got lbl=${label:-$1}
 	shift 3
 	ran=$((ran + 1))
 	if ! g++ -std="$std" -S -O0 -w -fno-access-control "$@" "$here/layout_probe.cpp" -o "$work/$name.s" 2>"$work/$name.err"; then
-		echo "FAIL: $name: the probe does not compile against its headers: $(grep -m1 error "$work/$name.err")"
+		echo "FAIL: $lbl: the probe does not compile against its headers: $(grep -m1 error "$work/$name.err")"
 		fail=$((fail + 1))
 		return
 	fi
@@ -39,7 +42,7 @@ probe() {
 		[ -n "$got" ] || continue # a c10-only probe stops before the autograd fields
 		want=$(awk -v f="$f" '$1 == f { print $2 }' "$work/$name.table")
 		if [ "$got" != "$want" ]; then
-			echo "FAIL: $name: $f is $got in the release's headers, $want in memprof's layout"
+			echo "FAIL: $lbl: $f is $got in the release's headers, $want in memprof's layout"
 			fail=$((fail + 1))
 			return
 		fi
@@ -49,12 +52,12 @@ probe() {
 		grep -q 'MaybeOwned<at::Tensor> cdata' "$header" && got=1
 		want=$(awk '$1 == "cdata_maybe_owned" { print $2 }' "$work/$name.table")
 		if [ "$got" != "$want" ]; then
-			echo "FAIL: $name: THPVariable's cdata is a MaybeOwned: $got in the headers, $want in memprof's layout"
+			echo "FAIL: $lbl: THPVariable's cdata is a MaybeOwned: $got in the headers, $want in memprof's layout"
 			fail=$((fail + 1))
 			return
 		fi
 	fi
-	echo "ok: $name: memprof's layout == the release's headers ($(wc -l <"$work/$name.values") offsets${header:+ and the type of cdata})"
+	echo "ok: $lbl: memprof's layout == the release's headers ($(wc -l <"$work/$name.values") offsets${header:+ and the type of cdata})"
 	pass=$((pass + 1))
 }
 
@@ -80,6 +83,30 @@ if [ -d "$wheel/torch/csrc/autograd" ]; then
 else
 	echo "not run: 2.11: no torch 2.11.0 wheel headers in $wheel"
 fi
+# Every PyPI release whose wheel the test bed has cut (tests/testbed/pypi/wheel.sh; tests/walker/versions.sh), against
+# the row memprof has for that release (its C++ ABI's rows; mp_torch_choose tells the others apart in memory).
+for dir in "$tb_cache"/torch-wheel-2.*.dir; do
+	[ -f "$dir" ] && w=$(cat "$dir") && [ -f "$w/.complete" ] || continue
+	read -r _ full _ <"$w/VERSION"
+	minor=${full#2.}
+	minor=${minor%%.*}
+	case $minor in
+	0)
+		echo "not run: PyPI's $full: memprof has no tensor layout for 2.0 (its StorageImpl has no PyObjectSlot)"
+		continue
+		;;
+	1 | 2) row=2.1-oldabi ;;
+	3 | 4 | 5 | 6) row=2.6-oldabi ;;
+	7 | 8 | 9) row=2.6 ;;
+	10 | 11 | 12) row=2.11 ;;
+	*) row=2.14 ;;
+	esac
+	std=c++17
+	[ "$minor" -lt 10 ] || std=c++20
+	abi=$(awk '{ print $5 }' "$w/VERSION")
+	label="$row (PyPI's $full)" probe "$row" "$std" "$w/include/torch/csrc/autograd/python_variable.h" -D_GLIBCXX_USE_CXX11_ABI="$abi" \
+		-I"$w/include" -I"$w/include/torch/csrc/api/include"
+done
 echo "$pass passed, $fail failed"
 [ "$ran" -gt 0 ] || exit 77
 [ "$fail" -eq 0 ]

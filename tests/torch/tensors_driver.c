@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mp_c10.h"
 #include "mp_torch.h"
 
 /* The whole file at PATH, NUL-terminated (malloc'd), or NULL. */
@@ -89,6 +90,9 @@ int main(int argc, char **argv)
 	mp_diag diag = { 0 };
 	cJSON *manifest, *e;
 	char *json;
+	mp_diag quiet = { .msg = "" };
+	mp_c10 *c10;
+	int abi = -1;
 
 	if (argc < 4 || (strcmp(argv[1], "pid") != 0 && strcmp(argv[1], "core") != 0))
 		return fprintf(stderr, "usage: tensors_driver pid PID|core CORE MANIFEST [SYSROOT]\n"), 2;
@@ -102,7 +106,10 @@ int main(int argc, char **argv)
 	cJSON_ArrayForEach(e, manifest)
 		if (strcmp(text(e, "kind"), "gradient") != 0)
 			ids[n++] = num(e, "id");
-	if ((l = mp_torch_choose(t, ids, n, &diag)) == NULL)
+	if ((c10 = calloc(1, sizeof *c10)) != NULL && mp_c10_find(t, c10, &quiet) == MP_OK)
+		abi = c10->cxx11_abi; /* as the owners do: the rows of the process's C++ ABI */
+	free(c10);
+	if ((l = mp_torch_choose(t, ids, n, abi, &diag)) == NULL)
 		return printf("no layout: %s\n", diag.msg), 1;
 	cJSON_ArrayForEach(e, manifest) {
 		mp_tensor x, grad;

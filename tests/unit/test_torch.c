@@ -231,15 +231,15 @@ static void test_choose(void)
 	mem[PYOBJ + 16 - BASE] = 0;
 	put64(PYOBJ + 24, IMPL);
 	mp_target_flush(t);
-	CU_ASSERT_STRING_EQUAL(mp_torch_choose(t, objs, 1, &diag)->name, "2.6");
+	CU_ASSERT_STRING_EQUAL(mp_torch_choose(t, objs, 1, -1, &diag)->name, "2.6");
 	make_impl(layout("2.14"), IMPL, PYOBJ, shape, 2, 128, 0);
 	put64(PYOBJ + 16, IMPL);
 	mp_target_flush(t);
-	CU_ASSERT_STRING_EQUAL(mp_torch_choose(t, objs, 1, &diag)->name, "2.14");
+	CU_ASSERT_STRING_EQUAL(mp_torch_choose(t, objs, 1, -1, &diag)->name, "2.14");
 	/* nothing reads: no layout, and a message saying what each met */
 	memset(mem, 0, sizeof mem);
 	mp_target_flush(t);
-	CU_ASSERT_PTR_NULL(mp_torch_choose(t, objs, 1, &diag));
+	CU_ASSERT_PTR_NULL(mp_torch_choose(t, objs, 1, -1, &diag));
 	CU_ASSERT_PTR_NOT_NULL(strstr(diag.msg, "2.14: 0 of 1"));
 	mp_target_close(t);
 }
