@@ -73,6 +73,10 @@ esac
 [ -d "$torch_libdir" ] || die "no $torch_libdir"
 cudart=$(needed_cudart "$torch_libdir")
 [ -n "$cudart" ] || die "libc10_cuda.so in $torch_libdir needs no libcudart"
+# A wheel built for CUDA 12 (PyPI's 2.1 to 2.10) reads the whole CUDA 12 cudaDeviceProp, as Debian's 2.6 does.
+if [ "$cudart" = libcudart.so.12 ] && [ -z "$cuda12" ]; then
+	cuda12=$("$testbed/cuda/fetch-headers.sh") || die "no CUDA 12 headers"
+fi
 fake=$(tb_fakecuda "$cuda12") || die "tests/testbed/fakecuda did not build"
 
 key=$( (echo "$torch $fake $python $root"; cat "$here/build.sh" "$testbed"/nvstubs/*) | sha256sum | cut -c1-12)

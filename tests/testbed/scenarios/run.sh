@@ -31,16 +31,17 @@ die() { log "error: $*"; exit 2; }
 . "$testbed/lib/common.sh"
 cache=$tb_cache
 
-# fakecuda_dir C10_DIR - the fake CUDA for that c10 build. A release that needs libcudart.so.12 or .so.11.0 (PyPI's
-# wheels before 2.11) reads cudaDeviceProp in that CUDA's layout (the PCI bus id when it reports an OOM, for one):
-# the fake is then built with those headers too.
+# fakecuda_dir C10_DIR - the fake CUDA for that c10 build. A build that needs libcudart.so.12 or .so.11.0 (Debian's
+# 2.6, PyPI's wheels before 2.11) reads cudaDeviceProp in that CUDA's layout (the PCI bus id it gives NVML when it
+# reports an OOM, for one): the fake is then built with those headers too.
 fakecuda_dir() {
 	local cudart cuda12= cuda11=
 	if [ -n "${MEMPROF_FAKECUDA_DIR:-}" ]; then
 		echo "$MEMPROF_FAKECUDA_DIR"
 		return
 	fi
-	cudart=$(C10_CUDART= && . "$1/build.env" && echo "$C10_CUDART")
+	cudart=$(C10_LIBDIR= && . "$1/build.env" && readelf -d "${C10_LINKDIR:-$C10_LIBDIR}/libc10_cuda.so" |
+		sed -n 's/.*(NEEDED).*\[\(libcudart\.so\.[0-9.]*\)\]/\1/p')
 	case $cudart in
 	libcudart.so.12) cuda12=$("$testbed/cuda/fetch-headers.sh") || die "no CUDA 12 headers" ;;
 	libcudart.so.11.0) cuda11=$("$testbed/cuda/fetch-headers11.sh") || die "no CUDA 11 headers" ;;
