@@ -1,5 +1,6 @@
 /* mp_walk.c - the walk from start to end: find the library and the allocator, pick the layout
    that fits the memory, then per device its segments, statistics and trace ring. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -191,6 +192,60 @@ static mp_err walk_once(struct walk *wk, const mp_c10 *c10, const mp_layout *can
 	return err;
 }
 
+/* The prior for an inference: among the best-scored candidates (same ABI and CUDA where known), the release
+   nearest C10's; the first when the version is unknown. */
+static const mp_layout *nearest(const mp_layout *cands, size_t n, const mp_c10 *c10)
+{
+	long want = wk_version_minor(c10->version);
+	const mp_layout *best = &cands[0];
+
+	for (size_t i = 1; i < n && want >= 0; i++) {
+		long m = wk_version_minor(cands[i].key.torch_version), b = wk_version_minor(best->key.torch_version);
+
+		if ((cands[i].key.cxx11_abi < 0 || c10->cxx11_abi < 0 || cands[i].key.cxx11_abi == c10->cxx11_abi) &&
+		    m >= 0 && (b < 0 || labs(m - want) < labs(b - want)))
+			best = &cands[i];
+	}
+	return best;
+}
+
+/* No table fits (a build memprof does not know): infer the layout from PRIOR, the best-scored table, and walk with
+   it under the same self-check. Success is a warning saying so and how to keep the layout; failure adds why to
+   DIAG's message and returns the tables' error FAILED. */
+static mp_err walk_inferred(struct walk *wk, const mp_c10 *c10, const mp_layout *prior, mp_err failed,
+			    mp_diag *diag)
+{
+	mp_layout *inferred = malloc(sizeof *inferred);
+	mp_diag why = { 0 };
+	uint64_t obj = wk->w->allocator;
+	size_t used;
+	mp_err err;
+
+	if (inferred == NULL)
+		return MP_E_NOMEM;
+	err = wk_infer_layout(wk, obj, prior, c10, inferred, &why);
+	if (err == MP_OK) {
+		mp_walk_free(wk->w);
+		if ((wk->w = calloc(1, sizeof *wk->w)) == NULL) {
+			free(inferred);
+			return MP_E_NOMEM;
+		}
+		wk->w->c10 = *c10;
+		wk->seg_cap = wk->blk_cap = wk->trace_cap = 0;
+		wk->block_limit_hit = false;
+		err = walk_once(wk, c10, inferred, 1, &why);
+	}
+	if (err == MP_OK)
+		mp_warn(diag, "no known layout fits this libc10_cuda.so (torch %s): walked with a layout %s; keep it: "
+			      "'memprof info -o LAYOUT', then '--layout LAYOUT'",
+			c10->version[0] ? c10->version : "unknown", wk->w->layout.source);
+	else if (err != MP_E_NOMEM && diag != NULL && (used = strlen(diag->msg)) + 16 < sizeof diag->msg)
+		snprintf(diag->msg + used, sizeof diag->msg - used, "; inferred from %s, no layout fit either: %.300s",
+			 prior->name, why.msg);
+	free(inferred);
+	return err == MP_OK || err == MP_E_NOMEM ? err : failed;
+}
+
 mp_err mp_walk_run(mp_target *t, const mp_c10 *c10, const mp_walk_opts *opts, mp_walk **out, mp_diag *diag)
 {
 	static const mp_walk_opts no_opts;
@@ -252,6 +307,11 @@ mp_err mp_walk_run(mp_target *t, const mp_c10 *c10, const mp_walk_opts *opts, mp
 		if (diag != NULL)
 			diag->msg[0] = '\0';
 	}
+	/* No table fits, or none finds a device in an allocator that exists (an empty vector where the tables look
+	   is also what an uninitialised allocator shows): infer the layout. */
+	if ((err == MP_E_CORRUPT || err == MP_E_NOTFOUND) && wk.opts->layout == NULL && !c10->has_dwarf &&
+	    wk.w != NULL && wk.w->allocator != 0)
+		err = walk_inferred(&wk, c10, nearest(cands, ncands, c10), err, diag);
 	free(found);
 	free(cands);
 	if (err != MP_OK) {

@@ -161,6 +161,16 @@ void wk_blockset_free(struct wk_blockset *bs);
 mp_err wk_find_allocator(struct walk *wk, const mp_c10 *c10, uint64_t *obj) MP_WUR;
 mp_err wk_device_allocators(struct walk *wk, uint64_t obj, uint64_t **das, size_t *n) MP_WUR;
 
+/* A layout for the allocator at OBJ (the native allocator) when no table fits: PRIOR's, with every member an
+   invariant can place searched in memory (walk_infer.c). OUT is named "inferred", its source says from what and
+   how surely. MP_E_NOTFOUND with REASON naming the member that could not be placed. The caller walks with it
+   under the usual self-check. */
+mp_err wk_infer_layout(struct walk *wk, uint64_t obj, const mp_layout *prior, const mp_c10 *c10, mp_layout *out,
+		       mp_diag *reason) MP_WUR;
+
+/* The minor version in "2.14" or "2.4.1+cu121" (14, 4); -1 when there is none. */
+long wk_version_minor(const char *v);
+
 /* Check the walk's layout against the allocator's memory (before trusting it): structural
    invariants of pools, trees, tables, the ring and a sample of blocks. MP_OK or MP_E_CORRUPT
    with the first failed check in DIAG. */
