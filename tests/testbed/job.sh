@@ -7,7 +7,8 @@
 #                                                its end; --stop still reaps it).
 # job.sh --list                                - the TORCH builds, on one line.
 #
-# TORCH: pypi-2.14.1 (PyPI's CUDA 13 wheel in a venv of CPython 3.11) or debian-2.6 (Debian trixie's
+# TORCH: pypi-X.Y.Z (PyPI's CUDA wheel of that release in a venv of CPython 3.11; pypi-2.14.1 is the tests'
+#        default) or debian-2.6 (Debian trixie's
 #        python3-torch-cuda with its CPython 3.13, chrooted in a trixie root): python/README.md.
 # MODE:  truth   run to the end; the checkpoint only writes the truth
 #        live    the job waits in its checkpoint (pid in OUTDIR/pid): attach a debugger, or memprof --pid
@@ -86,8 +87,9 @@ esac
 torch=$1 script=$2 mode=$3
 shift 3
 case $mode in truth | live | gcore | kernel) ;; *) usage ;; esac
+# The listed builds are the ones the tests run by default; any PyPI release runs the same way.
 case " $("$here/python/build.sh" --list) " in
-*" $torch "*) ;;
+*" $torch "* | *" pypi-"*) case $torch in pypi-2.[0-9]*.[0-9]* | debian-2.6) ;; *) log "unknown build '$torch'"; usage ;; esac ;;
 *) log "unknown build '$torch' (one of: $("$here/python/build.sh" --list))"; usage ;;
 esac
 [ -f "$script" ] || die "no script $script"

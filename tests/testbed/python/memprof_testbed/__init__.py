@@ -17,6 +17,7 @@ threads.txt, mem_tracker.json when a tracker runs, notes.json: what the script n
 Outside the runner (no MEMPROF_TESTBED_OUT), checkpoint() does nothing, so a job script also runs on its own.
 Only one checkpoint per run: the truth describes one moment.
 """
+import contextlib
 import faulthandler
 import json
 import os
@@ -44,10 +45,23 @@ def note(key, value):
     return value
 
 
+class _NoTracker(contextlib.nullcontext):
+    """What mem_tracker() gives where the release has no MemTracker."""
+
+    def reset_mod_stats(self):
+        pass
+
+
 def mem_tracker(*objects):
     """A started-on-enter PyTorch MemTracker (torch.distributed._tools.mem_tracker) that tracks objects
-    (modules, optimizers); checkpoint() writes its breakdown next to the truth."""
-    from torch.distributed._tools.mem_tracker import MemTracker
+    (modules, optimizers); checkpoint() writes its breakdown next to the truth. Releases before 2.5 have no
+    MemTracker: then a tracker that tracks nothing (no mem_tracker.json; a note says why)."""
+    try:
+        from torch.distributed._tools.mem_tracker import MemTracker
+    except ImportError:
+        import torch
+        note("mem_tracker", "absent: torch %s has no torch.distributed._tools.mem_tracker" % torch.__version__)
+        return _NoTracker()
     tracker = MemTracker()
     if objects:
         tracker.track_external(*objects)
