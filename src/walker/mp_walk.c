@@ -7,7 +7,7 @@
 #include "walk_int.h"
 
 /* Candidate layouts looked at, at most. */
-enum { MAX_CANDIDATES = 16, LIVE_RETRIES = 3 };
+enum { MAX_CANDIDATES = 64, LIVE_RETRIES = 3 }; /* candidates: DWARF and every table */
 
 static const char *const action_names[MP_WALK_ACTION_MAX + 1] = {
 	"alloc",        "free_requested", "free_completed", "segment_alloc", "segment_free",

@@ -102,7 +102,7 @@ static void test_find_core(void)
 	mp_target *t = NULL;
 	mp_c10 c;
 	mp_diag d = { 0 };
-	mp_layout cand[16];
+	static mp_layout cand[64]; /* DWARF and every table */
 	size_t n;
 
 	open_core(NULL, "pic", &t);
@@ -121,7 +121,7 @@ static void test_find_core(void)
 	CU_ASSERT(c.config_instance_addr != 0);
 	check_rtti(t, &c);
 	/* DWARF first, then every table. */
-	n = mp_c10_layout_candidates(&c, cand, 16, &d);
+	n = mp_c10_layout_candidates(&c, cand, 64, &d);
 	CU_ASSERT_EQUAL(n, 1 + mp_layout_builtin_count());
 	CU_ASSERT_STRING_EQUAL(cand[0].name, "dwarf");
 	CU_ASSERT_STRING_EQUAL(cand[1].name, "torch-2.6");
