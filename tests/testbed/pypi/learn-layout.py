@@ -400,8 +400,7 @@ def learn_ring(L, d, dca, hdr):
 def learn_ring_next(L, d):
     """history: a ring of 64 entries that wrapped, so its next-slot index is neither 0 nor the capacity."""
     mem = d.mem
-    nca = mem.u64(L.nca_sym)
-    dca = mem.u64(mem.u64(nca + L.got["NativeCachingAllocator.device_allocator"]))
+    dca = device_allocator(L, d)
     m, v = L.ring
     if mem.u64(dca + m) != 64:
         die("the history scenario's ring capacity is %s, not 64" % mem.u64(dca + m))
@@ -507,16 +506,28 @@ def learn_training_rest(L, d, dca, objs, info, hist_candidates):
     return hist_candidates
 
 
+def device_allocator(L, d, index=0):
+    """The DeviceCachingAllocator of device INDEX in driver D's memory, by what is learned so far."""
+    mem = d.mem
+    vec = mem.u64(mem.u64(L.nca_sym) + L.got["NativeCachingAllocator.device_allocator"])
+    return mem.u64(vec + 8 * index)
+
+
+def device_blocks(L, d, dca):
+    """Every Block of DCA's free-block trees and active set, by what is learned so far."""
+    mem = d.mem
+    objs = rb_values(mem, dca + L.got["DeviceCachingAllocator.large_blocks"])
+    objs += rb_values(mem, dca + L.got["DeviceCachingAllocator.small_blocks"])
+    objs += [mem.u64(a) for a in flat_values(mem, dca + L.got["DeviceCachingAllocator.active_blocks"], 16)]
+    return objs
+
+
 def learn_pending(L, d, hist_candidates):
     """pending_free: event_count and stream_uses of the blocks freed while in use on another stream; history off."""
     mem = d.mem
-    nca = mem.u64(L.nca_sym)
-    dca = mem.u64(mem.u64(nca + L.got["NativeCachingAllocator.device_allocator"]))
+    dca = device_allocator(L, d)
     blocks = d.blocks()
-    lb = dca + L.got["DeviceCachingAllocator.large_blocks"]
-    sb = dca + L.got["DeviceCachingAllocator.small_blocks"]
-    objs = rb_values(mem, lb) + rb_values(mem, sb)
-    objs += [mem.u64(a) for a in flat_values(mem, dca + L.got["DeviceCachingAllocator.active_blocks"], 16)]
+    objs = device_blocks(L, d, dca)
     ptr = L.got["Block.ptr"]
     pending = [p for p in objs if blocks[mem.u64(p + ptr)][0]["state"] == "active_pending_free"]
     if not pending:
@@ -534,8 +545,7 @@ def learn_pending(L, d, hist_candidates):
 
 def learn_private(L, d):
     mem = d.mem
-    nca = mem.u64(L.nca_sym)
-    dca = mem.u64(mem.u64(nca + L.got["NativeCachingAllocator.device_allocator"]))
+    dca = device_allocator(L, d)
     lo = L.ring[1] + 8
     c = [o for o in range(lo, lo + 1024, 8) if flat_count(mem, dca + o) == 2]
     L.pick("DeviceCachingAllocator.graph_pools", c, "a flat_hash_map of the scenario's 2 private pools")
@@ -565,8 +575,7 @@ def learn_private(L, d):
 
 def learn_expandable(L, d):
     mem, t = d.mem, d.truth
-    nca = mem.u64(L.nca_sym)
-    dca = mem.u64(mem.u64(nca + L.got["NativeCachingAllocator.device_allocator"]))
+    dca = device_allocator(L, d)
     segs = {s["address"]: s for s in t["segments"] if s["device"] == 0 and s.get("is_expandable")}
     lo = L.got["DeviceCachingAllocator.total_allocated_memory"] + 8
     hi = L.got["DeviceCachingAllocator.record_history"]
@@ -589,11 +598,9 @@ def learn_expandable(L, d):
                                                   for x in es)]
     L.pick("ExpandableSegment.max_handles_", c, "handles x page size covers the segment")
     blocks = d.blocks()
-    lb = dca + L.got["DeviceCachingAllocator.large_blocks"]
-    sb = dca + L.got["DeviceCachingAllocator.small_blocks"]
-    objs = rb_values(mem, lb) + rb_values(mem, sb)
-    objs += [mem.u64(a) for a in flat_values(mem, dca + L.got["DeviceCachingAllocator.active_blocks"], 16)]
+    objs = device_blocks(L, d, dca)
     ptr = L.got["Block.ptr"]
+
     def seg_of(p):
         return blocks[mem.u64(p + ptr)][1]
     c = [o for o in range(0, 256, 8) if all((mem.u64(p + o) in es) if seg_of(p).get("is_expandable") else
