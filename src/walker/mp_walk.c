@@ -224,6 +224,10 @@ static mp_err walk_inferred(struct walk *wk, const mp_c10 *c10, const mp_layout 
 	if (inferred == NULL)
 		return MP_E_NOMEM;
 	err = wk_infer_layout(wk, obj, prior, c10, inferred, &why);
+	if (err == MP_OK && diag != NULL) { /* the walk's warnings go where the caller's go; its error stays in WHY */
+		why.warn = diag->warn;
+		why.warn_ctx = diag->warn_ctx;
+	}
 	if (err == MP_OK) {
 		mp_walk_free(wk->w);
 		if ((wk->w = calloc(1, sizeof *wk->w)) == NULL) {
@@ -235,6 +239,8 @@ static mp_err walk_inferred(struct walk *wk, const mp_c10 *c10, const mp_layout 
 		wk->block_limit_hit = false;
 		err = walk_once(wk, c10, inferred, 1, &why);
 	}
+	if (diag != NULL)
+		diag->nwarn += why.nwarn;
 	if (err == MP_OK)
 		mp_warn(diag, "no known layout fits this libc10_cuda.so (torch %s): walked with a layout %s; keep it: "
 			      "'memprof info -o LAYOUT', then '--layout LAYOUT'",

@@ -7,8 +7,10 @@
    allocated - freed, current <= peak), the two BlockPools (trees with the same comparator, is_small 0
    then 1, no owner), each free or active Block (its pool is one of the two, its neighbours are address-
    contiguous Blocks of the same pools), the table of active blocks, the reserved bytes, the ring, the
-   private pools' tables. Structs no invariant can tell (TraceEntry, DeviceStats, the settings) are the
-   prior's. What cannot be placed fails the inference; what is placed is then walked under the same
+   private pools' tables, the expandable segments. Structs whose members no invariant can name (TraceEntry,
+   DeviceStats, the settings) are taken whole from the prior or, where the prior's does not read sanely,
+   from another known release's (or, for the settings, the shape 2.3 to 2.9 share); settings none reads are
+   left out. What cannot be placed fails the inference; what is placed is then walked under the same
    self-check as any table, so a wrong inference is refused, never walked (allocator-facts §10). */
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,8 +5,9 @@
 # a gcore core, a kernel core and the live process, and compare_truth.py checks it field by field against the
 # truth (segments, blocks, states, sizes, streams, pool ids, device stats, settings, trace entries). Then
 # `memprof segsum` on the core must print what PyTorch's own _memory_viz.py prints for memprof's exported pickle.
-# Stripped layout mutants must be refused by every built-in table (their layout is no release's) and walk with
-# the layout `memprof info -o` wrote from their DWARF twin.
+# Stripped layout mutants must be refused by every built-in table (their layout is no release's), then walk with
+# a layout memprof infers (equal to the truth) or be refused in one line, and walk with the layout `memprof info
+# -o` wrote from their DWARF twin.
 #
 # Env: MEMPROF (the binary), MEMPROF_WALK_VARIANTS (default: every c10 build; PyPI's releases are versions.sh's),
 # MEMPROF_WALK_SCENARIOS (default: every scenario), MEMPROF_WALK_MODES (default "gcore kernel live"). Prints one
@@ -119,14 +120,23 @@ for variant in $variants; do
 			[ "$mode" = live ] && "$target" --stop "$dir" >/dev/null 2>&1
 		done
 	done
-	# A stripped mutant is no release: every built-in table must be refused, by the self-check, in one line.
+	# A stripped mutant is no release: every built-in table must be refused by the self-check; then memprof
+	# infers a layout (and the walk must equal the truth) or refuses in one line.
 	case $variant in stripped-mutant-*)
 		dir=$work/$variant/oom/${modes%% *}
 		if [ -f "$dir/core" ]; then
-			if "$memprof" segsum "$dir/core" >/dev/null 2>"$dir/refused.err"; then
-				bad "$variant: a built-in table was accepted for a layout no release has"
+			if "$memprof" snapshot "$dir/core" --stats -o "$dir/inferred.json" 2>"$dir/refused.err"; then
+				if ! grep -q 'walked with a layout inferred from' "$dir/refused.err"; then
+					bad "$variant: a built-in table was accepted for a layout no release has"
+				elif python3 "$compare" --ring-max truth "$dir/truth.json" "$dir/inferred.json" >"$dir/inferred.cmp" 2>&1
+				then
+					ok "$variant: no built-in table fits; the layout inferred walks equal to the truth" \
+						"($(sed -n 's/.*walked with a layout \(inferred from [^)]*)\).*/\1/p' "$dir/refused.err"))"
+				else
+					bad "$variant: an inferred layout gave a WRONG walk: $(grep -m3 ':.*truth' "$dir/inferred.cmp")"
+				fi
 			elif [ "$(wc -l <"$dir/refused.err")" -eq 1 ] && grep -q 'no known layout fits' "$dir/refused.err"; then
-				ok "$variant: built-in tables refused: $(cut -c1-160 "$dir/refused.err")"
+				ok "$variant: built-in tables refused, no layout inferred: $(cut -c1-160 "$dir/refused.err")"
 			else
 				bad "$variant: refusal is not one clear line: $(head -c 300 "$dir/refused.err")"
 			fi
