@@ -3,8 +3,8 @@
 #
 # c10 (and the fake CUDA) compile against the CUDA runtime/driver headers. A fresh Debian 12 has none. Debian
 # ships them only in `nvidia-cuda-dev` (trixie non-free, CUDA 12.4: a 934 MB .deb with the whole toolkit's
-# headers and libraries; bookworm's 11.8 is 774 MB and its runtime is libcudart.so.11.0, which the fake does not
-# serve). So this downloads that .deb once through a private apt directory (lib/common.sh), keeps only
+# headers and libraries; bookworm's 11.8, for the fake's libcudart.so.11.0 that PyPI's 2.0.1 needs, is
+# fetch-headers11.sh's). So this downloads that .deb once through a private apt directory (lib/common.sh), keeps only
 # usr/include, and deletes the .deb. For linking, it adds trixie's `libcudart12` (176 KB): the real runtime, only
 # ever linked against, never run (programs load the fake libcudart.so.12 at run time).
 #
