@@ -104,9 +104,9 @@ static mp_err walk_devices(struct walk *wk, const uint64_t *das, size_t n)
 }
 
 /* The per-device allocators and the layout that fits them. Each candidate names where the native
-   allocator keeps its vector of device allocators (22512 up to 2.4, 22584 from 2.5 on), so the
-   vector is read at each distinct offset in candidate order, and the candidates sharing that
-   offset are tried on what it holds. *DAS (malloc'd) and *N on success; else REASONS says why the
+   allocator keeps its vector of device allocators (80 in 2.1, 16096 in 2.2, 22512 in 2.3 and 2.4,
+   22584 from 2.5 on), so the vector is read at each distinct offset in candidate order, and the
+   candidates sharing that offset are tried on what it holds. *DAS (malloc'd) and *N on success; else REASONS says why the
    first candidate failed (its vector, or its self-check). */
 static mp_err devices_and_layout(struct walk *wk, const mp_layout *cands, size_t ncands, uint64_t obj,
 				 uint64_t **das, size_t *n, mp_diag *reasons)
@@ -209,8 +209,8 @@ static const mp_layout *nearest(const mp_layout *cands, size_t n, const mp_c10 *
 	return best;
 }
 
-/* No table fits (a build memprof does not know): infer the layout from PRIOR, the best-scored table, and walk with
-   it under the same self-check. Success is a warning saying so and how to keep the layout; failure adds why to
+/* No table fits (a build memprof does not know): infer the layout from PRIOR (the nearest release's table) and
+   walk with it under the same self-check. Success is a warning saying so and how to keep the layout; failure adds why to
    DIAG's message and returns the tables' error FAILED. */
 static mp_err walk_inferred(struct walk *wk, const mp_c10 *c10, const mp_layout *prior, mp_err failed,
 			    mp_diag *diag)
