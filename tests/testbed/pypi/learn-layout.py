@@ -291,7 +291,7 @@ def flat_values(mem, a, entry):
 
 
 def learn_allocator(L, d, nca_sym):
-    mem, lib = d.mem, L.lib
+    mem = d.mem
     nca = mem.u64(nca_sym)
     ndev = len(d.truth["device_stats"])
     cands = []
@@ -418,7 +418,7 @@ def learn_ring_next(L, d):
 
 def learn_blocks(L, d, dca):
     """Block members: every Block in the pools' trees and the active set agrees with the truth."""
-    mem, t = d.mem, d.truth
+    mem = d.mem
     blocks = d.blocks()
     lb = dca + L.got["DeviceCachingAllocator.large_blocks"]
     sb = dca + L.got["DeviceCachingAllocator.small_blocks"]
@@ -438,15 +438,12 @@ def learn_blocks(L, d, dca):
     info = {p: blocks[mem.u64(p + ptr)] for p in objs}
     field("size", lambda p, o: mem.u64(p + o) == info[p][0]["size"], why="= the block's size")
     field("stream", lambda p, o: mem.u64(p + o) == info[p][1]["stream"], why="= the segment's stream")
-    act_set = set(active)
     c = [o for o in range(0, span, 8) if all(mem.u64(p + o) == info[p][0]["requested_size"] for p in active)]
     L.pick("Block.requested_size", c, "= the active blocks' requested size")
-    pools = {lb, sb}
     field("pool", lambda p, o: mem.u64(p + o) == (lb if info[p][1]["segment_type"] == "large" else sb),
           why="= &large_blocks or &small_blocks of its segment")
     field("allocated", lambda p, o: mem.u8(p + o) == (1 if info[p][0]["state"] == "active_allocated" else 0),
           step=1, why="1 for allocated blocks, 0 for free ones")
-    byaddr = {mem.u64(p + ptr): p for p in objs}
     def prev_ok(p, o):
         v = mem.u64(p + o)
         a = mem.u64(p + ptr)
@@ -483,7 +480,8 @@ def chunk_pick(L, d, field, obj, last_field, why):
         L.put(field, v, why + "; the malloc chunk's bound (%d-%d; the base's tail would give %d)" % (lo, hi, want))
 
 
-def learn_training_rest(L, d, dca, objs, info, hist_candidates):
+def learn_training_rest(L, d, objs):
+    """training: the segment's context, mapped and device, on the Blocks learn_blocks found."""
     mem = d.mem
     heads = [p for p in objs if mem.u64(p + L.got["Block.prev"]) == 0]
     cwa = L.got["Block.context_when_allocated"]
@@ -503,7 +501,6 @@ def learn_training_rest(L, d, dca, objs, info, hist_candidates):
     L.pick("Block.mapped", c, "1 in every block of a non-expandable segment", lo=al + 1)
     c = [o for o in range(0, 8) if all(mem.u8(p + o) == 0 for p in objs)]
     L.pick("Block.device", c, "0 on device 0 (device 1 is checked on multi_device)")
-    return hist_candidates
 
 
 def device_allocator(L, d, index=0):
@@ -702,11 +699,11 @@ def main():
         L.nca_sym = d.mem.base_of(lib) + sym[0]
         L.driver = open(os.path.join(d.dir, "driver.path")).read().strip()
         try:
-            nca, dcas = learn_allocator(L, d, L.nca_sym)
+            _, dcas = learn_allocator(L, d, L.nca_sym)
             learn_dca(L, d, dcas[0], hdr)
             hist = learn_ring(L, d, dcas[0], hdr)
-            objs, info = learn_blocks(L, d, dcas[0])
-            learn_training_rest(L, d, dcas[0], objs, info, hist)
+            objs, _ = learn_blocks(L, d, dcas[0])
+            learn_training_rest(L, d, objs)
         finally:
             d.stop()
         # Each scenario shows what the others cannot: pending frees, private pools, expandable segments, 2 devices.
