@@ -86,7 +86,8 @@ fi
 # Every PyPI release whose wheel the test bed has cut (tests/testbed/pypi/wheel.sh; tests/walker/versions.sh), against
 # the row memprof has for that release (its C++ ABI's rows; mp_torch_choose tells the others apart in memory).
 for dir in "$tb_cache"/torch-wheel-2.*.dir; do
-	[ -f "$dir" ] && w=$(cat "$dir") && [ -f "$w/.complete" ] || continue
+	# (wheel.sh's cuts only: their VERSION has six words; older layouts-2.14.sh cuts kept c10's headers alone)
+	[ -f "$dir" ] && w=$(cat "$dir") && [ -f "$w/.complete" ] && [ "$(wc -w <"$w/VERSION")" -eq 6 ] || continue
 	read -r _ full _ <"$w/VERSION"
 	minor=${full#2.}
 	minor=${minor%%.*}

@@ -18,9 +18,8 @@
 # Fields a rule does not read (Block.requested_size) are listed as unchecked (test_layout_dwarf checks them on the
 # mutant-block-regcounter build).
 #
-# The wheel (555 MB, taken by `pip download` from the registry pip is configured with) is fetched once; only
-# libc10_cuda.so, libc10.so, the c10 and torch/headeronly headers and version.py are kept in
-# $MEMPROF_TESTBED_CACHE/torch-wheel-2.14.1-<hash>/. Needs python3 with pip, objdump, gdb, g++ (C++20).
+# The wheel is the test bed's cut of PyPI's 2.14.1 (../pypi/wheel.sh: fetched once, libc10_cuda.so, libc10.so,
+# torch/include and version.py kept). Needs python3 with pip, objdump, gdb, g++ (C++20).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -31,50 +30,8 @@ die() { log "error: $*"; exit 1; }
 [ $# -eq 0 ] || die "usage: layouts-2.14.sh"
 tables=$(cd "$here/../../../src/symbols/layouts" && pwd)
 
-# fetch_wheel - prints the directory with lib/libc10_cuda.so, lib/libc10.so, include/ and VERSION of torch 2.14.1.
-fetch_wheel() {
-	local key out tmp
-	key=$(printf 'torch==2.14.1 cp311 manylinux_2_28_x86_64 v2\n' | sha256sum | cut -c1-12)
-	if tb_cached "$tb_cache/torch-wheel-2.14.1.$key.dir" torch-wheel-2.14.1; then
-		echo "$tb_cached_dir"
-		return 0
-	fi
-	tb_need python3
-	out=$tb_cache/torch-wheel-2.14.1-$key
-	tmp=$out.tmp.$$
-	rm -rf "$tmp"
-	mkdir -p "$tmp/dl"
-	log "pip download torch==2.14.1 (cp311, manylinux_2_28_x86_64) -> $out"
-	python3 -m pip download --no-deps --only-binary=:all: --python-version 3.11 --implementation cp --abi cp311 \
-		--platform manylinux_2_28_x86_64 --dest "$tmp/dl" torch==2.14.1 >&2 || die "pip download torch==2.14.1 failed"
-	python3 - "$tmp" <<'EOF' || die "could not unpack the wheel"
-import glob, os, re, sys, zipfile
-tmp = sys.argv[1]
-whl, = glob.glob(os.path.join(tmp, "dl", "torch-2.14.1*.whl"))
-z = zipfile.ZipFile(whl)
-for i in z.infolist():
-    n = i.filename
-    if n.startswith(("torch/include/c10/", "torch/include/torch/headeronly/")) or n in (
-            "torch/lib/libc10_cuda.so", "torch/lib/libc10.so", "torch/version.py"):
-        z.extract(i, os.path.join(tmp, "x"))
-v = open(os.path.join(tmp, "x/torch/version.py")).read()
-ver = re.search(r"__version__ = '([^']*)'", v).group(1)
-git = re.search(r"git_version = '([^']*)'", v).group(1)
-open(os.path.join(tmp, "VERSION"), "w").write("%s %s %s\n" % (os.path.basename(whl), ver, git))
-EOF
-	mv "$tmp/x/torch/include" "$tmp/include"
-	mkdir -p "$tmp/lib"
-	mv "$tmp/x/torch/lib/libc10_cuda.so" "$tmp/x/torch/lib/libc10.so" "$tmp/lib/"
-	rm -rf "$tmp/x" "$tmp/dl"
-	touch "$tmp/.complete"
-	rm -rf "$out"
-	mv "$tmp" "$out"
-	echo "$out" >"$tb_cache/torch-wheel-2.14.1.$key.dir"
-	echo "$out"
-}
-
 tb_need objdump nm gdb g++ python3
-wheel=$(fetch_wheel)
+wheel=$("$here/../pypi/wheel.sh" 2.14.1) || die "no torch 2.14.1 wheel"
 log "wheel: $(cat "$wheel/VERSION")"
 cuda13=$(tb_cuda_home)
 case $(tb_cuda_tag "$cuda13") in
