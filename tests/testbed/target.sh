@@ -26,7 +26,8 @@
 #   core         gcore / kernel modes;   pid   live mode
 # and prints on stdout, one per line: SCENARIO= VARIANT= MODE= TRUTH= DRIVER= C10_LIBDIR= LOADER= and CORE= (gcore,
 # kernel) or PID= (live). Everything else goes to stderr. Exit status 0 done, 2 usage, 77 this machine cannot
-# give the MODE (kernel: core_pattern pipes cores elsewhere; gcore/live: no ptrace), 1 anything else.
+# give the MODE (kernel: core_pattern pipes cores elsewhere; gcore/live: no ptrace) or the release the scenario
+# (2.0: expandable), 1 anything else.
 # Env: what scenarios/run.sh reads (FAKECUDA_*, PYTORCH_CUDA_ALLOC_CONF, MEMPROF_DRIVER_PIE=1,
 # MEMPROF_TESTBED_CACHE, MEMPROF_CUDA_HEADERS=debian).
 set -euo pipefail
@@ -125,14 +126,24 @@ start_sleeping() {
 		sleep 0.05
 	done
 	kill "$pid" 2>/dev/null || true
+	local rc=0
+	wait "$pid" 2>/dev/null || rc=$?
+	[ $rc -eq 77 ] && cannot
 	cat "$out/driver.out" >&2
 	die "$scenario on $variant did not reach its sleep"
+}
+
+# The driver exits 77 where the release cannot give the scenario (2.0 has no expandable segments): so do we.
+cannot() {
+	log "$(tail -1 "$out/driver.out")"
+	exit 77
 }
 
 core=
 case $mode in
 truth)
 	(cd "$out" && "$here/scenarios/run.sh" "$scenario" truth --truth "$out/truth.json" >"$out/driver.out" 2>&1) || {
+		[ $? -eq 77 ] && cannot
 		cat "$out/driver.out" >&2
 		die "$scenario on $variant failed"
 	}
@@ -155,6 +166,7 @@ kernel)
 		</dev/null >"$out/driver.out" 2>&1); } 2>/dev/null
 	rc=$?
 	set -e
+	[ $rc -eq 77 ] && cannot
 	[ $rc -eq 134 ] || {
 		cat "$out/driver.out" >&2
 		die "$scenario abort run ended with status $rc, not SIGABRT"

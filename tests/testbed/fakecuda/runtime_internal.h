@@ -24,6 +24,7 @@ struct CUstream_st {
 	unsigned long long last_record;	/* sequence number of the newest event recorded here */
 	unsigned long long synced;	/* everything up to this sequence number has completed */
 	int destroyed;
+	unsigned long long capture_id;	/* while a capture is under way: its id (cudaStreamGetCaptureInfo), else 0 */
 };
 
 /* runtime_errors.c: every entry point returns through these, which keep cudaGetLastError's state. */

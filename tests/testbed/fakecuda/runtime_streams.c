@@ -159,14 +159,24 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t handle, cudaEvent_t event, unsigned
 	return cudaSuccess;
 }
 
-/* Graph capture is not faked: no stream is ever capturing, and beginning a capture fails. */
+/* Stream capture, as far as PyTorch 2.0's allocator needs it: 2.0 routes a stream's allocations to a private pool
+   only while that stream captures, the pool named by the capture's id (cudaStreamGetCaptureInfo). Nothing is
+   recorded (no kernel ever runs here), so ending a capture hands back an empty graph. */
+struct CUgraph_st {
+	unsigned long long capture_id;
+};
+static unsigned long long next_capture_id = 1;
+
 cudaError_t cudaStreamIsCapturing(cudaStream_t handle, enum cudaStreamCaptureStatus *status)
 {
-	if (!fc_stream(handle))
+	struct CUstream_st *stream = fc_stream(handle);
+	if (!stream)
 		return fc_return(cudaErrorInvalidResourceHandle);
 	if (!status)
 		return fc_return(cudaErrorInvalidValue);
-	*status = cudaStreamCaptureStatusNone;
+	fc_sync_lock();
+	*status = stream->capture_id ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+	fc_sync_unlock();
 	return cudaSuccess;
 }
 
@@ -175,15 +185,53 @@ cudaError_t cudaStreamGetCaptureInfo(cudaStream_t handle, enum cudaStreamCapture
 				     const cudaGraphNode_t **dependencies,
 				     const cudaGraphEdgeData **edge_data, size_t *count)
 {
-	(void)id, (void)graph, (void)dependencies, (void)edge_data, (void)count;
-	/* With status None the other outputs are undefined for the real runtime too. */
-	return cudaStreamIsCapturing(handle, status);
+	/* CUDA 11's signature (PyTorch 2.0) ends after ID: the later pointers are never looked at. With status None
+	   the other outputs are undefined for the real runtime too. */
+	(void)graph, (void)dependencies, (void)edge_data, (void)count;
+	cudaError_t err = cudaStreamIsCapturing(handle, status);
+	if (err == cudaSuccess && id && *status == cudaStreamCaptureStatusActive)
+		*id = fc_stream(handle)->capture_id;
+	return err;
 }
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t handle, enum cudaStreamCaptureMode mode)
 {
-	(void)handle, (void)mode;
-	return fc_return(cudaErrorNotSupported);
+	struct CUstream_st *stream = fc_stream(handle);
+	if (!stream)
+		return fc_return(cudaErrorInvalidResourceHandle);
+	/* The legacy default stream cannot capture; neither can a stream capture twice. */
+	if (handle == NULL || handle == cudaStreamLegacy || mode > cudaStreamCaptureModeRelaxed)
+		return fc_return(cudaErrorStreamCaptureUnsupported);
+	fc_sync_lock();
+	cudaError_t err = cudaSuccess;
+	if (stream->capture_id)
+		err = cudaErrorIllegalState;
+	else
+		stream->capture_id = next_capture_id++;
+	fc_sync_unlock();
+	return err == cudaSuccess ? cudaSuccess : fc_return(err);
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t handle, cudaGraph_t *graph)
+{
+	struct CUstream_st *stream = fc_stream(handle);
+	if (!stream)
+		return fc_return(cudaErrorInvalidResourceHandle);
+	if (!graph)
+		return fc_return(cudaErrorInvalidValue);
+	struct CUgraph_st *g = calloc(1, sizeof *g);
+	if (!g)
+		return fc_return(cudaErrorMemoryAllocation);
+	fc_sync_lock();
+	g->capture_id = stream->capture_id;
+	stream->capture_id = 0;
+	fc_sync_unlock();
+	if (!g->capture_id) {
+		free(g);
+		return fc_return(cudaErrorIllegalState);
+	}
+	*graph = g;
+	return cudaSuccess;
 }
 
 cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode)
@@ -205,7 +253,6 @@ cudaError_t cudaStreamGetCaptureInfo_v2(cudaStream_t handle, enum cudaStreamCapt
 					unsigned long long *id, cudaGraph_t *graph,
 					const cudaGraphNode_t **dependencies, size_t *count)
 {
-	(void)id, (void)graph, (void)dependencies, (void)count;
-	return cudaStreamIsCapturing(handle, status);
+	return cudaStreamGetCaptureInfo(handle, status, id, graph, dependencies, NULL, count);
 }
 #endif

@@ -41,7 +41,6 @@ UNSUPPORTED(cudaIpcOpenEventHandle, (cudaEvent_t *event, cudaIpcEventHandle_t ha
 	{									\
 		return fc_return(cudaErrorNotSupported);			\
 	}
-UNSUPPORTED_ANY(cudaStreamEndCapture)
 UNSUPPORTED_ANY(cudaStreamBeginCaptureToGraph)
 UNSUPPORTED_ANY(cudaStreamUpdateCaptureDependencies)
 UNSUPPORTED_ANY(cudaGraphAddEmptyNode)

@@ -319,8 +319,8 @@ void write_segment_fields(Json& j, const Seg& seg) {
 	}
 }
 
-// The context a segment or block was allocated with (2.0 keeps a block's in its history list, the newest last;
-// its segments keep none).
+// The context a segment or block was allocated with (2.0 keeps a block's in its history list, the newest first,
+// which is what PyTorch's _memory_viz.py reads of a 2.0 snapshot; its segments keep none).
 template <class Seg>
 release_api::ContextPtr segment_context(const Seg& seg) {
 	if constexpr (release_api::has_context_when_allocated<Seg>::value)
@@ -333,7 +333,7 @@ release_api::ContextPtr block_context(const B& b) {
 	if constexpr (release_api::has_context_when_allocated<B>::value)
 		return b.context_when_allocated;
 	else if constexpr (release_api::has_history<B>::value)
-		return b.history.empty() ? nullptr : b.history.back().context;
+		return b.history.empty() ? nullptr : b.history.front().context;
 	else
 		return nullptr;
 }
@@ -557,7 +557,7 @@ void write_truth(const std::string& path, const Extra& extra) {
 
 constexpr size_t KiB = 1024, MiB = 1024 * 1024;
 
-bool has_primary_context(c10::DeviceIndex) {
+[[maybe_unused]] bool has_primary_context(c10::DeviceIndex) { // 2.0 asks nobody (main)
 	return true;
 }
 
@@ -762,11 +762,6 @@ void scenario_multi_device(Extra& ex) {
 // private_pool: allocations made while a pool is being "captured" (as CUDA graphs do, pool id (1, 0)) and into
 // a MemPool-style pool (0, 1), next to ordinary ones.
 void scenario_private_pool(Extra& ex) {
-	if (!release_api::have_private_pools) {
-		std::fprintf(stderr, "driver: private_pool: this release routes to private pools only during a CUDA graph "
-				     "capture, which the fake device cannot do\n");
-		std::exit(77);
-	}
 	cudaStream_t s = default_stream();
 	keep.push_back(alloc_on(4 * MiB, s));
 	CUDAStream cap = c10::cuda::getStreamFromPool(false, 0);
@@ -883,6 +878,10 @@ const ScenarioDef scenarios[] = {
 // Env defaults a scenario needs before CUDA starts (the fake reads its configuration at the first CUDA call, the
 // allocator its PYTORCH_CUDA_ALLOC_CONF at init). Set with overwrite 0: the environment wins.
 void preset_env(const std::string& name) {
+	if (name == "expandable" && MEMPROF_TORCH_MINOR == 0) {
+		std::fprintf(stderr, "driver: expandable: this release has no expandable segments (they came in 2.1)\n");
+		std::exit(77);
+	}
 	if (name == "fragmented")
 		setenv("FAKECUDA_CAPACITY", "256M", 0);
 	else if (name == "oom")

@@ -16,6 +16,7 @@
 #endif
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -52,17 +53,26 @@ inline void record_history(ContextPtr (*recorder)(), size_t ring_entries) {
 }
 
 // Routing a stream's allocations to a private pool: 2.1 and 2.2 route by stream, 2.3 on by a filter. 2.0 routes
-// only streams that are being captured (cudaStreamGetCaptureInfo), which the fake device never does: no private
-// pool scenario there (have_private_pools).
-constexpr bool have_private_pools = MEMPROF_TORCH_MINOR >= 1;
+// only streams that are being captured, by the capture's id (cudaStreamGetCaptureInfo): there the stream captures
+// (on the fake device, a capture records nothing) while the pool is in use.
+#if MEMPROF_TORCH_MINOR == 0
+inline unsigned long long capture_id(cudaStream_t stream) {
+	cudaStreamCaptureStatus status;
+	unsigned long long id = 0;
+	if (cudaStreamGetCaptureInfo(stream, &status, &id) != cudaSuccess || status != cudaStreamCaptureStatusActive)
+		throw std::runtime_error("the capture stream is not capturing");
+	return id;
+}
+#endif
 inline void begin_pool(c10::cuda::MempoolId_t pool, cudaStream_t stream) {
 #if MEMPROF_TORCH_MINOR >= 3
 	alloc::beginAllocateToPool(0, pool, [stream](cudaStream_t s) { return s == stream; });
 #elif MEMPROF_TORCH_MINOR >= 1
 	alloc::beginAllocateStreamToPool(0, stream, pool);
 #else
-	(void)pool;
-	(void)stream;
+	if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed) != cudaSuccess)
+		throw std::runtime_error("cudaStreamBeginCapture failed");
+	alloc::notifyCaptureBegin(0, capture_id(stream), pool);
 #endif
 }
 inline void end_pool(c10::cuda::MempoolId_t pool, cudaStream_t stream) {
@@ -74,7 +84,12 @@ inline void end_pool(c10::cuda::MempoolId_t pool, cudaStream_t stream) {
 	alloc::endAllocateStreamToPool(0, stream);
 #else
 	(void)pool;
-	(void)stream;
+	unsigned long long id = capture_id(stream);
+	cudaGraph_t graph;
+	alloc::notifyCaptureAboutToEnd(0, id);
+	if (cudaStreamEndCapture(stream, &graph) != cudaSuccess)
+		throw std::runtime_error("cudaStreamEndCapture failed");
+	alloc::notifyCaptureEnded(0, id);
 #endif
 }
 
