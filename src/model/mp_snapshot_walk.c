@@ -141,12 +141,16 @@ static mp_err segment_dict(struct build *b, const mp_walk *w, const mp_walk_segm
 	}
 	kv[n++] = b->k->segment_type;
 	kv[n++] = seg->is_large ? b->k->large : b->k->small;
-	kv[n++] = b->k->segment_pool_id;
-	if ((err = u64(b, seg->pool_id[0], &pool[0])) != MP_OK || (err = u64(b, seg->pool_id[1], &pool[1])) != MP_OK ||
-	    (err = mp_heap_make(b->heap, MP_T_TUPLE, pool, 2, &kv[n++])) != MP_OK)
-		return err;
-	kv[n++] = b->k->is_expandable;
-	kv[n++] = mp_val_bool(seg->is_expandable);
+	/* 2.0's snapshot has neither: both came in 2.1, with expandable segments. */
+	if (w->layout.off[MP_L_BLOCK_EXPANDABLE_SEGMENT] != MP_LAYOUT_ABSENT) {
+		kv[n++] = b->k->segment_pool_id;
+		if ((err = u64(b, seg->pool_id[0], &pool[0])) != MP_OK ||
+		    (err = u64(b, seg->pool_id[1], &pool[1])) != MP_OK ||
+		    (err = mp_heap_make(b->heap, MP_T_TUPLE, pool, 2, &kv[n++])) != MP_OK)
+			return err;
+		kv[n++] = b->k->is_expandable;
+		kv[n++] = mp_val_bool(seg->is_expandable);
+	}
 	/* Module.cpp sets frames at once when the segment has no context, after its blocks when it has one. */
 	if (seg->context == 0) {
 		kv[n++] = b->k->frames;

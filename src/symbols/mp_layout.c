@@ -34,6 +34,10 @@ static const char *const member_names[] = {
      TE_COMPILE_CONTEXT, TE_USER_METADATA (after 2.6);
    - ES_*: ExpandableSegment has members only when built with the CUDA driver API (Linux CUDA
      builds always are); a layout without them cannot walk expandable segments;
+   - expandable segments themselves (2.1 on: Block.mapped and expandable_segment_, BlockPool's
+     unmapped set, the allocator's expandable_segments_): all or none (mp_layout_check);
+   - a Block's contexts: context_when_allocated and context_when_segment_allocated (2.1 on), or
+     2.0's history list (Block.history, History.context): one of the two (mp_layout_check);
    - CFG_*, AAC_*: allocator_settings only; 2.14 moved most of them from CUDAAllocatorConfig to
      AcceleratorAllocatorConfig in libc10. */
 static bool field_optional(enum mp_layout_field f)
@@ -48,6 +52,14 @@ static bool field_optional(enum mp_layout_field f)
 	case MP_L_DS_RESERVED_BYTES_BY_PRIVATE_POOLS:
 	case MP_L_PP_ID:
 	case MP_L_PP_USE_COUNT:
+	case MP_L_DCA_EXPANDABLE_SEGMENTS:
+	case MP_L_BP_UNMAPPED:
+	case MP_L_BLOCK_MAPPED:
+	case MP_L_BLOCK_EXPANDABLE_SEGMENT:
+	case MP_L_BLOCK_CONTEXT_WHEN_ALLOCATED:
+	case MP_L_BLOCK_CONTEXT_WHEN_SEGMENT_ALLOCATED:
+	case MP_L_BLOCK_HISTORY:
+	case MP_L_HISTORY_CONTEXT:
 	case MP_L_ES_PTR:
 	case MP_L_ES_SEGMENT_SIZE:
 	case MP_L_ES_MAX_HANDLES:
@@ -122,8 +134,37 @@ static int sizeof_field(enum mp_layout_field f)
 	return i == (int)f ? -1 : i;
 }
 
+/* Members a release has all of or none of (field_optional); the list ends at MP_L__COUNT. */
+static const enum mp_layout_field together[][5] = {
+	{ MP_L_DCA_EXPANDABLE_SEGMENTS, MP_L_BP_UNMAPPED, MP_L_BLOCK_MAPPED, MP_L_BLOCK_EXPANDABLE_SEGMENT, MP_L__COUNT },
+	{ MP_L_BLOCK_CONTEXT_WHEN_ALLOCATED, MP_L_BLOCK_CONTEXT_WHEN_SEGMENT_ALLOCATED, MP_L__COUNT },
+	{ MP_L_BLOCK_HISTORY, MP_L_HISTORY_CONTEXT, MP_L__COUNT },
+};
+
+static mp_err check_groups(const mp_layout *l, mp_diag *diag)
+{
+	for (size_t g = 0; g < sizeof together / sizeof together[0]; g++)
+		for (size_t i = 1; together[g][i] != MP_L__COUNT; i++) {
+			enum mp_layout_field a = together[g][0], b = together[g][i];
+
+			if ((l->off[a] == MP_LAYOUT_ABSENT) != (l->off[b] == MP_LAYOUT_ABSENT))
+				return mp_fail(diag, MP_E_NOTFOUND, "%s: %s.%s and %s.%s come together (one is missing)",
+					       l->name, struct_names[a], member_names[a], struct_names[b], member_names[b]);
+		}
+	if ((l->off[MP_L_BLOCK_CONTEXT_WHEN_ALLOCATED] == MP_LAYOUT_ABSENT) ==
+	    (l->off[MP_L_BLOCK_HISTORY] == MP_LAYOUT_ABSENT))
+		return mp_fail(diag, MP_E_NOTFOUND,
+			       "%s: a Block keeps its context in context_when_allocated or in history: give one of the two",
+			       l->name);
+	return MP_OK;
+}
+
 mp_err mp_layout_check(const mp_layout *l, mp_diag *diag)
 {
+	mp_err err = check_groups(l, diag);
+
+	if (err != MP_OK)
+		return err;
 	for (int i = 0; i < MP_L__COUNT; i++) {
 		int sz = sizeof_field((enum mp_layout_field)i);
 

@@ -78,6 +78,8 @@
 	X(BLOCK_CONTEXT_WHEN_ALLOCATED, "Block", "context_when_allocated")                     \
 	X(BLOCK_CONTEXT_WHEN_SEGMENT_ALLOCATED, "Block", "context_when_segment_allocated")     \
 	X(BLOCK_EXPANDABLE_SEGMENT, "Block", "expandable_segment_")                            \
+	X(BLOCK_HISTORY, "Block", "history")                                                   \
+	X(HISTORY_CONTEXT, "History", "context")                                               \
 	X(ES_PTR, "ExpandableSegment", "ptr_")                                                 \
 	X(ES_SEGMENT_SIZE, "ExpandableSegment", "segment_size_")                               \
 	X(ES_MAX_HANDLES, "ExpandableSegment", "max_handles_")                                 \

@@ -44,6 +44,8 @@ static struct want wants_template[] = {
 	/* 2.14+ (c10::CachingAllocator, libc10): the allocator's CU uses it through CUDAAllocatorConfig's
 	   inline accessors, so it is met in the first pass where it exists; 2.6 has none. */
 	{ "AcceleratorAllocatorConfig", SCOPE_C10, true, false, { 0 } },
+	/* 2.0 only: a Block's history list of {addr, real_size, context} records. */
+	{ "History", SCOPE_CCA, true, false, { 0 } },
 };
 #define NWANTS (sizeof wants_template / sizeof wants_template[0])
 

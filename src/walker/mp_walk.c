@@ -192,18 +192,32 @@ static mp_err walk_once(struct walk *wk, const mp_c10 *c10, const mp_layout *can
 	return err;
 }
 
+/* Whether an inference can start from L: it searches the members of 2.1 on (a Block's contexts, expandable
+   segments), which 2.0's layout lacks. */
+static bool can_start_inference(const mp_layout *l)
+{
+	return l->off[MP_L_BLOCK_CONTEXT_WHEN_ALLOCATED] != MP_LAYOUT_ABSENT &&
+	       l->off[MP_L_BLOCK_EXPANDABLE_SEGMENT] != MP_LAYOUT_ABSENT;
+}
+
 /* The prior for an inference: among the best-scored candidates (same ABI and CUDA where known), the release
-   nearest C10's; the first when the version is unknown. */
+   nearest C10's; the first when the version is unknown; NULL when no candidate can start one. */
 static const mp_layout *nearest(const mp_layout *cands, size_t n, const mp_c10 *c10)
 {
 	long want = wk_version_minor(c10->version);
-	const mp_layout *best = &cands[0];
+	const mp_layout *best = NULL;
 
-	for (size_t i = 1; i < n && want >= 0; i++) {
-		long m = wk_version_minor(cands[i].key.torch_version), b = wk_version_minor(best->key.torch_version);
+	for (size_t i = 0; i < n; i++) {
+		long m = wk_version_minor(cands[i].key.torch_version);
+		long b = best != NULL ? wk_version_minor(best->key.torch_version) : -1;
 
-		if ((cands[i].key.cxx11_abi < 0 || c10->cxx11_abi < 0 || cands[i].key.cxx11_abi == c10->cxx11_abi) &&
-		    m >= 0 && (b < 0 || labs(m - want) < labs(b - want)))
+		if (!can_start_inference(&cands[i]))
+			continue;
+		if (best == NULL)
+			best = &cands[i];
+		else if (want >= 0 &&
+			 (cands[i].key.cxx11_abi < 0 || c10->cxx11_abi < 0 || cands[i].key.cxx11_abi == c10->cxx11_abi) &&
+			 m >= 0 && (b < 0 || labs(m - want) < labs(b - want)))
 			best = &cands[i];
 	}
 	return best;
@@ -223,6 +237,13 @@ static mp_err walk_inferred(struct walk *wk, const mp_c10 *c10, const mp_layout 
 
 	if (inferred == NULL)
 		return MP_E_NOMEM;
+	if (prior == NULL) {
+		free(inferred);
+		if (diag != NULL && (used = strlen(diag->msg)) + 16 < sizeof diag->msg)
+			snprintf(diag->msg + used, sizeof diag->msg - used,
+				 "; no layout to infer one from (inference starts from 2.1 or later)");
+		return failed;
+	}
 	err = wk_infer_layout(wk, obj, prior, c10, inferred, &why);
 	if (err == MP_OK && diag != NULL) { /* the walk's warnings go where the caller's go; its error stays in WHY */
 		why.warn = diag->warn;

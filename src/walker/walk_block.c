@@ -4,6 +4,28 @@
 /* Offset of the element count inside a ska flat_hash_set (Block::stream_uses). */
 enum { FLAT_NUM_ELEMENTS = 24 };
 
+/* The contexts a Block was allocated with. 2.1 on keeps them in the Block; 2.0 keeps a list of
+   History records ({addr, real_size, context}, the newest first, older ones of the memory merged
+   into the block after it): its head's context is the allocation's (what PyTorch's _memory_viz.py
+   takes of a 2.0 snapshot, history[0]), and segments keep none. */
+static mp_err read_contexts(struct walk *wk, const unsigned char *img, struct wk_block *b)
+{
+	uint64_t head;
+
+	if (HAS(wk, BLOCK_CONTEXT_WHEN_ALLOCATED)) {
+		b->ctx_alloc = wk_u64(img, OFF(wk, BLOCK_CONTEXT_WHEN_ALLOCATED));
+		b->ctx_segment = wk_u64(img, OFF(wk, BLOCK_CONTEXT_WHEN_SEGMENT_ALLOCATED));
+		return MP_OK;
+	}
+	b->ctx_alloc = b->ctx_segment = 0;
+	head = wk_u64(img, OFF(wk, BLOCK_HISTORY));
+	if (head == 0)
+		return MP_OK;
+	if (head % 8 != 0)
+		return MP_E_CORRUPT;
+	return wk_read_u64(wk, head + (uint64_t)OFF(wk, HISTORY_CONTEXT), &b->ctx_alloc);
+}
+
 mp_err wk_read_block(struct walk *wk, uint64_t addr, struct wk_block *b)
 {
 	unsigned char img[WK_MAX_STRUCT];
@@ -23,15 +45,16 @@ mp_err wk_read_block(struct walk *wk, uint64_t addr, struct wk_block *b)
 	b->pool = wk_u64(img, OFF(wk, BLOCK_POOL));
 	b->ptr = wk_u64(img, OFF(wk, BLOCK_PTR));
 	b->allocated = wk_u8(img, OFF(wk, BLOCK_ALLOCATED)) != 0;
-	b->mapped = wk_u8(img, OFF(wk, BLOCK_MAPPED)) != 0;
+	/* 2.0 has no expandable segments: every block is mapped. */
+	b->mapped = HAS(wk, BLOCK_MAPPED) ? wk_u8(img, OFF(wk, BLOCK_MAPPED)) != 0 : true;
+	b->expandable = HAS(wk, BLOCK_EXPANDABLE_SEGMENT) ? wk_u64(img, OFF(wk, BLOCK_EXPANDABLE_SEGMENT)) : 0;
 	b->prev = wk_u64(img, OFF(wk, BLOCK_PREV));
 	b->next = wk_u64(img, OFF(wk, BLOCK_NEXT));
 	b->event_count = wk_i32(img, OFF(wk, BLOCK_EVENT_COUNT));
-	b->ctx_alloc = wk_u64(img, OFF(wk, BLOCK_CONTEXT_WHEN_ALLOCATED));
-	b->ctx_segment = wk_u64(img, OFF(wk, BLOCK_CONTEXT_WHEN_SEGMENT_ALLOCATED));
-	b->expandable = wk_u64(img, OFF(wk, BLOCK_EXPANDABLE_SEGMENT));
+	if ((err = read_contexts(wk, img, b)) != MP_OK)
+		return err;
 	/* What every Block satisfies (allocator-facts §10.5); bools are stored as 0/1. */
-	if (wk_u8(img, OFF(wk, BLOCK_ALLOCATED)) > 1 || wk_u8(img, OFF(wk, BLOCK_MAPPED)) > 1 ||
+	if (wk_u8(img, OFF(wk, BLOCK_ALLOCATED)) > 1 || (HAS(wk, BLOCK_MAPPED) && wk_u8(img, OFF(wk, BLOCK_MAPPED)) > 1) ||
 	    b->size == 0 || b->size % 512 != 0 || b->pool == 0 || b->event_count < 0 ||
 	    (b->allocated && b->requested_size > b->size) || (!b->mapped && b->expandable == 0) ||
 	    b->prev % 8 != 0 || b->next % 8 != 0)

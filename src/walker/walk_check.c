@@ -51,7 +51,7 @@ static mp_err check_layout_itself(struct walk *wk)
 		enum mp_layout_field size, first, last;
 		int32_t max;
 	} structs[] = {
-		{ MP_L_BLOCK_SIZEOF, MP_L_BLOCK_DEVICE, MP_L_BLOCK_EXPANDABLE_SEGMENT, WK_MAX_STRUCT },
+		{ MP_L_BLOCK_SIZEOF, MP_L_BLOCK_DEVICE, MP_L_BLOCK_HISTORY, WK_MAX_STRUCT },
 		{ MP_L_TE_SIZEOF, MP_L_TE_ACTION, MP_L_TE_USER_METADATA, WK_MAX_ENTRY },
 		{ MP_L_DS_SIZEOF, MP_L_DS_ALLOCATION, MP_L_DS_RESERVED_BYTES_BY_PRIVATE_POOLS, WK_MAX_STRUCT },
 	};
@@ -126,7 +126,7 @@ static mp_err check_pool(struct walk *wk, uint64_t pool, int small, uint64_t *cm
 		return MP_E_CORRUPT;
 	*cmp = c;
 	if (wk_rbtree_count(wk, pool + (uint64_t)OFF(wk, BP_BLOCKS), &count) != MP_OK ||
-	    wk_rbtree_count(wk, pool + (uint64_t)OFF(wk, BP_UNMAPPED), &count) != MP_OK)
+	    (HAS(wk, BP_UNMAPPED) && wk_rbtree_count(wk, pool + (uint64_t)OFF(wk, BP_UNMAPPED), &count) != MP_OK))
 		return MP_E_CORRUPT;
 	return MP_OK;
 }

@@ -8,7 +8,7 @@
 /* The ring is read in chunks of this many entries. */
 enum { TRACE_CHUNK = 64 };
 
-/* An entry of DEVICE's ring. 2.1's TraceEntry has neither device_ (the ring's device is the entry's) nor time_. */
+/* An entry of DEVICE's ring. 2.0's and 2.1's TraceEntry has neither device_ (the ring's device is the entry's) nor time_. */
 static mp_err read_entry(struct walk *wk, const unsigned char *e, int device, mp_walk_trace *out)
 {
 	*out = (mp_walk_trace){
@@ -22,6 +22,13 @@ static mp_err read_entry(struct walk *wk, const unsigned char *e, int device, mp
 	};
 	if (out->action < 0 || out->action > MP_WALK_ACTION_MAX)
 		return MP_E_CORRUPT;
+	/* SEGMENT_MAP and SEGMENT_UNMAP came with expandable segments (2.1), before SNAPSHOT and OOM: 2.0's
+	   enumeration stops at OOM = 6. mp_walk_trace numbers actions as 2.1 on does. */
+	if (!HAS(wk, BLOCK_EXPANDABLE_SEGMENT) && out->action >= 5) {
+		if (out->action > 6)
+			return MP_E_CORRUPT;
+		out->action += 2;
+	}
 	if (HAS(wk, TE_MEMPOOL)) {
 		out->mempool[0] = wk_u64(e, OFF(wk, TE_MEMPOOL));
 		out->mempool[1] = wk_u64(e, OFF(wk, TE_MEMPOOL) + 8);

@@ -501,13 +501,27 @@ static void put_block(struct ai_image *img, struct dev_fill *f, int index, const
 	ai_put64(img, ai_at(img, a, MP_L_BLOCK_POOL), pool);
 	ai_put64(img, ai_at(img, a, MP_L_BLOCK_PTR), b->ptr);
 	ai_put8(img, ai_at(img, a, MP_L_BLOCK_ALLOCATED), b->state == AI_ALLOC);
-	ai_put8(img, ai_at(img, a, MP_L_BLOCK_MAPPED), b->state != AI_UNMAPPED);
+	if (has(img, MP_L_BLOCK_MAPPED))
+		ai_put8(img, ai_at(img, a, MP_L_BLOCK_MAPPED), b->state != AI_UNMAPPED);
 	ai_put64(img, ai_at(img, a, MP_L_BLOCK_PREV), i > 0 ? s->blocks[i - 1].addr : 0);
 	ai_put64(img, ai_at(img, a, MP_L_BLOCK_NEXT), i + 1 < s->nblocks ? s->blocks[i + 1].addr : 0);
 	ai_put32(img, ai_at(img, a, MP_L_BLOCK_EVENT_COUNT), b->state == AI_PENDING_EVENT);
-	ai_put64(img, ai_at(img, a, MP_L_BLOCK_CONTEXT_WHEN_ALLOCATED), b->context);
-	ai_put64(img, ai_at(img, a, MP_L_BLOCK_CONTEXT_WHEN_SEGMENT_ALLOCATED), i == 0 ? s->context : 0);
-	ai_put64(img, ai_at(img, a, MP_L_BLOCK_EXPANDABLE_SEGMENT), s->es);
+	if (has(img, MP_L_BLOCK_CONTEXT_WHEN_ALLOCATED)) {
+		ai_put64(img, ai_at(img, a, MP_L_BLOCK_CONTEXT_WHEN_ALLOCATED), b->context);
+		ai_put64(img, ai_at(img, a, MP_L_BLOCK_CONTEXT_WHEN_SEGMENT_ALLOCATED), i == 0 ? s->context : 0);
+	} else if (b->context != 0) {
+		/* 2.0: a one-record history list, {ptr, requested size, context} then next = NULL; history_last
+		   (after history) points at the same record. */
+		uint64_t h = ai_alloc(img, 40);
+
+		ai_put64(img, h, b->ptr);
+		ai_put64(img, h + 8, b->requested);
+		ai_put64(img, ai_at(img, h, MP_L_HISTORY_CONTEXT), b->context);
+		ai_put64(img, ai_at(img, a, MP_L_BLOCK_HISTORY), h);
+		ai_put64(img, ai_at(img, a, MP_L_BLOCK_HISTORY) + 8, h);
+	}
+	if (has(img, MP_L_BLOCK_EXPANDABLE_SEGMENT))
+		ai_put64(img, ai_at(img, a, MP_L_BLOCK_EXPANDABLE_SEGMENT), s->es);
 }
 
 static void put_pool(struct ai_image *img, struct dev_fill *f, uint64_t addr, bool small, uint64_t owner)
@@ -539,7 +553,9 @@ static void put_ring(struct ai_image *img, struct ai_device *d, int index)
 		const struct ai_trace *t = &d->trace[i];
 		uint64_t e = d->ring_begin + (uint64_t)((d->ring_next + i) % n) * esize;
 
-		ai_put32(img, ai_at(img, e, MP_L_TE_ACTION), (uint32_t)t->action);
+		/* 2.0 numbers snapshot and oom 5 and 6 (segment_map and segment_unmap came in 2.1) */
+		ai_put32(img, ai_at(img, e, MP_L_TE_ACTION),
+			 (uint32_t)(t->action >= 7 && !has(img, MP_L_BLOCK_EXPANDABLE_SEGMENT) ? t->action - 2 : t->action));
 		if (has(img, MP_L_TE_DEVICE)) /* 2.1's entries have neither device nor time */
 			ai_put8(img, ai_at(img, e, MP_L_TE_DEVICE), (uint8_t)index);
 		ai_put64(img, ai_at(img, e, MP_L_TE_ADDR), t->addr);
@@ -669,8 +685,9 @@ static void build_device(struct ai_image *img, struct ai_device *d, int index, u
 	ai_put64(img, ai_at(img, d->dca, MP_L_DCA_TOTAL_ALLOCATED_MEMORY), reserved);
 	for (size_t p = 0; p < f.npools; p++) {
 		block_set(img, f.pools[p].addr + (uint64_t)L->off[MP_L_BP_BLOCKS], &f.pools[p].free, f.free_streams[p], true);
-		block_set(img, f.pools[p].addr + (uint64_t)L->off[MP_L_BP_UNMAPPED], &f.pools[p].unmapped,
-			  f.unmapped_streams[p], false);
+		if (has(img, MP_L_BP_UNMAPPED))
+			block_set(img, f.pools[p].addr + (uint64_t)L->off[MP_L_BP_UNMAPPED], &f.pools[p].unmapped,
+				  f.unmapped_streams[p], false);
 		list_free(&f.pools[p].free);
 		list_free(&f.pools[p].unmapped);
 		free(f.free_streams[p]);
@@ -761,6 +778,37 @@ static void build_settings(struct ai_image *img, const struct ai_model *m)
 	snprintf(img->c10.libc10_path, sizeof img->c10.libc10_path, "/fake/libc10.so");
 }
 
+/* What the release of layout L cannot hold leaves model M: before 2.1 (no expandable segments) unmapped blocks,
+   segment_map and segment_unmap entries (they become segment_alloc and segment_free), and segments' contexts
+   (2.0 keeps a block's only). */
+static void fit_model(const mp_layout *L, struct ai_model *m)
+{
+	bool expandable = L->off[MP_L_BLOCK_EXPANDABLE_SEGMENT] != MP_LAYOUT_ABSENT;
+	bool segment_contexts = L->off[MP_L_BLOCK_CONTEXT_WHEN_SEGMENT_ALLOCATED] != MP_LAYOUT_ABSENT;
+
+	for (size_t d = 0; d < m->ndevices; d++) {
+		struct ai_device *dev = &m->devices[d];
+
+		for (size_t si = 0; si < dev->nsegments; si++) {
+			struct ai_segment *s = &dev->segments[si];
+			size_t n = 0;
+
+			if (!segment_contexts)
+				s->context = 0;
+			if (expandable)
+				continue;
+			for (size_t i = 0; i < s->nblocks; i++)
+				if (s->blocks[i].state != AI_UNMAPPED)
+					s->blocks[n++] = s->blocks[i];
+			s->nblocks = n;
+			s->expandable = false;
+		}
+		for (size_t i = 0; i < dev->ntrace && !expandable; i++)
+			if (dev->trace[i].action == 5 || dev->trace[i].action == 6)
+				dev->trace[i].action -= 2;
+	}
+}
+
 void ai_build(struct ai_image *img, struct ai_model *m)
 {
 	const mp_layout *L = img->L;
@@ -769,6 +817,7 @@ void ai_build(struct ai_image *img, struct ai_model *m)
 	size_t nca_size = (size_t)L->off[MP_L_NCA_DEVICE_ALLOCATOR] + 24 + 64;
 	mp_c10 *c = &img->c10;
 
+	fit_model(L, m);
 	memset(c, 0, sizeof *c);
 	snprintf(c->path, sizeof c->path, "/fake/libc10_cuda.so");
 	snprintf(c->local_path, sizeof c->local_path, "/fake/libc10_cuda.so");

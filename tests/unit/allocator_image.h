@@ -166,7 +166,8 @@ struct ai_image {
 void ai_image_init(struct ai_image *img, const mp_layout *l, size_t cap);
 void ai_image_free(struct ai_image *img);
 
-/* Lay out model M (its ai_build outputs filled). */
+/* Lay out model M (its ai_build outputs filled), first taking out of M what IMG's release cannot hold (unmapped
+   blocks and map/unmap entries before 2.1, segments' contexts in 2.0). */
 void ai_build(struct ai_image *img, struct ai_model *m);
 
 /* The read callback over IMG (CTX): bytes up to the first hole or the end of what was built. */
