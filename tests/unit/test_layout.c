@@ -100,7 +100,7 @@ static void test_builtins(void)
 					     "torch-2.1-cuda12-oldabi", "torch-2.2-cuda12-oldabi",
 					     "torch-2.3-cuda12-oldabi", "torch-2.4-cuda12-oldabi",
 					     "torch-2.5-cuda12-oldabi", "torch-2.8-cuda12", "torch-2.9-cuda12",
-					     "torch-2.10-cuda12", "torch-2.12-cuda13" };
+					     "torch-2.10-cuda12", "torch-2.12-cuda13", "torch-2.0-cuda11-oldabi" };
 	size_t n = mp_layout_builtin_count();
 
 	/* Every file listed in local.am parsed. */
@@ -152,6 +152,42 @@ static void test_builtins(void)
 	CU_ASSERT_EQUAL(t21->off[MP_L_RB_NEXT], 0);
 	CU_ASSERT(t21->off[MP_L_RB_MAX_ENTRIES] > t21->off[MP_L_RB_NEXT]);
 	CU_ASSERT_EQUAL(mp_layout_builtin_named("torch-2.5-cuda12-oldabi")->off[MP_L_RB_MAX_ENTRIES], 0);
+	/* 2.0 (learned on its wheel): a Block's contexts in its history list, no expandable segments, one set per
+	   BlockPool; the later tables keep contexts in the Block. */
+	const mp_layout *t20 = mp_layout_builtin_named("torch-2.0-cuda11-oldabi");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t20);
+	CU_ASSERT_EQUAL(t20->key.cuda_major, 11);
+	CU_ASSERT_EQUAL(t20->off[MP_L_BLOCK_CONTEXT_WHEN_ALLOCATED], MP_LAYOUT_ABSENT);
+	CU_ASSERT_EQUAL(t20->off[MP_L_BLOCK_EXPANDABLE_SEGMENT], MP_LAYOUT_ABSENT);
+	CU_ASSERT_EQUAL(t20->off[MP_L_BP_UNMAPPED], MP_LAYOUT_ABSENT);
+	CU_ASSERT_EQUAL(t20->off[MP_L_HISTORY_CONTEXT], 16);
+	CU_ASSERT(t20->off[MP_L_BLOCK_HISTORY] > t20->off[MP_L_BLOCK_EVENT_COUNT]);
+	CU_ASSERT_EQUAL(t21->off[MP_L_BLOCK_HISTORY], MP_LAYOUT_ABSENT);
+}
+
+/* Members that come together: a layout with half of a group, or with both or neither of a Block's context
+   kinds, is refused. */
+static void test_field_groups(void)
+{
+	mp_layout l = *mp_layout_builtin_named("torch-2.0-cuda11-oldabi");
+	mp_diag d = { 0 };
+
+	CU_ASSERT_EQUAL(mp_layout_check(&l, NULL), MP_OK);
+	l.off[MP_L_HISTORY_CONTEXT] = MP_LAYOUT_ABSENT;
+	CU_ASSERT_NOT_EQUAL(mp_layout_check(&l, &d), MP_OK);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "come together"));
+	l.off[MP_L_BLOCK_HISTORY] = MP_LAYOUT_ABSENT;
+	mp_diag_reset(&d);
+	CU_ASSERT_NOT_EQUAL(mp_layout_check(&l, &d), MP_OK);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "give one of the two"));
+
+	l = *mp_layout_builtin_named("torch-2.6");
+	l.off[MP_L_BP_UNMAPPED] = MP_LAYOUT_ABSENT;
+	CU_ASSERT_NOT_EQUAL(mp_layout_check(&l, NULL), MP_OK);
+	l = *mp_layout_builtin_named("torch-2.6");
+	l.off[MP_L_BLOCK_HISTORY] = 152;
+	l.off[MP_L_HISTORY_CONTEXT] = 16;
+	CU_ASSERT_NOT_EQUAL(mp_layout_check(&l, NULL), MP_OK);
 }
 
 /* The four 2.14 tables are one measurement (the torch 2.14.1 wheel: CUDA 13, new ABI; see
@@ -341,28 +377,28 @@ static void test_load_file(void)
 static void test_candidates_order(void)
 {
 	mp_c10 c;
-	mp_layout cand[16];
+	mp_layout cand[32];
 	size_t n;
 
 	memset(&c, 0, sizeof c);
 	snprintf(c.version, sizeof c.version, "2.14.1+cu130");
 	c.cxx11_abi = 1;
 	c.cuda_major = 13;
-	n = mp_c10_layout_candidates(&c, cand, 16, NULL);
+	n = mp_c10_layout_candidates(&c, cand, 32, NULL);
 	CU_ASSERT_EQUAL_FATAL(n, mp_layout_builtin_count());
 	CU_ASSERT_STRING_EQUAL(cand[0].name, "torch-2.14-cuda13");
 	c.cxx11_abi = 0;
 	c.cuda_major = 12;
-	mp_c10_layout_candidates(&c, cand, 16, NULL);
+	mp_c10_layout_candidates(&c, cand, 32, NULL);
 	CU_ASSERT_STRING_EQUAL(cand[0].name, "torch-2.14-cuda12-oldabi");
 	snprintf(c.version, sizeof c.version, "2.6.0");
-	mp_c10_layout_candidates(&c, cand, 16, NULL);
+	mp_c10_layout_candidates(&c, cand, 32, NULL);
 	CU_ASSERT_STRING_EQUAL(cand[0].name, "torch-2.6-oldabi");
 	CU_ASSERT_STRING_EQUAL(cand[1].name, "torch-2.6");
 	/* 2.140 is not 2.14: no table matches, file order decides among the ABI matches. */
 	snprintf(c.version, sizeof c.version, "2.140.0");
 	c.cxx11_abi = 1;
-	mp_c10_layout_candidates(&c, cand, 16, NULL);
+	mp_c10_layout_candidates(&c, cand, 32, NULL);
 	CU_ASSERT_STRING_EQUAL(cand[0].name, "torch-2.6");
 }
 
@@ -371,6 +407,7 @@ int main(void)
 	static const struct unit_test tests[] = {
 		{ "field table", test_field_table },
 		{ "built-in tables", test_builtins },
+		{ "members that come together", test_field_groups },
 		{ "a built-in table by name", test_builtin_named },
 		{ "2.14 tables agree", test_214_tables_agree },
 		{ "format/parse round trip", test_round_trip },

@@ -3,8 +3,8 @@
 #
 # Output lines: "<Type> size <n>" then "<Type>.<member> <offset>" (top-level members, bytes), for Block,
 # DeviceStats, TraceEntry, BlockPool, PrivatePool, ExpandableSegment, DeviceCachingAllocator, then RingBuffer
-# (of TraceEntry), CUDAAllocatorConfig, AcceleratorAllocatorConfig (2.14+, libc10) and cudaDeviceProp (size
-# only); "<Type> missing (...)" where the DWARF has no such type. Each type is looked up under its 2.6 name, then its 2.14 one (TraceEntry and RingBuffer
+# (of TraceEntry), CUDAAllocatorConfig, AcceleratorAllocatorConfig (2.14+, libc10), cudaDeviceProp (size
+# only) and History (2.0); "<Type> missing (...)" where the DWARF has no such type. Each type is looked up under its 2.6 name, then its 2.14 one (TraceEntry and RingBuffer
 # moved; DeviceStats was CUDACachingAllocator's own before 2.5). FILE: any object or library with DWARF (layouts-2.14.sh passes objects compiled against 2.14.1 headers).
 # Used to verify the layout mutants (see README.md in this directory for the recorded values).
 set -euo pipefail
@@ -37,6 +37,7 @@ types = [
     ("CUDAAllocatorConfig", [cca + "CUDAAllocatorConfig"]),
     ("AcceleratorAllocatorConfig", ["c10::CachingAllocator::AcceleratorAllocatorConfig"]),
     ("cudaDeviceProp", ["cudaDeviceProp"]),
+    ("History", [cca + "History"]),
 ]
 for short, names in types:
     t = None

@@ -84,6 +84,9 @@ TYPES_CPP = r'''
 #endif
 namespace alloc = c10::cuda::CUDACachingAllocator;
 decltype(alloc::getDeviceStats(0)) memprof_stats;
+#if MEMPROF_TORCH_MINOR == 0
+alloc::History memprof_history; // 2.0: a Block's history records
+#endif
 size_t memprof_touch(alloc::TraceEntry& t) {
   size_t n = t.size_;
 #ifdef MEMPROF_CFG
@@ -461,17 +464,46 @@ def learn_blocks(L, d, dca):
     def context(p, o):  # a shared_ptr (object, control block) to an object of the driver's context class
         obj, ctl = mem.u64(p + o), mem.u64(p + o + 8)
         return obj and ctl and mem.ok(obj) and mem.ok(ctl) and mem.in_text(mem.u64(mem.u64(obj)) or 0, L.driver)
+    if L.minor == 0:
+        learn_history(L, d, objs, active, info)
+        return objs, info
     ctx = [o for o in range(0, span, 8) if all(context(p, o) for p in active) and all(mem.u64(p + o) == 0 for p in free)]
     L.pick("Block.context_when_allocated", ctx, "a shared_ptr on every active block, NULL on free ones (history)")
     return objs, info
 
 
-def chunk_pick(L, d, field, obj, last_field, why):
-    """STRUCT.sizeof: the base's tail after LAST_FIELD, checked against the malloc chunk OBJ lives in (a chunk of
-    C bytes holds a request of C-23 to C-8 bytes)."""
+def learn_history(L, d, objs, active, info):
+    """2.0: a Block keeps a list of History records {addr, real_size, context} instead of contexts, the newest
+    first: on every active block its head records the block's own allocation."""
+    mem = d.mem
+    hc = L.hdr["History.context"]
+    for f in ("Block.context_when_allocated", "Block.context_when_segment_allocated"):
+        L.put(f, None, "2.0 keeps a Block's contexts in its history list")
+
+    def head(p, o):
+        h = mem.u64(p + o)
+        if not h or not mem.ok(h):
+            return False
+        ctx = mem.u64(h + hc)
+        return (mem.u64(h) == mem.u64(p + L.got["Block.ptr"]) and mem.u64(h + 8) == info[p][0]["requested_size"]
+                and ctx and mem.in_text(mem.u64(mem.u64(ctx) or 0) or 0, L.driver))
+    c = [o for o in range(0, 256, 8) if all(head(p, o) for p in active)]
+    why = ("on every active block a HistoryChain whose head is {its ptr, its requested size, a context of the "
+           "driver's} (History.context from the headers' DWARF)")
+    if len(c) == 2 and c[1] == c[0] + 8:
+        # history_last follows history and points at the same record while a list holds one
+        c, why = c[:1], why + "; the first of two (history, then history_last: both at a one-record list)"
+    L.pick("Block.history", c, why)
+
+
+def chunk_pick(L, d, field, obj, last_field, why, tail=None):
+    """STRUCT.sizeof: the base's tail after LAST_FIELD (or TAIL bytes), checked against the malloc chunk OBJ lives
+    in (a chunk of C bytes holds a request of C-23 to C-8 bytes)."""
     c = d.mem.chunk_size(obj)
     lo, hi = c - 23, c - 8
     base_tail = L.base.get(field) - L.base.get(last_field) if L.base.get(field) and L.base.get(last_field) else 8
+    if tail is not None:
+        base_tail = tail
     want = L.got[last_field] + base_tail
     if lo <= want <= hi:
         L.put(field, want, why + "; the base's tail after %s, within the malloc chunk (%d-%d)" % (last_field, lo, hi))
@@ -483,6 +515,11 @@ def chunk_pick(L, d, field, obj, last_field, why):
 def learn_training_rest(L, d, objs):
     """training: the segment's context, mapped and device, on the Blocks learn_blocks found."""
     mem = d.mem
+    if L.minor == 0:
+        L.put("Block.mapped", None, "2.0 has no expandable segments: every block is mapped")
+        c = [o for o in range(0, 8) if all(mem.u8(p + o) == 0 for p in objs)]
+        L.pick("Block.device", c, "0 on device 0 (device 1 is checked on multi_device)")
+        return
     heads = [p for p in objs if mem.u64(p + L.got["Block.prev"]) == 0]
     cwa = L.got["Block.context_when_allocated"]
     vtables = set(mem.u64(mem.u64(p + cwa)) for p in objs if mem.u64(p + cwa))
@@ -543,7 +580,8 @@ def learn_pending(L, d, hist_candidates):
 def learn_private(L, d):
     mem = d.mem
     dca = device_allocator(L, d)
-    lo = L.ring[1] + 8
+    # 2.1 on keep graph_pools after the ring, 2.0 right after active_blocks
+    lo = L.got["DeviceCachingAllocator.active_blocks"] + 32 if L.minor == 0 else L.ring[1] + 8
     c = [o for o in range(lo, lo + 1024, 8) if flat_count(mem, dca + o) == 2]
     L.pick("DeviceCachingAllocator.graph_pools", c, "a flat_hash_map of the scenario's 2 private pools")
     gp = L.got["DeviceCachingAllocator.graph_pools"]
@@ -568,6 +606,16 @@ def learn_private(L, d):
         L.pick("PrivatePool.use_count", c, "1: each pool used once")
         chunk_pick(L, d, "PrivatePool.sizeof", pp, "PrivatePool.small_blocks", "PrivatePool")
         break
+
+
+def learn_no_expandable(L, d):
+    """2.0 has no expandable segments (its allocator refuses the setting): no such members; a Block ends with its
+    history list's head and tail pointers."""
+    for f in ("DeviceCachingAllocator.expandable_segments_", "ExpandableSegment.ptr_", "ExpandableSegment.segment_size_",
+              "ExpandableSegment.max_handles_", "Block.expandable_segment_"):
+        L.put(f, None, "2.0 has no expandable segments")
+    dca = device_allocator(L, d)
+    chunk_pick(L, d, "Block.sizeof", device_blocks(L, d, dca)[0], "Block.history", "Block", tail=16)
 
 
 def learn_expandable(L, d):
@@ -627,7 +675,9 @@ def learn_multi(L, d):
                "DeviceCachingAllocator")
 
 
-HEADER_STRUCTS = ("DeviceStats", "TraceEntry", "CUDAAllocatorConfig", "AcceleratorAllocatorConfig")
+HEADER_STRUCTS = ("DeviceStats", "TraceEntry", "CUDAAllocatorConfig", "AcceleratorAllocatorConfig", "History")
+# Members of 2.0 only, written after the member named when the release has them.
+EXTRA_FIELDS = (("Block.history", "Block.expandable_segment_"), ("History.context", "Block.history"))
 
 
 def write_table(L, version, abi, cuda_major, build_env, base_path, hdr):
@@ -650,8 +700,12 @@ def write_table(L, version, abi, cuda_major, build_env, base_path, hdr):
               "1001 (wall clock ns, TSC) pairs from start-up")
     else:
         L.put("NativeCachingAllocator.clock_converter", None, "the release's trace entries carry no time")
+    order = list(L.base)
+    for f, after in EXTRA_FIELDS:
+        if f not in order and (hdr.get(f) if f.split(".")[0] in HEADER_STRUCTS else L.got.get(f)) is not None:
+            order.insert(order.index(after) + 1, f)
     last = None
-    for field in L.base:
+    for field in order:
         s = field.split(".")[0]
         if s != last:
             print()
@@ -687,6 +741,7 @@ def main():
     hdr = header_fields(build_env)
     L = Learner(base, lib)
     L.hdr = hdr
+    L.minor = int(a.version.split(".")[1])
     nm = subprocess.run(["nm", "-D", "--defined-only", lib], check=True, capture_output=True, text=True).stdout
     sym = [int(l.split()[0], 16) for l in nm.splitlines() if l.endswith(" _ZN3c104cuda20CUDACachingAllocator9allocatorE")]
     if len(sym) != 1:
@@ -710,7 +765,8 @@ def main():
         steps = (("history", lambda d: learn_ring_next(L, d)),
                  ("pending_free", lambda d: learn_pending(L, d, hist)),
                  ("private_pool", lambda d: learn_private(L, d)),
-                 ("expandable", lambda d: learn_expandable(L, d)),
+                 ("training" if L.minor == 0 else "expandable",
+                  lambda d: learn_no_expandable(L, d) if L.minor == 0 else learn_expandable(L, d)),
                  ("multi_device", lambda d: learn_multi(L, d)))
         for scen, fn in steps:
             d = Driver(variant, scen, work, env)
