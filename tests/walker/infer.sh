@@ -29,13 +29,17 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-infer.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 for r in $releases; do
-	[ "$r" = 2.0.1 ] && continue # no table and no inference: the walk does not support 2.0 (versions.sh)
 	all_equal=1 any_refused=0 partial=0
 	for sc in $scenarios; do
 		d=$work/$r/$sc
 		mkdir -p "$d/layouts"
 		cp "$top"/src/symbols/layouts/*.layout "$d/layouts/"
-		if ! "$testbed/target.sh" "$sc" "pypi-$r" gcore "$d/g" >"$d/target.out" 2>&1; then
+		"$testbed/target.sh" "$sc" "pypi-$r" gcore "$d/g" >"$d/target.out" 2>&1
+		rc=$?
+		if [ $rc -eq 77 ]; then # the release cannot give the scenario (2.0: expandable)
+			echo "not run: $r/$sc: $(tail -1 "$d/target.out")"
+			continue
+		elif [ $rc -ne 0 ]; then
 			echo "FAIL: $r/$sc: the test bed could not make a core: $(tail -1 "$d/target.out")"
 			fail=$((fail + 1)) all_equal=0
 			continue
@@ -77,7 +81,7 @@ for r in $releases; do
 	[ $partial = 1 ] && [ $any_refused = 0 ] && settings_out=$((settings_out + 1))
 	[ $any_refused = 1 ] && refused=$((refused + 1))
 done
-echo "inference recovered $recovered of $(echo $releases | tr ' ' '\n' | grep -vc '^2\.0\.1$') releases (every scenario equal to the truth)," \
+echo "inference recovered $recovered of $(echo $releases | wc -w) releases (every scenario equal to the truth)," \
 	"$settings_out more but for allocator settings left out; $refused refused some scenario"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

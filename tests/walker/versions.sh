@@ -8,8 +8,7 @@
 # names releases. After a full pass, a stamp keyed by memprof's source, the test bed and these scripts makes a
 # rerun of the same tree within 6 hours (the ASan pass of tests/run-all.sh) quick: `training` and `oom` in gcore
 # mode. Also: the build-id table (src/symbols/mp_torch_builds.c) against the wheels, and `memprof info` naming
-# each release. A release memprof cannot walk yet (2.0.1, whose Block keeps a history list instead of contexts)
-# must be refused in one line, never walked wrong.
+# each release.
 # Prints truth.sh's lines, then one row per release: release, torch.__version__, C++ ABI, CUDA, layout, checks,
 # seconds. Env: MEMPROF (the binary), MEMPROF_VERSIONS_FULL=1 (no quick path).
 set -uo pipefail
@@ -22,8 +21,6 @@ log() { echo "versions: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 # shellcheck source=../testbed/lib/common.sh
 . "$testbed/lib/common.sh"
-# Releases the walk does not support yet: refused in one line.
-unsupported="2.0.1"
 
 cached() { # RELEASE: its wheel is cut in the cache already
 	local p
@@ -81,7 +78,7 @@ for r in $releases; do
 	read -r _ full _ cuda abi cudart <"$(cat "$work/wheel-$r.out")/VERSION"
 	dir=$work/$r
 	mkdir -p "$dir"
-	# What memprof tells of the release (it must name it even when it cannot walk it).
+	# What memprof tells of the release.
 	if "$target" training "pypi-$r" gcore "$dir/info" >"$dir/info.out" 2>"$dir/info.err"; then
 		"$memprof" info "$dir/info/core" >"$dir/info.txt" 2>"$dir/info.txt.err"
 		rc=$?
@@ -95,18 +92,6 @@ for r in $releases; do
 		bad "$r: the test bed could not make a core: $(tail -1 "$dir/info.err")"
 		continue
 	fi
-	case " $unsupported " in
-	*" $r "*)
-		if [ $rc -eq 2 ] && [ "$(wc -l <"$dir/info.txt.err")" -eq 1 ] &&
-			grep -q 'no known layout fits' "$dir/info.txt.err"; then
-			ok "$r: refused in one line: $(cut -c1-200 "$dir/info.txt.err")"
-			rows="$rows$(printf '%-8s %-14s %-4s %-6s %-26s %s\n' "$r" "$full" "$abi" "$cuda" "-" "refused (not supported yet)")
-"
-		else
-			bad "$r: not supported, yet not refused in one line (exit $rc): $(head -c 300 "$dir/info.txt.err")"
-		fi
-		continue
-	esac
 	MEMPROF=$memprof MEMPROF_WALK_VARIANTS="pypi-$r" MEMPROF_WALK_SCENARIOS="${scenarios:-$tb_scenarios}" \
 		MEMPROF_WALK_MODES="${modes:-gcore kernel live}" "$here/truth.sh" >"$dir/truth.out" 2>&1
 	grep -E '^(ok|FAIL|not run):' "$dir/truth.out"
