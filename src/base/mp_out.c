@@ -68,7 +68,7 @@ char *mp_out_reserve(mp_out *out, size_t n)
 		return NULL;
 	if (out->len >= DRAIN_AT)
 		drain(out);
-	if (n <= out->cap - out->len)
+	if (n <= out->cap - out->len && out->data != NULL) /* NULL + 0 is undefined too */
 		return out->data + out->len;
 	if (n > SIZE_MAX / 2 - out->len) {
 		out->err = MP_E_NOMEM;
