@@ -9,6 +9,7 @@ packages=(
 	gdb gdbserver libfmt-dev
 	chromium python3-pil
 	mmdebstrap dpkg-dev
+	clang libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do
