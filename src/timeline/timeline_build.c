@@ -117,12 +117,14 @@ static mp_err create(struct build *b, size_t i, enum mp_category *cat)
 /* The free_completed entry I, of the allocation ALLOC (SIZE_MAX: not in the ring). */
 static mp_err complete_free(struct build *b, size_t alloc, size_t i)
 {
-	const mp_trace_entry *a = &b->snap->trace[alloc], *e = &b->snap->trace[i];
+	const mp_trace_entry *e = &b->snap->trace[i];
 	enum mp_category cat;
 	mp_category_why why;
 	mp_err err;
 
 	if (alloc != SIZE_MAX) {
+		const mp_trace_entry *a = &b->snap->trace[alloc]; /* only then: trace + SIZE_MAX overflows */
+
 		if ((err = create(b, alloc, &cat)) != MP_OK)
 			return err;
 		if (a->size != e->size)
