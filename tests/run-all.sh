@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# run-all.sh - set up, build, and run the whole test suite, then again under ASan+UBSan.
+# run-all.sh - set up, build, and run the whole test suite, then again under ASan+UBSan, then a minute of each
+# fuzzer (MEMPROF_FUZZ_TIME seconds).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/tests/setup-debian.sh"
@@ -30,6 +31,16 @@ export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=
 run_suite "asan+ubsan" "$top/_build-asan" \
 	CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	LDFLAGS="-fsanitize=address,undefined"
+
+# The fuzzing smoke run: every harness for a minute under libFuzzer with ASan and UBSan (tests/fuzz/README.md).
+fuzz_time=${MEMPROF_FUZZ_TIME:-60}
+echo "== fuzz: make fuzz FUZZ_TIME=$fuzz_time in $top/_build-fuzz"
+mkdir -p "$top/_build-fuzz"
+if ! (cd "$top/_build-fuzz" && { [ -f Makefile ] || "$top/configure" --quiet CC=clang; } &&
+	make -s -j"$(nproc)" fuzz FUZZ_TIME="$fuzz_time"); then
+	echo "== fuzz: FAILED (inputs under ~/.cache/memprof-fuzz/*/artifacts)"
+	status=1
+fi
 
 # One closing line for whoever reads only the end.
 pass=0 fail=0
