@@ -1,5 +1,6 @@
 /* core_notes.c - the notes of a core: NT_FILE, NT_PRSTATUS, NT_PRPSINFO and NT_AUXV. */
 #include "core_int.h"
+#include "mp_array.h"
 
 #include <elf.h>
 #include <gelf.h>
@@ -91,7 +92,7 @@ static mp_err read_nt_file(mp_core *c, const unsigned char *d, size_t n, mp_diag
 	}
 	c->nfiles = (size_t)count;
 	c->info.file_page_size = page;
-	qsort(c->files, c->nfiles, sizeof *c->files, file_cmp);
+	mp_sort(c->files, c->nfiles, sizeof *c->files, file_cmp);
 	return MP_OK;
 }
 

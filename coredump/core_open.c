@@ -1,5 +1,6 @@
 /* core_open.c - open an ELF core with libelf, check its headers, and read the memory it holds. */
 #include "core_int.h"
+#include "mp_array.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -118,7 +119,7 @@ static mp_err read_phdrs(mp_core *c, mp_diag *diag)
 		if (ph.p_type == PT_LOAD && (err = add_load(c, i, &ph, diag)) != MP_OK)
 			return err;
 	}
-	qsort(c->segs, c->nsegs, sizeof *c->segs, seg_cmp);
+	mp_sort(c->segs, c->nsegs, sizeof *c->segs, seg_cmp);
 	for (size_t i = 1; i < c->nsegs; i++)
 		if (c->segs[i].vaddr < c->segs[i - 1].vaddr + c->segs[i - 1].memsz)
 			return mp_fail(diag, MP_E_CORRUPT, "'%s': PT_LOAD segments overlap at 0x%llx",

@@ -1,5 +1,6 @@
 /* mp_segsum.c - `stats`: segsum()'s page map of every segment, then the totals and legend. */
 #include "mp_segsum.h"
+#include "mp_array.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -106,7 +107,7 @@ static mp_err sorted_keys(struct segsum *s, struct seg_key **out)
 		keys[s->nkept].active = calc_active(s, &s->snap->segments[i]);
 		keys[s->nkept++].index = i;
 	}
-	qsort(keys, s->nkept, sizeof *keys, cmp_seg_key);
+	mp_sort(keys, s->nkept, sizeof *keys, cmp_seg_key);
 	*out = keys;
 	return MP_OK;
 }

@@ -23,3 +23,9 @@ mp_err mp_array_grow(void **p, size_t *cap, size_t need, size_t elem)
 	*cap = ncap;
 	return MP_OK;
 }
+
+void mp_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}

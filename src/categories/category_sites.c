@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "category_modes.h"
+#include "mp_array.h"
 #include "mp_frame_filter.h"
 #include "mp_json.h"
 
@@ -207,7 +208,7 @@ static mp_err key_records(struct sites *st)
 {
 	size_t distinct = 0;
 
-	qsort(st->recs, st->nrecs, sizeof *st->recs, cmp_frames);
+	mp_sort(st->recs, st->nrecs, sizeof *st->recs, cmp_frames);
 	for (size_t i = 0; i < st->nrecs; i++)
 		distinct += i == 0 || st->recs[i].frames != st->recs[i - 1].frames;
 	if ((st->keys = malloc((distinct ? distinct : 1) * sizeof *st->keys)) == NULL)
@@ -232,7 +233,7 @@ static mp_err group_records(struct sites *st)
 	struct site_group *g = NULL;
 	size_t distinct = 0;
 
-	qsort(st->recs, st->nrecs, sizeof *st->recs, cmp_device_key);
+	mp_sort(st->recs, st->nrecs, sizeof *st->recs, cmp_device_key);
 	for (size_t i = 0; i < st->nrecs; i++)
 		distinct += i == 0 || cmp_device_key(&st->recs[i], &st->recs[i - 1]) != 0;
 	if ((st->groups = malloc((distinct ? distinct : 1) * sizeof *st->groups)) == NULL)
@@ -251,7 +252,7 @@ static mp_err group_records(struct sites *st)
 		g->sum.cat_bytes[r->row] += r->size;
 		g->sum.cat_blocks[r->row]++;
 	}
-	qsort(st->groups, st->ngroups, sizeof *st->groups, cmp_rank);
+	mp_sort(st->groups, st->ngroups, sizeof *st->groups, cmp_rank);
 	return MP_OK;
 }
 
@@ -466,7 +467,7 @@ static mp_err sites_run(struct sites *st, mp_block_ref *refs, size_t n)
 	if ((err = collect(st, refs, n)) != MP_OK || (err = key_records(st)) != MP_OK)
 		return err;
 	/* Blocks come segment by segment: a device may come back after another. */
-	qsort(st->devices, st->ndevices, sizeof *st->devices, cmp_i64);
+	mp_sort(st->devices, st->ndevices, sizeof *st->devices, cmp_i64);
 	for (size_t i = 0; i < st->ndevices; i++)
 		if (j == 0 || st->devices[i] != st->devices[j - 1])
 			st->devices[j++] = st->devices[i];

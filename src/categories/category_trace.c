@@ -50,7 +50,7 @@ mp_err category_trace_index(mp_category_classifier *c)
 			};
 		}
 	}
-	qsort(c->allocs, n, sizeof *c->allocs, cmp_alloc);
+	mp_sort(c->allocs, n, sizeof *c->allocs, cmp_alloc);
 	/* Keep the last event of each address. */
 	for (size_t i = 0; i < n; i++) {
 		if (m > 0 && c->allocs[m - 1].device == c->allocs[i].device && c->allocs[m - 1].addr == c->allocs[i].addr)

@@ -1,6 +1,7 @@
 /* mp_category.c - the categories report: bytes and blocks per category and device, as a
    plain or reStructuredText table or JSON. */
 #include "mp_category.h"
+#include "mp_array.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -224,7 +225,7 @@ static mp_err report_run(struct report *rp, mp_diag *diag)
 	free(refs);
 	if (err != MP_OK)
 		return err;
-	qsort(rp->sums, rp->nsums, sizeof *rp->sums, cmp_sum);
+	mp_sort(rp->sums, rp->nsums, sizeof *rp->sums, cmp_sum);
 	if (json)
 		mp_out_puts(rp->out, rp->o->blocks ? "\n  ],\n  \"devices\": [\n" : ",\n  \"devices\": [\n");
 	for (size_t i = 0; i < rp->nsums; i++) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "oom_int.h"
+#include "mp_array.h"
 
 static const char *const cause_names[MP_OOM__NCAUSES] = {
 	"device_full", "outside", "private_pool", "pending_free", "other_pool", "other_stream", "oversize_split",
@@ -191,5 +192,5 @@ void oom_causes(const oom_view *v, mp_oom *o)
 
 		evidence_of(&k[id], (enum mp_oom_cause_id)id, o, &ov, c->evidence, sizeof c->evidence);
 	}
-	qsort(o->causes, (size_t)o->ncauses, sizeof o->causes[0], by_weight);
+	mp_sort(o->causes, (size_t)o->ncauses, sizeof o->causes[0], by_weight);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "oom_int.h"
+#include "mp_array.h"
 
 /* When segment G was last emptied by a free (entry index, −1 none) and next allocated into after that. */
 typedef struct window {
@@ -111,8 +112,8 @@ static int64_t best_point(const mp_oom *o, window *w, size_t n, int64_t *freed)
 	for (size_t i = 0; i < n; i++)
 		if (w[i].emptied >= 0)
 			open_at[m] = close_at[m] = &w[i], m++;
-	qsort(open_at, m, sizeof *open_at, by_emptied);
-	qsort(close_at, m, sizeof *close_at, by_refilled);
+	mp_sort(open_at, m, sizeof *open_at, by_emptied);
+	mp_sort(close_at, m, sizeof *close_at, by_refilled);
 	for (size_t i = 0; i < m; i++) {
 		int64_t t = open_at[i]->emptied;
 
@@ -176,7 +177,7 @@ void oom_empty_cache_remedy(const oom_view *v, mp_oom *o)
 		for (size_t i = 0; i < v->nsegs; i++)
 			if (!v->segs[i].private_pool && !v->segs[i].expandable && v->segs[i].live > 0)
 				w[n++] = (window){ .g = &v->segs[i], .emptied = -1, .refilled = -1 };
-		qsort(w, n, sizeof *w, by_address);
+		mp_sort(w, n, sizeof *w, by_address);
 		read_windows(v, tl, w, n);
 		best_t = best_point(o, w, n, &best);
 		free(w);

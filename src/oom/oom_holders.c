@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "mp_snapshot_extras.h"
+#include "mp_array.h"
 #include "oom_int.h"
 
 /* The variable at the root of owner name S: up to the first '.' or '['. */
@@ -113,7 +114,7 @@ static void top_groups(oom_groups *gr)
 				gr->top[gr->ntop++] = cur;
 			else if (cur.bytes > gr->top[gr->ntop - 1].bytes)
 				gr->top[gr->ntop - 1] = cur;
-			qsort(gr->top, (size_t)gr->ntop, sizeof gr->top[0], group_by_bytes);
+			mp_sort(gr->top, (size_t)gr->ntop, sizeof gr->top[0], group_by_bytes);
 		}
 		if (i < gr->n)
 			cur = (struct oom_group){ .first = i, .n = 1, .bytes = gr->m[i].b->size };
@@ -145,7 +146,7 @@ mp_err oom_groups_make(const oom_view *v, mp_oom *o, oom_groups *gr)
 			gr->keys[gr->nkeys++] = key;
 			gr->m[gr->n++] = (oom_member){ .key = key, .b = b };
 		}
-	qsort(gr->m, gr->n, sizeof *gr->m, by_key);
+	mp_sort(gr->m, gr->n, sizeof *gr->m, by_key);
 	top_groups(gr);
 	for (int i = 0; i < gr->ntop; i++) {
 		mp_oom_holder *h = &o->holders[o->nholders++];

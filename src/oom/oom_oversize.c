@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "oom_int.h"
+#include "mp_array.h"
 
 bool oom_oversize_qualifies(const oom_view *v, const oom_seg *g, const mp_oom *o, int64_t m)
 {
@@ -61,7 +62,7 @@ oom_oversize oom_oversize_best(const oom_view *v, const mp_oom *o, bool stream_o
 		if (oom_oversize_qualifies(v, g, o, c) && !(stream_only && g->stream != o->req.stream))
 			m[n++] = c;
 	}
-	qsort(m, n, sizeof *m, by_value);
+	mp_sort(m, n, sizeof *m, by_value);
 	for (size_t i = 0; i < n; i++) {
 		if (i > 0 && m[i] == m[i - 1])
 			continue;

@@ -71,7 +71,7 @@ static mp_err count_storages(mp_owners *o)
 	for (size_t i = 0; i < o->ntensors; i++)
 		order[i] = (struct rank){ (int)o->tensors[i].kind,
 					  o->tensors[i].module == NULL && o->tensors[i].referrer == NULL, i };
-	qsort(order, o->ntensors, sizeof *order, by_priority);
+	mp_sort(order, o->ntensors, sizeof *order, by_priority);
 	for (size_t k = 0; k < o->ntensors && err == MP_OK; k++) {
 		size_t i = order[k].entry;
 		uint64_t storage = o->tensors[i].tensor.storage;
@@ -122,7 +122,7 @@ mp_err owners_blocks(owners_build *b, const mp_snapshot *snap)
 						    seg->device, i, o->nblocks++ };
 		}
 	}
-	qsort(spans, n, sizeof *spans, by_start);
+	mp_sort(spans, n, sizeof *spans, by_start);
 	for (size_t i = 0; i < o->ntensors; i++) {
 		mp_owned *e = &o->tensors[i];
 		const struct span *sp;

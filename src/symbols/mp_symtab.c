@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "mp_symtab.h"
+#include "mp_array.h"
 
 struct sym {
 	uint64_t start, size;
@@ -57,7 +58,7 @@ mp_symtab *mp_symtab_build(Dwfl_Module *mod)
 		st->syms[st->n++] = (struct sym){ addr, sym.st_size, (size_t)i, name,
 						  GELF_ST_BIND(sym.st_info) == STB_LOCAL ? file : NULL };
 	}
-	qsort(st->syms, st->n, sizeof *st->syms, by_start);
+	mp_sort(st->syms, st->n, sizeof *st->syms, by_start);
 	return st;
 }
 

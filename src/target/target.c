@@ -83,7 +83,7 @@ void target_sort_mappings(mp_target *t)
 {
 	/* Called before any mismatch is set: the flags need not follow. */
 	if (t->nmaps > 1)
-		qsort(t->maps, t->nmaps, sizeof *t->maps, map_cmp);
+		mp_sort(t->maps, t->nmaps, sizeof *t->maps, map_cmp);
 }
 
 ptrdiff_t target_find_mapping(const mp_target *t, uint64_t addr)

@@ -97,7 +97,7 @@ static mp_err collect_marks(struct build *b, const mp_trace_list *l)
 			return no_memory(b);
 		b->marks[b->nmarks++] = (struct mark){ e->addr, i };
 	}
-	qsort(b->marks, b->nmarks, sizeof *b->marks, cmp_mark);
+	mp_sort(b->marks, b->nmarks, sizeof *b->marks, cmp_mark);
 	return MP_OK;
 }
 
@@ -237,7 +237,7 @@ static mp_err block_events(struct build *b)
 
 	if (err != MP_OK)
 		return err;
-	qsort(refs, n, sizeof *refs, cmp_ref);
+	mp_sort(refs, n, sizeof *refs, cmp_ref);
 	for (size_t i = 0; i < n; i++)
 		b->d->active_bytes += requested(b->snap, &refs[i]);
 	for (size_t i = 0; i < b->nlive; i++) {
@@ -345,7 +345,7 @@ static mp_err device_timeline(struct build *b, int64_t device)
 	if ((err = ring_events(b, &b->snap->device_traces[device])) != MP_OK ||
 	    (err = block_events(b)) != MP_OK)
 		return err;
-	qsort(d->events, d->nevents, sizeof *d->events, cmp_event);
+	mp_sort(d->events, d->nevents, sizeof *d->events, cmp_event);
 	d->t_min = t_min(d);
 	warn_disagreements(b);
 	return MP_OK;

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "walk_int.h"
+#include "mp_array.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -81,7 +82,7 @@ static bool make_converter(const struct pair *start, const struct pair *end, str
 
 	for (int i = 0; i < NPAIRS; i++)
 		scales[i] = (double)(end[i].t - start[i].t) / (double)(end[i].approx - start[i].approx);
-	qsort(scales, NPAIRS, sizeof *scales, cmp_ld);
+	mp_sort(scales, NPAIRS, sizeof *scales, cmp_ld);
 	c->scale = scales[NPAIRS / 2 + 1];
 	c->t0 = start[0].t;
 	c->t0_approx = start[0].approx;

@@ -329,7 +329,7 @@ mp_err wk_segments(struct walk *wk, mp_walk_device *dev)
 	}
 	/* (w->segments is still NULL when a walk stops before its first segment: qsort must not see it.) */
 	if (w->nsegments > first_seg)
-		qsort(w->segments + first_seg, w->nsegments - first_seg, sizeof *w->segments, cmp_segment);
+		mp_sort(w->segments + first_seg, w->nsegments - first_seg, sizeof *w->segments, cmp_segment);
 	wk_blockset_free(&sw.blocks);
 	free(sw.heads);
 	free(sw.pools);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "walk_int.h"
+#include "mp_array.h"
 
 /* The members memory_stats() reports, and how: a StatArray (3 pools x 4 fields), one Stat
    (4 fields) or one int64. */
@@ -87,7 +88,7 @@ static size_t key_slots(struct key_slot *slots)
 			break;
 		}
 	}
-	qsort(slots, n, sizeof *slots, cmp_slot);
+	mp_sort(slots, n, sizeof *slots, cmp_slot);
 	return n;
 }
 
@@ -219,7 +220,7 @@ static mp_err add_pool_stats(struct walk *wk, mp_walk_device *dev, mp_memstat **
 	if (err == MP_E_NOMEM)
 		return err;
 	if (err == MP_OK) {
-		qsort(*stats, *n, sizeof **stats, cmp_memstat);
+		mp_sort(*stats, *n, sizeof **stats, cmp_memstat);
 		if (!repeated_key(*stats, *n))
 			return MP_OK;
 		*n = drop_pool_keys(*stats, *n);

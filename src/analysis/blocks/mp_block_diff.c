@@ -139,15 +139,15 @@ mp_err mp_analysis_block_diff(const mp_snapshot *before, const mp_snapshot *afte
 		err = mp_block_refs_collect(after, keep_active, NULL, &a, &na, "diff", diag);
 	if (err == MP_OK) {
 		if (nb > 1)
-			qsort(b, nb, sizeof *b, cmp_ref);
+			mp_sort(b, nb, sizeof *b, cmp_ref);
 		if (na > 1)
-			qsort(a, na, sizeof *a, cmp_ref);
+			mp_sort(a, na, sizeof *a, cmp_ref);
 		if (!find_changes(before, b, nb, after, a, na, &ch))
 			err = mp_fail(diag, MP_E_NOMEM, "diff: out of memory");
 	}
 	if (err == MP_OK) {
 		if (ch.n > 1)
-			qsort(ch.c, ch.n, sizeof *ch.c, cmp_change);
+			mp_sort(ch.c, ch.n, sizeof *ch.c, cmp_change);
 		write_changes(&ch, u, out);
 		*nchanges = ch.n;
 		err = mp_block_out_status(out, "diff", diag);

@@ -1,5 +1,6 @@
 /* mp_block_query.c - `blocks`: the blocks a filter lets through, as a table. */
 #include "mp_block_query.h"
+#include "mp_array.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -182,7 +183,7 @@ mp_err mp_analysis_blocks(const mp_snapshot *snap, const mp_block_filter *f, enu
 		return err;
 	/* Largest first puts the N shown at the front, and their total comes from the same order. */
 	if (n > 1)
-		qsort(refs, n, sizeof *refs, f->top > 0 ? cmp_largest : cmp_device_address);
+		mp_sort(refs, n, sizeof *refs, f->top > 0 ? cmp_largest : cmp_device_address);
 	shown = f->top > 0 && f->top < n ? f->top : n;
 	mp_block_table_init(&t, snap, u, out);
 	write_table(&t, refs, n, shown);

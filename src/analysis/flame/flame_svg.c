@@ -366,7 +366,7 @@ static bool sort_children(walker *w, ftree *t, uint32_t node)
 
 		w->kids[m++] = (struct kid){ nm->s, nm->len, c };
 	}
-	qsort(w->kids, m, sizeof *w->kids, cmp_kids);
+	mp_sort(w->kids, m, sizeof *w->kids, cmp_kids);
 	p->child = w->kids[0].node;
 	for (k = 0; k + 1 < m; k++)
 		t->nodes[w->kids[k].node].next = w->kids[k + 1].node;

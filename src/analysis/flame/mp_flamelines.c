@@ -312,7 +312,7 @@ static mp_err seg_id_set(const mp_snapshot *snap, struct seg_id **out, size_t *n
 		return mp_fail(diag, MP_E_NOMEM, "compare: out of memory");
 	for (size_t i = 0; i < snap->nsegments; i++)
 		ids[i] = (struct seg_id){ snap->segments[i].address, snap->segments[i].total_size };
-	qsort(ids, snap->nsegments, sizeof *ids, cmp_seg_id);
+	mp_sort(ids, snap->nsegments, sizeof *ids, cmp_seg_id);
 	for (size_t i = 0; i < snap->nsegments; i++)
 		if (m == 0 || cmp_seg_id(&ids[m - 1], &ids[i]) != 0)
 			ids[m++] = ids[i];
