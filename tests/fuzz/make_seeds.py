@@ -7,7 +7,8 @@
 - rules: the example of CATEGORY-RULES.md, a rule of each condition kind, and a few refused files;
 - core: real cores (gcore and the kernel's) minimised: headers, program headers and notes kept whole, each PT_LOAD
   cut to its first 256 bytes (the offsets laid out again), so the reader meets real notes, NT_FILE included;
-- walker: patch lists for fuzz_walker (none: the clean walk of each core, found again or not; one byte rewritten).
+- walker, python: patch lists for fuzz_walker and fuzz_python (none: the clean run of each core, with the flag
+  or without; one byte rewritten).
 Run it when the readers' inputs change; the corpora are committed (a few hundred KB in all).
 """
 import json
@@ -106,10 +107,12 @@ def main():
         out("rules", "refused-truncated.json", b'{"rules": [{"name": "x", "categ')
         for name, core in cores.items():
             out("core", name, minimise_core(core))
-        for k, scen in enumerate(("training", "history", "private_pool", "expandable")):  # core_for_walker.sh's order
+        for k, scen in enumerate(("training", "history", "private_pool", "expandable")):  # core_for.sh's order
             out("walker", "clean-" + scen, bytes([2 * k]))
             out("walker", "clean-find-" + scen, bytes([2 * k + 1]))
         out("walker", "one-byte", b"\0" + struct.pack("<IB", 4096 + 8, 1) + b"\xff")
+        out("python", "clean", b"\0")
+        out("python", "clean-no-frames", b"\1")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     total = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(CORPUS) for f in fs)

@@ -11,19 +11,19 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-fuzz-replay.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cache=${MEMPROF_FUZZ_CACHE:-$HOME/.cache/memprof-fuzz}
 
-for t in pickle json analyses rules core walker; do
+for t in pickle json analyses rules core walker python; do
 	dirs=()
 	seeds=$t
 	[ "$t" = analyses ] && seeds="pickle json"
 	for d in $(for s in $seeds; do echo "$here/corpus/$s"; done) "$here/regress/$t"; do
 		[ -d "$d" ] && dirs+=("$d")
 	done
-	if [ "$t" = walker ]; then
-		if ! core=$("$here/core_for_walker.sh" "$cache/walker-core" 2>"$work/core.err"); then
-			echo "not run: walker: no test-bed core: $(tail -1 "$work/core.err")"
+	if [ "$t" = walker ] || [ "$t" = python ]; then
+		if ! cores=$("$here/core_for.sh" "$t" "$cache/$t-cores" 2>"$work/core.err"); then
+			echo "not run: $t: the test bed made no core: $(tail -1 "$work/core.err")"
 			continue
 		fi
-		export MEMPROF_FUZZ_CORE=$core
+		export MEMPROF_FUZZ_CORE="$cores" MEMPROF_FUZZ_PY_CORE="$cores"
 	fi
 	if out=$(timeout 600 "$bin/replay_$t" "${dirs[@]}" 2>&1); then
 		echo "ok: $t: replayed $(echo "$out" | tail -1) (${dirs[*]#"$here/"})"

@@ -17,7 +17,7 @@ parallel=${FUZZ_PARALLEL:-1}
 
 maxlen() {
 	case $1 in
-	walker) echo 4096 ;;
+	walker | python) echo 4096 ;;
 	rules) echo 16384 ;;
 	core) echo 131072 ;;
 	*) echo 65536 ;;
@@ -38,13 +38,16 @@ one() {
 		[ -d "$s" ] && seeds+=("$s")
 	done
 	[ "$t" = analyses ] && seeds+=("$here/corpus/pickle" "$here/corpus/json")
-	if [ "$t" = walker ]; then
-		MEMPROF_FUZZ_CORE=$("$here/core_for_walker.sh" "$cache/walker-core") || {
-			echo "walker: not run: no test-bed core"
+	case $t in
+	walker | python)
+		local cores
+		cores=$("$here/core_for.sh" "$t" "$cache/$t-cores") || {
+			echo "$t: not run: the test bed made no core"
 			return 0
 		}
-		export MEMPROF_FUZZ_CORE
-	fi
+		export MEMPROF_FUZZ_CORE="$cores" MEMPROF_FUZZ_PY_CORE="$cores"
+		;;
+	esac
 	local keep=()
 	[ "${FUZZ_KEEP_GOING:-0}" = 1 ] && keep=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
 	local before
