@@ -8,22 +8,21 @@ enum { FLAT_NUM_ELEMENTS = 24 };
    History records ({addr, real_size, context}, the newest first, older ones of the memory merged
    into the block after it): its head's context is the allocation's (what PyTorch's _memory_viz.py
    takes of a 2.0 snapshot, history[0]), and segments keep none. */
-static mp_err read_contexts(struct walk *wk, const unsigned char *img, struct wk_block *b)
+static void read_contexts(struct walk *wk, const unsigned char *img, struct wk_block *b)
 {
 	uint64_t head;
 
 	if (HAS(wk, BLOCK_CONTEXT_WHEN_ALLOCATED)) {
 		b->ctx_alloc = wk_u64(img, OFF(wk, BLOCK_CONTEXT_WHEN_ALLOCATED));
 		b->ctx_segment = wk_u64(img, OFF(wk, BLOCK_CONTEXT_WHEN_SEGMENT_ALLOCATED));
-		return MP_OK;
+		return;
 	}
+	/* A history that cannot be read costs the block its frames, not the block. */
 	b->ctx_alloc = b->ctx_segment = 0;
 	head = wk_u64(img, OFF(wk, BLOCK_HISTORY));
-	if (head == 0)
-		return MP_OK;
-	if (head % 8 != 0)
-		return MP_E_CORRUPT;
-	return wk_read_u64(wk, head + (uint64_t)OFF(wk, HISTORY_CONTEXT), &b->ctx_alloc);
+	if (head != 0 && head % 8 == 0 &&
+	    wk_read_u64(wk, head + (uint64_t)OFF(wk, HISTORY_CONTEXT), &b->ctx_alloc) != MP_OK)
+		b->ctx_alloc = 0;
 }
 
 mp_err wk_read_block(struct walk *wk, uint64_t addr, struct wk_block *b)
@@ -51,8 +50,7 @@ mp_err wk_read_block(struct walk *wk, uint64_t addr, struct wk_block *b)
 	b->prev = wk_u64(img, OFF(wk, BLOCK_PREV));
 	b->next = wk_u64(img, OFF(wk, BLOCK_NEXT));
 	b->event_count = wk_i32(img, OFF(wk, BLOCK_EVENT_COUNT));
-	if ((err = read_contexts(wk, img, b)) != MP_OK)
-		return err;
+	read_contexts(wk, img, b);
 	/* What every Block satisfies (allocator-facts §10.5); bools are stored as 0/1. */
 	if (wk_u8(img, OFF(wk, BLOCK_ALLOCATED)) > 1 || (HAS(wk, BLOCK_MAPPED) && wk_u8(img, OFF(wk, BLOCK_MAPPED)) > 1) ||
 	    b->size == 0 || b->size % 512 != 0 || b->pool == 0 || b->event_count < 0 ||

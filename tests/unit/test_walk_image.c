@@ -945,6 +945,33 @@ static void test_chain_damage(void)
 	done(&img, &m, &r);
 }
 
+/* 2.0 keeps a block's context at the head of its history list: a head that cannot be read costs that block its
+   context (no frames), not the block; a head in the walk gives the allocation's context. */
+static void test_history_head(void)
+{
+	struct ai_model m;
+	struct ai_image img;
+	struct run r;
+	uint64_t head;
+
+	standard_isolated(&img, &m, "torch-2.0-cuda11-oldabi");
+	head = ai_get64(&img, ai_at(&img, BLK(&m, 0, 0, 0).addr, MP_L_BLOCK_HISTORY));
+	CU_ASSERT_NOT_EQUAL_FATAL(head, 0);
+	ai_hole(&img, head, 8);
+	run_walk(&img, NULL, &r);
+	CU_ASSERT_EQUAL_FATAL(r.err, MP_OK);
+	CU_ASSERT_FALSE(r.w->partial);
+	CU_ASSERT_EQUAL(r.w->nblocks, 14);
+	for (size_t i = 0; i < r.w->nblocks; i++) {
+		if (r.w->blocks[i].ptr == BLK(&m, 0, 0, 0).ptr)
+			CU_ASSERT_EQUAL(r.w->blocks[i].context, 0);
+		if (r.w->blocks[i].ptr == BLK(&m, 0, 0, 3).ptr)
+			CU_ASSERT_EQUAL(r.w->blocks[i].context, BLK(&m, 0, 0, 3).context);
+	}
+	CU_ASSERT_NOT_EQUAL(BLK(&m, 0, 0, 3).context, 0);
+	done(&img, &m, &r);
+}
+
 /* Candidates that cannot be read: a free head in a hole, one that fails Block's invariants. */
 static void test_block_unreadable(void)
 {
@@ -1763,6 +1790,7 @@ int main(void)
 	static const struct unit_test tests[] = {
 		{ "normal walk on every built-in table", test_normal_every_table },
 		{ "a layout no table has: inferred", test_inferred_layout },
+		{ "2.0: a history head unreadable", test_history_head },
 		{ "allocator not found: pointer, RTTI, backend", test_find_refused },
 		{ "device_allocator vector refused", test_device_vector_refused },
 		{ "damage the self-check refuses", test_refused_by_self_check },
