@@ -283,7 +283,17 @@ static void test_streams(void)
 	enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusActive;
 	CHECK(cudaStreamIsCapturing(s[0], &status) == cudaSuccess && status == cudaStreamCaptureStatusNone);
 	CHECK(cudaStreamIsCapturing(0, &status) == cudaSuccess);
-	CHECK(cudaStreamBeginCapture(s[0], cudaStreamCaptureModeGlobal) == cudaErrorNotSupported);
+	/* Stream capture, as PyTorch 2.0's private pools use it: a stream captures from Begin to End; nothing is
+	   recorded; the legacy stream cannot capture, a stream cannot capture twice or end what it did not begin. */
+	cudaGraph_t graph = NULL;
+	CHECK(cudaStreamBeginCapture(s[0], cudaStreamCaptureModeRelaxed) == cudaSuccess);
+	CHECK(cudaStreamIsCapturing(s[0], &status) == cudaSuccess && status == cudaStreamCaptureStatusActive);
+	CHECK(cudaStreamIsCapturing(s[1], &status) == cudaSuccess && status == cudaStreamCaptureStatusNone);
+	CHECK(cudaStreamBeginCapture(s[0], cudaStreamCaptureModeRelaxed) == cudaErrorIllegalState);
+	CHECK(cudaStreamEndCapture(s[0], &graph) == cudaSuccess && graph != NULL);
+	CHECK(cudaStreamIsCapturing(s[0], &status) == cudaSuccess && status == cudaStreamCaptureStatusNone);
+	CHECK(cudaStreamEndCapture(s[0], &graph) == cudaErrorIllegalState);
+	CHECK(cudaStreamBeginCapture(0, cudaStreamCaptureModeGlobal) == cudaErrorStreamCaptureUnsupported);
 	cudaGetLastError();
 
 	/* Events: not ready after a record until a sync that covers them. */
