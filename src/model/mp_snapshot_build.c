@@ -35,8 +35,10 @@ struct mp_snapshot_builder {
 	mp_val *scratch; /* unknown values of the record being read */
 	size_t scratch_cap;
 	size_t segments_cap, blocks_cap, trace_cap, devices_cap;
-	size_t seg_first; /* the first block of the segment being built */
-	bool seg_given;   /* its record came already */
+	/* The blocks of the I-th segment are the I-th group: a group ends with mp_sb_blocks_end. */
+	mp_trace_list *groups;
+	size_t ngroups, groups_cap;
+	size_t group_first; /* the first block of the group being built */
 	size_t dev_first; /* the first entry of the device list being built */
 };
 
@@ -267,7 +269,7 @@ mp_err mp_sb_not_a_record(mp_snapshot_builder *c, enum mp_record rec, mp_val got
 	if (rec == MP_REC_SEGMENT)
 		set_where(c, rec, s->nsegments, 0);
 	else if (rec == MP_REC_BLOCK)
-		set_where(c, rec, s->nsegments, s->nblocks - c->seg_first);
+		set_where(c, rec, c->ngroups, s->nblocks - c->group_first);
 	else
 		set_where(c, rec, s->ndevice_traces, s->ntrace - c->dev_first);
 	return mp_fail(c->diag, MP_E_TYPE, "snapshot: %s: expected a dict, got %s", where(c),
@@ -286,31 +288,19 @@ void mp_sb_bare_list(mp_snapshot_builder *c)
 	c->snap->present = MP_F_TOP_SEGMENTS;
 }
 
-/* The segment being built: slot nsegments, zeroed when first reached. */
-static mp_err open_segment(mp_snapshot_builder *c, mp_segment **out)
+mp_err mp_sb_segment(mp_snapshot_builder *c, const mp_val *items, size_t n)
 {
+	const uint32_t needed = MP_F_SEG_ADDRESS | MP_F_SEG_TOTAL_SIZE | MP_F_SEG_STREAM | MP_F_SEG_BLOCKS;
 	mp_snapshot *s = c->snap;
-	size_t old = c->segments_cap;
+	mp_segment *seg;
 	mp_err err = mp_array_grow((void **)&s->segments, &c->segments_cap, s->nsegments + 1,
 				   sizeof *s->segments);
 
 	if (err != MP_OK)
 		return err;
-	if (c->segments_cap > old)
-		memset(s->segments + old, 0, (c->segments_cap - old) * sizeof *s->segments);
-	*out = &s->segments[s->nsegments];
-	return MP_OK;
-}
-
-mp_err mp_sb_segment(mp_snapshot_builder *c, const mp_val *items, size_t n)
-{
-	const uint32_t needed = MP_F_SEG_ADDRESS | MP_F_SEG_TOTAL_SIZE | MP_F_SEG_STREAM | MP_F_SEG_BLOCKS;
-	mp_segment *seg;
-	mp_err err = open_segment(c, &seg);
-
-	if (err != MP_OK)
-		return err;
-	set_where(c, MP_REC_SEGMENT, c->snap->nsegments, 0);
+	seg = &s->segments[s->nsegments];
+	memset(seg, 0, sizeof *seg);
+	set_where(c, MP_REC_SEGMENT, s->nsegments, 0);
 	err = read_record(c, MP_REC_SEGMENT, items, n, seg);
 	if (err != MP_OK)
 		return err;
@@ -318,7 +308,7 @@ mp_err mp_sb_segment(mp_snapshot_builder *c, const mp_val *items, size_t n)
 		return mp_fail(c->diag, MP_E_CORRUPT,
 			       "snapshot: %s: a segment needs 'address', 'total_size', 'stream' and 'blocks'",
 			       where(c));
-	c->seg_given = true;
+	s->nsegments++;
 	return MP_OK;
 }
 
@@ -332,7 +322,7 @@ mp_err mp_sb_block(mp_snapshot_builder *c, const mp_val *items, size_t n)
 		return err;
 	b = &s->blocks[s->nblocks];
 	memset(b, 0, sizeof *b);
-	set_where(c, MP_REC_BLOCK, s->nsegments, s->nblocks - c->seg_first);
+	set_where(c, MP_REC_BLOCK, c->ngroups, s->nblocks - c->group_first);
 	err = read_record(c, MP_REC_BLOCK, items, n, b);
 	if (err != MP_OK)
 		return err;
@@ -343,19 +333,16 @@ mp_err mp_sb_block(mp_snapshot_builder *c, const mp_val *items, size_t n)
 	return MP_OK;
 }
 
-mp_err mp_sb_segment_end(mp_snapshot_builder *c)
+mp_err mp_sb_blocks_end(mp_snapshot_builder *c)
 {
-	mp_snapshot *s = c->snap;
-	mp_segment *seg;
+	mp_err err = mp_array_grow((void **)&c->groups, &c->groups_cap, c->ngroups + 1, sizeof *c->groups);
 
-	if (!c->seg_given)
-		return mp_fail(c->diag, MP_E_CORRUPT, "snapshot: segments[%zu]: blocks without a segment",
-			       s->nsegments);
-	seg = &s->segments[s->nsegments++];
-	seg->first_block = c->seg_first;
-	seg->nblocks = s->nblocks - c->seg_first;
-	c->seg_first = s->nblocks;
-	c->seg_given = false;
+	if (err != MP_OK)
+		return err;
+	c->groups[c->ngroups].first = c->group_first;
+	c->groups[c->ngroups].n = c->snap->nblocks - c->group_first;
+	c->ngroups++;
+	c->group_first = c->snap->nblocks;
 	return MP_OK;
 }
 
@@ -394,6 +381,11 @@ mp_err mp_sb_device_end(mp_snapshot_builder *c)
 	return MP_OK;
 }
 
+uint32_t mp_sb_present(const mp_snapshot_builder *c)
+{
+	return c->snap->present;
+}
+
 mp_val mp_sb_children(const mp_snapshot_builder *c)
 {
 	return c->children;
@@ -403,12 +395,20 @@ mp_err mp_sb_finish(mp_snapshot_builder *c, mp_snapshot **out)
 {
 	mp_snapshot *s = c->snap;
 
+	if (c->ngroups != s->nsegments || c->group_first != s->nblocks)
+		return mp_fail(c->diag, MP_E_CORRUPT, "snapshot: %zu segments but %zu lists of blocks",
+			       s->nsegments, c->ngroups + (c->group_first != s->nblocks));
+	for (size_t i = 0; i < s->nsegments; i++) {
+		s->segments[i].first_block = c->groups[i].first;
+		s->segments[i].nblocks = c->groups[i].n;
+	}
 	if (s->segments == NULL && (s->segments = calloc(1, sizeof *s->segments)) == NULL)
 		return mp_fail(c->diag, MP_E_NOMEM, "snapshot: out of memory");
 	if ((s->present & MP_F_TOP_DEVICE_TRACES) && s->device_traces == NULL &&
 	    (s->device_traces = calloc(1, sizeof *s->device_traces)) == NULL)
 		return mp_fail(c->diag, MP_E_NOMEM, "snapshot: out of memory");
 	*out = s;
+	free(c->groups);
 	free(c->scratch);
 	free(c);
 	return MP_OK;
@@ -420,6 +420,7 @@ void mp_sb_abandon(mp_snapshot_builder *c)
 		return;
 	c->snap->heap = NULL; /* still the caller's */
 	mp_snapshot_free(c->snap);
+	free(c->groups);
 	free(c->scratch);
 	free(c);
 }

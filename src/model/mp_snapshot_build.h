@@ -9,14 +9,13 @@
    ITEMS are N key/value pairs interleaved (as mp_heap_items gives a dict's), in
    the order they came; keys are unique. The value of a key that holds child
    records (a segment's 'blocks', the top's 'segments' and 'device_traces') must
-   be a list but is not read here: the children are added on their own. Records
-   may arrive before or after their children: a segment's blocks are those added
-   since the previous segment ended; a device's trace entries those added since
-   the previous device ended. */
+   be a list but is not read here: the children are added on their own, and a
+   record may come before or after its children (see each kind). */
 #ifndef MEMPROF_SNAPSHOT_BUILD_H
 #define MEMPROF_SNAPSHOT_BUILD_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "mp_err.h"
 #include "mp_snapshot.h"
@@ -35,15 +34,18 @@ mp_err mp_sb_reserve_blocks(mp_snapshot_builder *sb, size_t n) MP_WUR;
 mp_err mp_sb_top(mp_snapshot_builder *sb, const mp_val *items, size_t n) MP_WUR;
 void mp_sb_bare_list(mp_snapshot_builder *sb);
 
-/* The pairs of the segment being built (the next one), then its blocks in any
-   order with it, then its end. */
+/* A segment's pairs; its blocks, then the end of its list of blocks. The I-th
+   segment given gets the I-th list of blocks ended, whichever comes first. */
 mp_err mp_sb_segment(mp_snapshot_builder *sb, const mp_val *items, size_t n) MP_WUR;
 mp_err mp_sb_block(mp_snapshot_builder *sb, const mp_val *items, size_t n) MP_WUR;
-mp_err mp_sb_segment_end(mp_snapshot_builder *sb) MP_WUR;
+mp_err mp_sb_blocks_end(mp_snapshot_builder *sb) MP_WUR;
 
 /* An entry of the device list being built, then that list's end. */
 mp_err mp_sb_trace_entry(mp_snapshot_builder *sb, const mp_val *items, size_t n) MP_WUR;
 mp_err mp_sb_device_end(mp_snapshot_builder *sb) MP_WUR;
+
+/* The present bits of the top level (MP_F_TOP_*) given so far. */
+uint32_t mp_sb_present(const mp_snapshot_builder *sb);
 
 /* The value of the children key of the last record given (MP_ABSENT if it had none). */
 mp_val mp_sb_children(const mp_snapshot_builder *sb);

@@ -14,6 +14,7 @@
 
 #include "mp_json.h"
 #include "mp_pickle_read.h"
+#include "mp_pickle_stream.h"
 #include "mp_pickle_write.h"
 
 enum mp_format mp_format_detect(const unsigned char *head, size_t len)
@@ -88,31 +89,66 @@ static void name_the_input(mp_diag *diag, const char *name)
 	memcpy(diag->msg, msg, sizeof msg);
 }
 
-static mp_err read_pickle(mp_heap *heap, const unsigned char *data, size_t len, unsigned flags,
-			  struct mapping *map, mp_val *root, mp_diag *diag)
+/* The pickle reader's options for FLAGS (SKIP: room for the skip key). */
+static struct mp_pickle_opts pickle_opts(mp_heap *heap, unsigned flags, struct mapping *map, mp_val *skip)
 {
 	struct mp_pickle_opts opts = { 0 };
-	mp_val skip = mp_heap_keys(heap)->frames;
 
+	*skip = mp_heap_keys(heap)->frames;
 	if (map != NULL) {
 		opts.progress = drop_consumed;
 		opts.progress_ctx = map;
 	}
 	if (flags & MP_LOAD_NO_FRAMES) {
-		opts.skip_keys = &skip;
+		opts.skip_keys = skip;
 		opts.nskip_keys = 1;
 	}
+	return opts;
+}
+
+static mp_err read_pickle(mp_heap *heap, const unsigned char *data, size_t len, unsigned flags,
+			  struct mapping *map, mp_val *root, mp_diag *diag)
+{
+	mp_val skip;
+	struct mp_pickle_opts opts = pickle_opts(heap, flags, map, &skip);
+
 	return mp_pickle_read(heap, data, len, root, &opts, diag);
+}
+
+/* The stream reader first (records straight to the model); what it does not take, the generic
+   machine and mp_snapshot_from_value read again from the start. */
+static mp_err stream_pickle(const unsigned char *data, size_t len, unsigned flags, struct mapping *map,
+			    mp_snapshot **out)
+{
+	mp_heap *heap;
+	mp_val skip;
+	struct mp_pickle_opts opts;
+	mp_err err;
+
+	if ((flags & MP_LOAD_GENERIC) || getenv("MEMPROF_NO_PICKLE_STREAM") != NULL ||
+	    (heap = mp_heap_new()) == NULL)
+		return MP_E_UNSUPPORTED;
+	opts = pickle_opts(heap, flags, map, &skip);
+	err = mp_pickle_read_snapshot(heap, data, len, &opts, out);
+	if (err != MP_OK) {
+		mp_heap_free(heap);
+		if (map != NULL)
+			map->dropped = 0;
+	}
+	return err;
 }
 
 static mp_err load_once(const char *name, const unsigned char *data, size_t len, unsigned flags,
 			struct mapping *map, mp_snapshot **out, mp_diag *diag)
 {
-	mp_heap *heap = mp_heap_new();
+	mp_heap *heap;
 	mp_val root;
 	mp_err err;
 
-	if (heap == NULL)
+	if (mp_format_detect(data, len < 64 ? len : 64) == MP_FMT_PICKLE &&
+	    stream_pickle(data, len, flags, map, out) == MP_OK)
+		return MP_OK;
+	if ((heap = mp_heap_new()) == NULL)
 		return mp_fail(diag, MP_E_NOMEM, "'%s': out of memory", name);
 	switch (mp_format_detect(data, len < 64 ? len : 64)) {
 	case MP_FMT_PICKLE:

@@ -43,7 +43,7 @@ static mp_err read_segments(mp_snapshot_builder *sb, const mp_heap *heap, mp_val
 		for (size_t j = 0; j < nb && err == MP_OK; j++)
 			err = give_record(sb, heap, MP_REC_BLOCK, mp_heap_items(heap, blocks)[j]);
 		if (err == MP_OK)
-			err = mp_sb_segment_end(sb);
+			err = mp_sb_blocks_end(sb);
 		if (err != MP_OK)
 			return err;
 	}

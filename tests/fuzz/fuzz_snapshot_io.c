@@ -1,12 +1,14 @@
 /* fuzz_snapshot_io.c - the snapshot readers and writers on any bytes, the half of fuzz_pickle and fuzz_json
-   they share: the full read, the projection segsum reads (frames passed over), and for what loads, the round trip
-   through memprof's own writer in both formats: what it writes it must read back, and writing that again must
-   give the same bytes. */
+   they share: the full read, the projection segsum reads (frames passed over), each of them also the generic
+   way (a pickle's stream reader must give what the generic machine and the conversion after it give, or give
+   up), and for what loads, the round trip through memprof's own writer in both formats: what it writes it must
+   read back, and writing that again must give the same bytes. */
 #include "fuzz_snapshot_io.h"
 
 #include <string.h>
 
 #include "fuzz_front.h"
+#include "mp_repr.h"
 #include "mp_snapshot_file.h"
 
 /* Save SNAP as FMT into OUT; a failure is only allowed for what the writer cannot represent (said in DIAG). */
@@ -58,18 +60,69 @@ static void round_trip(mp_snapshot *snap, enum mp_format fmt)
 	mp_out_free(&second);
 }
 
+/* Where a field holds a value passed over: one letter per record, for the digest. */
+static void skipped_marks(const mp_snapshot *snap, mp_out *out)
+{
+	for (size_t i = 0; i < snap->nsegments; i++)
+		mp_out_puts(out, snap->segments[i].frames == MP_SKIPPED ? "S" : "s");
+	for (size_t i = 0; i < snap->nblocks; i++)
+		mp_out_puts(out, snap->blocks[i].frames == MP_SKIPPED ? "B" : "b");
+	for (size_t i = 0; i < snap->ntrace; i++)
+		mp_out_puts(out, snap->trace[i].frames == MP_SKIPPED ? "T" : "t");
+}
+
+/* All that a snapshot says, as text: its generic value's repr, where values were passed over, the counts. */
+static void digest(mp_snapshot *snap, mp_out *out)
+{
+	mp_val root;
+	mp_diag diag = { 0 };
+
+	mp_out_init(out);
+	mp_out_printf(out, "%zu segments, %zu blocks, %zu entries, %zu devices, projected %d, bare %d\n",
+		      snap->nsegments, snap->nblocks, snap->ntrace, snap->ndevice_traces, snap->projected,
+		      snap->bare_list);
+	skipped_marks(snap, out);
+	if (mp_snapshot_to_value(snap, 0, &root, &diag) == MP_OK)
+		mp_repr(snap->heap, root, out);
+	else
+		mp_out_printf(out, "\nno value: %s", diag.msg);
+}
+
+/* Load the input with FLAGS, once as memprof does and once the generic way: the same result, or the same error. */
+static mp_err load_both(const uint8_t *data, size_t len, unsigned flags, mp_snapshot **snap, mp_diag *diag)
+{
+	mp_snapshot *ref = NULL;
+	mp_diag ref_diag = { 0 };
+	mp_err err = mp_snapshot_load_mem("input", data, len, flags, snap, diag);
+	mp_err ref_err = mp_snapshot_load_mem("input", data, len, flags | MP_LOAD_GENERIC, &ref, &ref_diag);
+	mp_out a, b;
+
+	if (err != ref_err || strcmp(diag->msg, ref_diag.msg) != 0)
+		fuzz_fail("the stream reader and the generic reader disagree on whether the input loads");
+	if (err == MP_OK) {
+		digest(*snap, &a);
+		digest(ref, &b);
+		if (a.len != b.len || memcmp(a.data, b.data, a.len) != 0)
+			fuzz_fail("the stream reader gives another snapshot than the generic reader");
+		mp_out_free(&a);
+		mp_out_free(&b);
+	}
+	mp_snapshot_free(ref);
+	return err;
+}
+
 void fuzz_snapshot_io(const uint8_t *data, size_t len)
 {
 	mp_snapshot *snap = NULL;
 	mp_diag diag = { 0 };
 
-	if (mp_snapshot_load_mem("input", data, len, MP_LOAD_NO_FRAMES, &snap, &diag) == MP_OK)
+	if (load_both(data, len, MP_LOAD_NO_FRAMES, &snap, &diag) == MP_OK)
 		mp_snapshot_free(snap);
 	else if (diag.msg[0] == '\0')
 		fuzz_fail("the projected read failed without saying why");
 	snap = NULL;
 	memset(&diag, 0, sizeof diag);
-	if (mp_snapshot_load_mem("input", data, len, 0, &snap, &diag) != MP_OK) {
+	if (load_both(data, len, 0, &snap, &diag) != MP_OK) {
 		if (diag.msg[0] == '\0')
 			fuzz_fail("the read failed without saying why");
 		return;

@@ -63,6 +63,24 @@ static inline uint64_t mp_pickle_read_le(const unsigned char *p, size_t n)
 	return v;
 }
 
+/* ---- the generic machine (mp_pickle_read.c), for a reader that takes over some opcodes */
+
+/* Set up M to run the LEN bytes at DATA into HEAP (the memo mapped); end it with
+   mp_pickle_machine_end whatever happened. */
+mp_err mp_pickle_machine_start(struct machine *m, mp_heap *heap, const unsigned char *data, size_t len,
+				const struct mp_pickle_opts *opts, mp_diag *diag) MP_WUR;
+void mp_pickle_machine_end(struct machine *m);
+
+/* Execute the opcode at m->pos; *DONE is set by STOP. */
+mp_err mp_pickle_step(struct machine *m, bool *done) MP_WUR;
+
+/* Push V (no memo slot refers to it yet). */
+mp_err mp_pickle_push(struct machine *m, mp_val v) MP_WUR;
+
+/* Freeze the value of stack slot S for use inside another value and store
+   its canonical handle in *OUT (see the memo's bookkeeping in mp_pickle_read.c). */
+mp_err mp_pickle_settle(struct machine *m, struct slot *s, mp_val *out) MP_WUR;
+
 /* Whether the value about to be built is stored under one of the skip keys. */
 bool mp_pickle_at_skip_key(const struct machine *m);
 

@@ -97,7 +97,7 @@ static mp_err operand(struct machine *m, size_t n, uint64_t *out)
 
 /* ---- the stack */
 
-static mp_err push(struct machine *m, mp_val v)
+mp_err mp_pickle_push(struct machine *m, mp_val v)
 {
 	if (m->nstack == m->stack_cap &&
 	    mp_array_grow((void **)&m->stack, &m->stack_cap, m->nstack + 1, sizeof *m->stack) != MP_OK)
@@ -133,7 +133,7 @@ static void set_pinned(struct machine *m, size_t i, bool on)
 /* Freeze the stack value S for use inside another value (or as the result):
    an open container becomes immutable, and if it turned out equal to an
    existing one, the memo is pointed at that one and the record is recycled. */
-static mp_err settle(struct machine *m, struct slot *s, mp_val *out)
+mp_err mp_pickle_settle(struct machine *m, struct slot *s, mp_val *out)
 {
 	mp_val canon;
 	mp_err err;
@@ -259,13 +259,13 @@ static mp_err memo_get(struct machine *m, uint64_t index)
 			return err;
 		if (v < MEMO_LAZY_BIT)
 			m->memo[index] = (uint32_t)v;
-		return push(m, v);
+		return mp_pickle_push(m, v);
 	}
 	v = (enc & 15u) == MEMO_BIG_TAG ? m->big[enc >> 4] : (mp_val)enc;
 	v = mp_heap_resolve(m->heap, v);
 	if (mp_heap_is_open(m->heap, v))
 		set_pinned(m, index, true); /* now referenced from two places */
-	return push(m, v);
+	return mp_pickle_push(m, v);
 }
 
 /* ---- atoms */
@@ -287,7 +287,7 @@ static mp_err push_text(struct machine *m, size_t lenbytes, bool is_str)
 	if (err != MP_OK)
 		return heap_error(m, err);
 	m->pos += (size_t)n;
-	return push(m, v);
+	return mp_pickle_push(m, v);
 }
 
 /* Build the str or bytes whose opcode sits at offset AT (validated when skipped). */
@@ -331,7 +331,7 @@ static mp_err push_long(struct machine *m, size_t lenbytes)
 	if (err != MP_OK)
 		return heap_error(m, err);
 	m->pos += (size_t)n;
-	return push(m, v);
+	return mp_pickle_push(m, v);
 }
 
 static mp_err push_binint(struct machine *m, size_t n, bool is_signed)
@@ -342,7 +342,7 @@ static mp_err push_binint(struct machine *m, size_t n, bool is_signed)
 
 	if (err != MP_OK)
 		return err;
-	return push(m, mp_val_from_small_int(i));
+	return mp_pickle_push(m, mp_val_from_small_int(i));
 }
 
 static mp_err push_binfloat(struct machine *m)
@@ -361,7 +361,7 @@ static mp_err push_binfloat(struct machine *m)
 	err = mp_heap_float(m->heap, d, &v);
 	if (err != MP_OK)
 		return heap_error(m, err);
-	return push(m, v);
+	return mp_pickle_push(m, v);
 }
 
 /* ---- containers */
@@ -373,7 +373,7 @@ static mp_err push_empty(struct machine *m, enum mp_vtype type)
 
 	if (err != MP_OK)
 		return heap_error(m, err);
-	return push(m, v);
+	return mp_pickle_push(m, v);
 }
 
 /* Pop the items above the topmost mark; their first index in *FIRST. */
@@ -400,13 +400,13 @@ static mp_err fill_from(struct machine *m, size_t first, bool pairs)
 	if (pairs && (m->nstack - first) % 2 != 0)
 		return corrupt(m, "odd number of items for SETITEMS");
 	for (size_t i = first; i < m->nstack; i += pairs ? 2 : 1) {
-		err = settle(m, &m->stack[i], &a);
+		err = mp_pickle_settle(m, &m->stack[i], &a);
 		if (err != MP_OK)
 			return err;
 		if (pairs) {
 			if (!mp_heap_hashable(m->heap, a))
 				return corrupt(m, "unhashable dict key");
-			err = settle(m, &m->stack[i + 1], &b);
+			err = mp_pickle_settle(m, &m->stack[i + 1], &b);
 			if (err == MP_OK)
 				err = mp_heap_setitem(m->heap, target->v, a, b);
 		} else {
@@ -448,7 +448,7 @@ static mp_err build_from(struct machine *m, size_t first, enum mp_vtype type)
 	if (type == MP_T_DICT && (m->nstack - first) % 2 != 0)
 		return corrupt(m, "odd number of items for DICT");
 	for (size_t i = first; i < m->nstack; i++) {
-		err = settle(m, &m->stack[i], &v);
+		err = mp_pickle_settle(m, &m->stack[i], &v);
 		if (err != MP_OK)
 			return err;
 		if (type == MP_T_DICT) {
@@ -456,7 +456,7 @@ static mp_err build_from(struct machine *m, size_t first, enum mp_vtype type)
 
 			if (!mp_heap_hashable(m->heap, v))
 				return corrupt(m, "unhashable dict key");
-			err = settle(m, &m->stack[++i], &val);
+			err = mp_pickle_settle(m, &m->stack[++i], &val);
 			if (err == MP_OK)
 				err = mp_heap_setitem(m->heap, c, v, val);
 		} else {
@@ -474,7 +474,7 @@ static mp_err build_from(struct machine *m, size_t first, enum mp_vtype type)
 			mp_heap_release(m->heap, c);
 		c = canon;
 	}
-	return push(m, c);
+	return mp_pickle_push(m, c);
 }
 
 static mp_err op_tuple_n(struct machine *m, size_t n)
@@ -524,7 +524,7 @@ static mp_err op_dup(struct machine *m)
 	if (m->stack[m->nstack - 1].memo != NO_MEMO)
 		set_pinned(m, m->stack[m->nstack - 1].memo, true);
 	m->stack[m->nstack - 1].memo = NO_MEMO;
-	return push(m, m->stack[m->nstack - 1].v);
+	return mp_pickle_push(m, m->stack[m->nstack - 1].v);
 }
 
 static mp_err op_frame(struct machine *m)
@@ -561,14 +561,14 @@ static mp_err push_container(struct machine *m, enum mp_vtype type)
 	/* Only lists are skipped: frames are lists. */
 	if (type == MP_T_LIST && mp_pickle_at_skip_key(m) && mp_pickle_skip_value(m, &end)) {
 		m->pos = end;
-		return push(m, MP_SKIPPED);
+		return mp_pickle_push(m, MP_SKIPPED);
 	}
 	m->pos = m->opos + 1;
 	return push_empty(m, type);
 }
 
 /* Execute one opcode; *DONE is set by STOP. */
-static mp_err step(struct machine *m, bool *done)
+mp_err mp_pickle_step(struct machine *m, bool *done)
 {
 	unsigned char op = m->data[m->pos];
 	uint64_t u = 0;
@@ -601,9 +601,9 @@ static mp_err step(struct machine *m, bool *done)
 	case 'M': return push_binint(m, 2, false);
 	case 0x8a: return push_long(m, 1);
 	case 0x8b: return push_long(m, 4);
-	case 'N': return push(m, MP_NONE);
-	case 0x88: return push(m, MP_TRUE);
-	case 0x89: return push(m, MP_FALSE);
+	case 'N': return mp_pickle_push(m, MP_NONE);
+	case 0x88: return mp_pickle_push(m, MP_TRUE);
+	case 0x89: return mp_pickle_push(m, MP_FALSE);
 	case 'G': return push_binfloat(m);
 	case 0x8c: return push_text(m, 1, true);
 	case 'X': return push_text(m, 4, true);
@@ -636,7 +636,7 @@ static mp_err run(struct machine *m, mp_val *root)
 						   : "pickle: data ends before STOP at byte %zu",
 				       m->pos);
 		}
-		err = step(m, &done);
+		err = mp_pickle_step(m, &done);
 		if (err != MP_OK)
 			return err;
 		if (progress != NULL && m->pos >= next_progress) {
@@ -646,7 +646,7 @@ static mp_err run(struct machine *m, mp_val *root)
 	}
 	if (m->nstack == 0 || (m->nmarks && m->marks[m->nmarks - 1] == m->nstack))
 		return corrupt(m, "STOP with nothing on the stack");
-	err = settle(m, &m->stack[m->nstack - 1], root);
+	err = mp_pickle_settle(m, &m->stack[m->nstack - 1], root);
 	if (err != MP_OK)
 		return err;
 	if (m->pos != m->len)
@@ -654,20 +654,31 @@ static mp_err run(struct machine *m, mp_val *root)
 	return MP_OK;
 }
 
+mp_err mp_pickle_machine_start(struct machine *m, mp_heap *heap, const unsigned char *data, size_t len,
+				const struct mp_pickle_opts *opts, mp_diag *diag)
+{
+	*m = (struct machine){ .heap = heap, .data = data, .len = len, .opts = opts, .diag = diag };
+	return memo_map(m);
+}
+
+void mp_pickle_machine_end(struct machine *m)
+{
+	free(m->stack);
+	free(m->marks);
+	memo_unmap(m);
+	free(m->big);
+	free(m->lazy);
+	free(m->skip_marks);
+}
+
 mp_err mp_pickle_read(mp_heap *heap, const unsigned char *data, size_t len, mp_val *root,
 		      const struct mp_pickle_opts *opts, mp_diag *diag)
 {
-	struct machine m = { .heap = heap, .data = data, .len = len, .opts = opts, .diag = diag };
-	mp_err err = memo_map(&m);
+	struct machine m;
+	mp_err err = mp_pickle_machine_start(&m, heap, data, len, opts, diag);
 
 	if (err == MP_OK)
 		err = run(&m, root);
-
-	free(m.stack);
-	free(m.marks);
-	memo_unmap(&m);
-	free(m.big);
-	free(m.lazy);
-	free(m.skip_marks);
+	mp_pickle_machine_end(&m);
 	return err;
 }
