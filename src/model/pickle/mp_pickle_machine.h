@@ -20,7 +20,7 @@
 #define MEMO_LAZY_BIT 0x80000000u
 #define MEMO_EMPTY 0u /* MP_ABSENT: never a stored value */
 #define NO_MEMO UINT32_MAX
-#define PROGRESS_STEP ((size_t)64 << 20)
+#define PROGRESS_STEP ((size_t)8 << 20)
 
 /* A value on the stack, with the memo slot that refers to it (if exactly one
    does) so that a container frozen into an equal existing one can be replaced
