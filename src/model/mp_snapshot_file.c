@@ -103,6 +103,7 @@ static struct mp_pickle_opts pickle_opts(mp_heap *heap, unsigned flags, struct m
 		opts.skip_keys = skip;
 		opts.nskip_keys = 1;
 	}
+	opts.one_thread = (flags & MP_LOAD_GENERIC) != 0;
 	return opts;
 }
 

@@ -1,10 +1,11 @@
 /* fuzz_snapshot_io.c - the snapshot readers and writers on any bytes, the half of fuzz_pickle and fuzz_json
    they share: the full read, the projection segsum reads (frames passed over), each of them also the generic
-   way (a pickle's stream reader must give what the generic machine and the conversion after it give, or give
-   up), and for what loads, the round trip through memprof's own writer in both formats: what it writes it must
+   way (a pickle's stream reader, and the thread that passes over frames ahead of it, must give what the
+   generic machine alone and the conversion after it give, or give up), and for what loads, the round trip through memprof's own writer in both formats: what it writes it must
    read back, and writing that again must give the same bytes. */
 #include "fuzz_snapshot_io.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "fuzz_front.h"
@@ -115,6 +116,9 @@ void fuzz_snapshot_io(const uint8_t *data, size_t len)
 {
 	mp_snapshot *snap = NULL;
 	mp_diag diag = { 0 };
+
+	/* The projection's second thread on every input, not only on big ones (mp_pickle_ahead.c). */
+	setenv("MEMPROF_AHEAD_MIN", "0", 0);
 
 	if (load_both(data, len, MP_LOAD_NO_FRAMES, &snap, &diag) == MP_OK)
 		mp_snapshot_free(snap);

@@ -51,6 +51,8 @@ struct machine {
 	size_t skip_marks_cap;
 	const struct mp_pickle_opts *opts;
 	mp_diag *diag;
+	struct mp_pickle_ahead *ahead; /* the second thread passing over skip keys' lists, or NULL */
+	size_t ahead_past;             /* it was past this offset when last asked */
 };
 
 /* The N-byte little-endian unsigned number at P. */
@@ -86,7 +88,49 @@ bool mp_pickle_at_skip_key(const struct machine *m);
 
 /* Pass over the list whose first opcode is at m->pos without building it;
    on success the offset after it is in *END and the memo holds what the list
-   memoized (strings lazily, the rest as MP_SKIPPED). On failure nothing changed. */
+   memoized (strings lazily, the rest as MP_SKIPPED). On failure nothing changed
+   that will be read. Takes the second thread's result when it has one. */
 bool mp_pickle_skip_value(struct machine *m, size_t *end);
+
+/* What the skipper works on: the machine's memo, or a copy of its state in
+   the second thread (LAZY NULL there: strings past 2 GiB make it give up). */
+struct mp_skip_run {
+	const unsigned char *data;
+	size_t len;
+	uint32_t *memo;
+	size_t memo_len;
+	size_t *marks; /* the skipper's own mark stack */
+	size_t marks_cap;
+	uint64_t **lazy;
+	size_t *nlazy, *lazy_cap;
+};
+
+/* The skipper on RUN from START (mp_pickle_skip.c). */
+bool mp_pickle_skip_run(struct mp_skip_run *run, size_t start, size_t *end);
+
+/* ---- the second thread (mp_pickle_ahead.c): it reads the input ahead of the
+   machine and passes over each list under a skip key, memo entries included,
+   so that the machine finds those lists done. The machine writes the memo at
+   offset X only once the thread is past X. */
+
+/* Start the thread for M when it pays (a projection of a big input, two CPUs). */
+void mp_pickle_ahead_start(struct machine *m);
+
+/* The thread's pass over the list at START: *END and the memo length after it.
+   False when it has none (it is then stopped, and the machine goes on alone). */
+bool mp_pickle_ahead_take(struct machine *m, size_t start, size_t *end, size_t *memo_len);
+
+/* Wait until the thread is past offset X (or ended). */
+void mp_pickle_ahead_wait(struct machine *m, size_t x);
+
+/* Stop the thread and free it. */
+void mp_pickle_ahead_stop(struct machine *m);
+
+/* Before the machine writes the memo for a put at offset X. */
+static inline void mp_pickle_ahead_guard(struct machine *m, size_t x)
+{
+	if (m->ahead != NULL && x >= m->ahead_past)
+		mp_pickle_ahead_wait(m, x);
+}
 
 #endif

@@ -200,6 +200,7 @@ static mp_err memo_store(struct machine *m, uint64_t index, uint32_t enc)
 
 	if (err != MP_OK)
 		return err;
+	mp_pickle_ahead_guard(m, m->opos);
 	m->memo[index] = enc;
 	set_pinned(m, index, false);
 	if (index >= m->memo_len)
@@ -657,12 +658,18 @@ static mp_err run(struct machine *m, mp_val *root)
 mp_err mp_pickle_machine_start(struct machine *m, mp_heap *heap, const unsigned char *data, size_t len,
 				const struct mp_pickle_opts *opts, mp_diag *diag)
 {
+	mp_err err;
+
 	*m = (struct machine){ .heap = heap, .data = data, .len = len, .opts = opts, .diag = diag };
-	return memo_map(m);
+	err = memo_map(m);
+	if (err == MP_OK)
+		mp_pickle_ahead_start(m);
+	return err;
 }
 
 void mp_pickle_machine_end(struct machine *m)
 {
+	mp_pickle_ahead_stop(m);
 	free(m->stack);
 	free(m->marks);
 	memo_unmap(m);

@@ -2,6 +2,7 @@
 #ifndef MEMPROF_PICKLE_READ_H
 #define MEMPROF_PICKLE_READ_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "mp_err.h"
@@ -20,6 +21,9 @@ struct mp_pickle_opts {
 	   value the skipper cannot delimit with certainty is built as usual. */
 	const mp_val *skip_keys;
 	size_t nskip_keys;
+	/* Read with this thread only: no second thread passing over skipped
+	   values ahead (mp_pickle_ahead.c), as the reference for tests. */
+	bool one_thread;
 };
 
 /* Run the pickle in DATA (LEN bytes) and store its result in *ROOT, built in

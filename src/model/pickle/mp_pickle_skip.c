@@ -30,7 +30,7 @@ bool mp_pickle_at_skip_key(const struct machine *m)
 }
 
 /* Bytes of a length-prefixed payload at P (LB length bytes), or -1 past the end. */
-static inline int64_t payload_size(const struct machine *m, size_t p, size_t lb)
+static inline int64_t payload_size(const struct mp_skip_run *m, size_t p, size_t lb)
 {
 	size_t rest = m->len - p;
 	uint64_t n;
@@ -45,7 +45,7 @@ static inline int64_t payload_size(const struct machine *m, size_t p, size_t lb)
    a string just passed over (lazily, by LAST_STR) or a skipped value. Only the
    next fresh index, as CPython writes them: anything else is not undone as
    simply, so it is left to the machine. */
-static inline bool skip_memo(struct machine *m, uint64_t index, size_t last_str)
+static inline bool skip_memo(struct mp_skip_run *m, uint64_t index, size_t last_str)
 {
 	uint32_t enc = (uint32_t)MP_SKIPPED;
 
@@ -54,11 +54,11 @@ static inline bool skip_memo(struct machine *m, uint64_t index, size_t last_str)
 	if (last_str != SIZE_MAX && last_str < MEMO_LAZY_BIT) {
 		enc = MEMO_LAZY_BIT | (uint32_t)last_str;
 	} else if (last_str != SIZE_MAX) {
-		if (m->nlazy >= (1u << 27) ||
-		    mp_array_grow((void **)&m->lazy, &m->lazy_cap, m->nlazy + 1, sizeof *m->lazy) != MP_OK)
+		if (m->lazy == NULL || *m->nlazy >= (1u << 27) ||
+		    mp_array_grow((void **)m->lazy, m->lazy_cap, *m->nlazy + 1, sizeof **m->lazy) != MP_OK)
 			return false;
-		m->lazy[m->nlazy] = last_str;
-		enc = (uint32_t)(m->nlazy++ << 4) | MEMO_LAZY_TAG;
+		(*m->lazy)[*m->nlazy] = last_str;
+		enc = (uint32_t)((*m->nlazy)++ << 4) | MEMO_LAZY_TAG;
 	}
 	/* A fresh index: its pinned bit is clear (only the machine sets those,
 	   and only below memo_len). */
@@ -81,26 +81,26 @@ enum skip_step {
 	SKIP_ABORT, /* not certain: build the value for real instead */
 };
 
-static inline enum skip_step skip_mark(struct machine *m, struct skip_state *st)
+static inline enum skip_step skip_mark(struct mp_skip_run *m, struct skip_state *st)
 {
-	if (st->nmarks == m->skip_marks_cap &&
-	    mp_array_grow((void **)&m->skip_marks, &m->skip_marks_cap, st->nmarks + 1,
-		       sizeof *m->skip_marks) != MP_OK)
+	if (st->nmarks == m->marks_cap &&
+	    mp_array_grow((void **)&m->marks, &m->marks_cap, st->nmarks + 1,
+		       sizeof *m->marks) != MP_OK)
 		return SKIP_ABORT;
-	m->skip_marks[st->nmarks++] = st->depth;
+	m->marks[st->nmarks++] = st->depth;
 	return SKIP_ON;
 }
 
 /* Pop to the last mark, leaving KEEP values there (1 for a marked tuple).
    PAIRS: the items must come in pairs. A mark the skipper did not push is the
    enclosing batch closing. */
-static inline enum skip_step skip_to_mark(struct machine *m, struct skip_state *st, size_t keep, bool pairs)
+static inline enum skip_step skip_to_mark(struct mp_skip_run *m, struct skip_state *st, size_t keep, bool pairs)
 {
 	size_t mark;
 
 	if (st->nmarks == 0)
 		return SKIP_ENDS;
-	mark = m->skip_marks[--st->nmarks];
+	mark = m->marks[--st->nmarks];
 	if (pairs && (st->depth - mark) % 2 != 0)
 		return SKIP_ABORT;
 	st->depth = mark + keep;
@@ -110,10 +110,10 @@ static inline enum skip_step skip_to_mark(struct machine *m, struct skip_state *
 /* Take N values and leave N_OUT. KEEPS_TARGET: the lowest of the N is a
    container that stays (APPEND, SETITEM, memo puts); otherwise all N are
    consumed, which must not include the skipped value itself. */
-static inline enum skip_step skip_consume(const struct machine *m, struct skip_state *st, size_t n,
+static inline enum skip_step skip_consume(const struct mp_skip_run *m, struct skip_state *st, size_t n,
 				   size_t n_out, bool keeps_target)
 {
-	size_t floor = st->nmarks ? m->skip_marks[st->nmarks - 1] : 0;
+	size_t floor = st->nmarks ? m->marks[st->nmarks - 1] : 0;
 
 	if (st->depth < floor + n)
 		return st->nmarks == 0 ? SKIP_ENDS : SKIP_ABORT;
@@ -123,7 +123,7 @@ static inline enum skip_step skip_consume(const struct machine *m, struct skip_s
 	return SKIP_ON;
 }
 
-static inline enum skip_step skip_put(struct machine *m, struct skip_state *st, uint64_t index,
+static inline enum skip_step skip_put(struct mp_skip_run *m, struct skip_state *st, uint64_t index,
 			       size_t last_str)
 {
 	enum skip_step r = skip_consume(m, st, 1, 1, true);
@@ -134,7 +134,7 @@ static inline enum skip_step skip_put(struct machine *m, struct skip_state *st, 
 }
 
 /* Pass over one opcode at *P, updating ST and the memo. */
-static inline enum skip_step skip_opcode(struct machine *m, size_t *p, struct skip_state *st,
+static inline enum skip_step skip_opcode(struct mp_skip_run *m, size_t *p, struct skip_state *st,
 				  size_t *last_str)
 {
 	unsigned char op = m->data[*p];
@@ -197,15 +197,16 @@ static bool continues_value(unsigned char op)
    opcodes may be simulated to find out which. */
 #define SKIP_LOOKAHEAD 64
 
-/* Pass over the list whose first opcode is at m->pos; on success set *END to
+/* Pass over the list whose first opcode is at START; on success set *END to
    the offset after it. The value has ended once an opcode is seen that acts on
    the enclosing structure (its closing SETITEMS, say). On failure, and for the
-   look-ahead past the end, the memo is as before. */
-bool mp_pickle_skip_value(struct machine *m, size_t *end)
+   look-ahead past the end, memo_len is as before (entries past it may have
+   been written: they are written again before they are read). */
+bool mp_pickle_skip_run(struct mp_skip_run *m, size_t start, size_t *end)
 {
 	struct skip_state st = { 0, 0 };
-	size_t p = m->pos, last_str = SIZE_MAX, ahead = 0;
-	size_t start_memo = m->memo_len, start_lazy = m->nlazy;
+	size_t p = start, last_str = SIZE_MAX, ahead = 0;
+	size_t start_memo = m->memo_len, start_lazy = m->nlazy ? *m->nlazy : 0;
 	size_t done = SIZE_MAX, done_memo = 0, done_lazy = 0;
 	bool looking_ahead = false;
 
@@ -214,7 +215,8 @@ bool mp_pickle_skip_value(struct machine *m, size_t *end)
 
 		if (r == SKIP_ENDS && done != SIZE_MAX) {
 			m->memo_len = done_memo;
-			m->nlazy = done_lazy;
+			if (m->nlazy)
+				*m->nlazy = done_lazy;
 			*end = done;
 			return true;
 		}
@@ -223,7 +225,7 @@ bool mp_pickle_skip_value(struct machine *m, size_t *end)
 		if (st.depth == 1 && st.nmarks == 0) {
 			done = p;
 			done_memo = m->memo_len;
-			done_lazy = m->nlazy;
+			done_lazy = m->nlazy ? *m->nlazy : 0;
 			looking_ahead = p < m->len && !continues_value(m->data[p]);
 			ahead = 0;
 		} else if (looking_ahead && ++ahead > SKIP_LOOKAHEAD) {
@@ -231,6 +233,28 @@ bool mp_pickle_skip_value(struct machine *m, size_t *end)
 		}
 	}
 	m->memo_len = start_memo;
-	m->nlazy = start_lazy;
+	if (m->nlazy)
+		*m->nlazy = start_lazy;
 	return false;
+}
+
+bool mp_pickle_skip_value(struct machine *m, size_t *end)
+{
+	struct mp_skip_run run = {
+		.data = m->data, .len = m->len, .memo = m->memo, .memo_len = m->memo_len,
+		.marks = m->skip_marks, .marks_cap = m->skip_marks_cap,
+		.lazy = &m->lazy, .nlazy = &m->nlazy, .lazy_cap = &m->lazy_cap,
+	};
+	size_t memo_len;
+	bool ok;
+
+	if (m->ahead != NULL && mp_pickle_ahead_take(m, m->pos, end, &memo_len)) {
+		m->memo_len = memo_len;
+		return true;
+	}
+	ok = mp_pickle_skip_run(&run, m->pos, end);
+	m->memo_len = run.memo_len;
+	m->skip_marks = run.marks;
+	m->skip_marks_cap = run.marks_cap;
+	return ok;
 }

@@ -1,0 +1,266 @@
+/* mp_pickle_ahead.c - a second thread that passes over the lists under skip keys ahead of the
+   pickle machine, so that a projection (segsum's read without frames) spends the machine's time
+   on the records only.
+
+   The thread reads the input from its start, opcode by opcode (opcode lengths do not depend on
+   the machine's state, so it knows every opcode's place), counts memo puts as the machine will,
+   and knows which memo entries hold a skip key's string. At an EMPTY_LIST right after such a key
+   it runs the skipper (mp_pickle_skip_run), which writes the list's memo entries, and publishes
+   the list's start, end and the memo length after it. The machine, at a list it would pass over,
+   takes that result instead of reading the list.
+
+   Sharing: the thread writes memo entries only for puts at offsets past what it has published
+   (PAST); the machine writes an entry for a put at offset X only once PAST > X
+   (mp_pickle_ahead_guard), and it never reads an entry before its put. Whenever the two disagree
+   on a list (the machine passes over one the thread did not, or the thread gives up), the thread
+   is stopped and the machine goes on alone: results never change, only the time. */
+#include "mp_pickle_machine.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Inputs smaller than this are read by the machine alone: a thread costs more than it saves.
+   MEMPROF_AHEAD_MIN=BYTES changes it (tests run the thread on small inputs); MEMPROF_THREADS=1
+   turns the thread off. */
+#define AHEAD_MIN_INPUT ((size_t)16 << 20)
+#define RING 4096
+#define MAX_KEYS 4
+#define MAX_KEY_LEN 64
+/* Memo entries holding a skip key; more than this and the thread gives up. */
+#define MAX_KEY_ENTRIES 64
+
+struct result {
+	size_t start, end, memo_len;
+};
+
+struct mp_pickle_ahead {
+	pthread_t thread;
+	struct mp_skip_run run; /* the thread's own skipper state over the shared memo */
+	char keys[MAX_KEYS][MAX_KEY_LEN];
+	size_t key_len[MAX_KEYS], nkeys;
+	struct result ring[RING];
+	_Atomic size_t head; /* results published */
+	_Atomic size_t tail; /* results the machine has looked at */
+	_Atomic size_t past; /* everything before this offset is done; SIZE_MAX: the thread ended */
+	atomic_bool stop;
+};
+
+/* Bytes the opcode at P takes (0: unknown or cut short: the machine will report it). */
+static size_t opcode_size(const unsigned char *d, size_t p, size_t len)
+{
+	size_t lb = 0, fixed;
+
+	switch (d[p]) {
+	case 'K': case 'h': case 'q': case 0x80: fixed = 2; break;
+	case 'M': fixed = 3; break;
+	case 'J': case 'j': case 'r': fixed = 5; break;
+	case 'G': case 0x95: fixed = 9; break;
+	case 0x8a: case 0x8c: case 'C': lb = 1; fixed = 0; break;
+	case 0x8b: case 'X': case 'B': lb = 4; fixed = 0; break;
+	case 0x8d: case 0x8e: lb = 8; fixed = 0; break;
+	case '(': case '.': case '0': case '1': case '2': case '}': case ']': case ')':
+	case 0x85: case 0x86: case 0x87: case 't': case 'l': case 'd': case 'a': case 'e':
+	case 's': case 'u': case 'N': case 0x88: case 0x89: case 0x94:
+		fixed = 1;
+		break;
+	default: return 0;
+	}
+	if (lb > 0) {
+		uint64_t n;
+
+		if (len - p - 1 < lb)
+			return 0;
+		n = mp_pickle_read_le(d + p + 1, lb);
+		return n > len - p - 1 - lb ? 0 : 1 + lb + (size_t)n;
+	}
+	return fixed <= len - p ? fixed : 0;
+}
+
+static bool is_text(unsigned char op)
+{
+	return op == 0x8c || op == 'X' || op == 0x8d;
+}
+
+/* Whether the str opcode at P (SIZE bytes) holds one of the skip keys. */
+static bool text_is_key(const struct mp_pickle_ahead *a, const unsigned char *d, size_t p, size_t size)
+{
+	size_t lb = d[p] == 0x8c ? 1 : d[p] == 'X' ? 4 : 8;
+
+	for (size_t i = 0; i < a->nkeys; i++)
+		if (size - 1 - lb == a->key_len[i] && memcmp(d + p + 1 + lb, a->keys[i], a->key_len[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Wait for room in the ring; false when told to stop. */
+static bool wait_room(struct mp_pickle_ahead *a)
+{
+	while (atomic_load_explicit(&a->head, memory_order_relaxed) -
+		       atomic_load_explicit(&a->tail, memory_order_acquire) >= RING) {
+		if (atomic_load_explicit(&a->stop, memory_order_relaxed))
+			return false;
+		sched_yield();
+	}
+	return true;
+}
+
+static void *read_ahead(void *arg)
+{
+	struct mp_pickle_ahead *a = arg;
+	struct mp_skip_run *r = &a->run;
+	const unsigned char *d = r->data;
+	size_t p = 0, key_entries[MAX_KEY_ENTRIES], nkey_entries = 0, ops = 0;
+	bool key_on_top = false;
+
+	while (p < r->len && !atomic_load_explicit(&a->stop, memory_order_relaxed)) {
+		unsigned char op = d[p];
+		size_t size, end, h;
+
+		if (op == ']' && key_on_top && mp_pickle_skip_run(r, p, &end)) {
+			if (!wait_room(a))
+				break;
+			h = atomic_load_explicit(&a->head, memory_order_relaxed);
+			a->ring[h % RING] = (struct result){ p, end, r->memo_len };
+			atomic_store_explicit(&a->head, h + 1, memory_order_release);
+			atomic_store_explicit(&a->past, end, memory_order_release);
+			p = end;
+			key_on_top = false;
+			continue;
+		}
+		if ((size = opcode_size(d, p, r->len)) == 0 || op == '.')
+			break;
+		if (op == 0x94 || op == 'q' || op == 'r') {
+			uint64_t index = op == 0x94 ? r->memo_len : mp_pickle_read_le(d + p + 1, op == 'q' ? 1 : 4);
+
+			if (key_on_top) {
+				if (nkey_entries == MAX_KEY_ENTRIES)
+					break;
+				key_entries[nkey_entries++] = (size_t)index;
+			}
+			if (index >= r->memo_len)
+				r->memo_len = (size_t)index + 1;
+		} else if (op == 'h' || op == 'j') {
+			uint64_t index = mp_pickle_read_le(d + p + 1, op == 'h' ? 1 : 4);
+
+			key_on_top = false;
+			for (size_t i = 0; i < nkey_entries && !key_on_top; i++)
+				key_on_top = key_entries[i] == index;
+		} else if (op != 0x95) {
+			key_on_top = is_text(op) && text_is_key(a, d, p, size);
+		}
+		p += size;
+		if (++ops % 4096 == 0)
+			atomic_store_explicit(&a->past, p, memory_order_release);
+	}
+	atomic_store_explicit(&a->past, SIZE_MAX, memory_order_release);
+	return NULL;
+}
+
+void mp_pickle_ahead_start(struct machine *m)
+{
+	struct mp_pickle_ahead *a;
+	const char *env = getenv("MEMPROF_THREADS");
+
+	const char *min = getenv("MEMPROF_AHEAD_MIN");
+
+	m->ahead = NULL;
+	m->ahead_past = 0;
+	if (m->opts == NULL || m->opts->nskip_keys == 0 || m->opts->nskip_keys > MAX_KEYS ||
+	    m->opts->one_thread || (env != NULL && strcmp(env, "1") == 0) ||
+	    m->len < (min != NULL ? strtoull(min, NULL, 10) : AHEAD_MIN_INPUT) ||
+	    (min == NULL && sysconf(_SC_NPROCESSORS_ONLN) < 2))
+		return;
+	if ((a = calloc(1, sizeof *a)) == NULL)
+		return;
+	for (size_t i = 0; i < m->opts->nskip_keys; i++) {
+		size_t n;
+		const char *s = mp_heap_atom(m->heap, m->opts->skip_keys[i], &n);
+
+		if (s == NULL || n > MAX_KEY_LEN) {
+			free(a);
+			return;
+		}
+		memcpy(a->keys[i], s, n);
+		a->key_len[i] = n;
+	}
+	a->nkeys = m->opts->nskip_keys;
+	a->run = (struct mp_skip_run){ .data = m->data, .len = m->len, .memo = m->memo };
+	if (pthread_create(&a->thread, NULL, read_ahead, a) != 0) {
+		free(a);
+		return;
+	}
+	m->ahead = a;
+}
+
+void mp_pickle_ahead_stop(struct machine *m)
+{
+	struct mp_pickle_ahead *a = m->ahead;
+
+	if (a == NULL)
+		return;
+	atomic_store_explicit(&a->stop, true, memory_order_relaxed);
+	pthread_join(a->thread, NULL);
+	free(a->run.marks);
+	free(a);
+	m->ahead = NULL;
+}
+
+/* Drop the results for lists before offset X: the machine is past them. */
+static void drop_results_before(struct mp_pickle_ahead *a, size_t x)
+{
+	size_t t = atomic_load_explicit(&a->tail, memory_order_relaxed);
+	size_t h = atomic_load_explicit(&a->head, memory_order_acquire);
+
+	while (t < h && a->ring[t % RING].start < x)
+		t++;
+	atomic_store_explicit(&a->tail, t, memory_order_release);
+}
+
+bool mp_pickle_ahead_take(struct machine *m, size_t start, size_t *end, size_t *memo_len)
+{
+	struct mp_pickle_ahead *a = m->ahead;
+
+	while (a != NULL) {
+		size_t t, h;
+
+		drop_results_before(a, start);
+		t = atomic_load_explicit(&a->tail, memory_order_relaxed);
+		h = atomic_load_explicit(&a->head, memory_order_acquire);
+		if (t < h) {
+			const struct result *r = &a->ring[t % RING];
+
+			if (r->start != start)
+				break; /* the thread passed this list by */
+			*end = r->end;
+			*memo_len = r->memo_len;
+			atomic_store_explicit(&a->tail, t + 1, memory_order_release);
+			return true;
+		}
+		if (atomic_load_explicit(&a->past, memory_order_acquire) > start)
+			break; /* past it with no result (or ended) */
+		sched_yield();
+	}
+	mp_pickle_ahead_stop(m);
+	return false;
+}
+
+void mp_pickle_ahead_wait(struct machine *m, size_t x)
+{
+	struct mp_pickle_ahead *a = m->ahead;
+
+	for (;;) {
+		size_t past = atomic_load_explicit(&a->past, memory_order_acquire);
+
+		if (past > x) {
+			m->ahead_past = past;
+			return;
+		}
+		/* Results for lists before X will not be taken: make room for the thread. */
+		drop_results_before(a, x);
+		sched_yield();
+	}
+}
