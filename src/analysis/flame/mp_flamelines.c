@@ -20,6 +20,21 @@ struct frag {
 	size_t off, len; /* in the arena */
 };
 
+/* One frame, formatted and filtered once per (hash-consed) frame-dict handle:
+   distinct tracebacks are made of far fewer distinct frames. */
+struct piece {
+	mp_val frame;
+	size_t off, len; /* in pieces_text */
+	bool ok;         /* a frame dict */
+	bool kept;       /* _frame_filter keeps it */
+};
+
+/* Text that only grows. */
+struct text {
+	char *s;
+	size_t len, cap;
+};
+
 struct flame {
 	const mp_snapshot *snap;
 	const char *analysis;
@@ -28,8 +43,11 @@ struct flame {
 	mp_table cache; /* frags by frames handle */
 	struct frag *frags;
 	size_t nfrags, frags_cap;
-	char *arena;
-	size_t arena_len, arena_cap;
+	struct text arena; /* the fragments */
+	mp_table piece_index; /* pieces by frame handle */
+	struct piece *pieces;
+	size_t npieces, pieces_cap;
+	struct text pieces_text;
 	char prefix[128];
 	size_t prefix_len;
 };
@@ -48,7 +66,10 @@ static void flame_free(struct flame *f)
 {
 	mp_table_free(&f->cache);
 	free(f->frags);
-	free(f->arena);
+	free(f->arena.s);
+	mp_table_free(&f->piece_index);
+	free(f->pieces);
+	free(f->pieces_text.s);
 }
 
 static mp_err out_of_memory(struct flame *f)
@@ -58,31 +79,31 @@ static mp_err out_of_memory(struct flame *f)
 
 /* ---- the fragment cache */
 
-static mp_err arena_append(struct flame *f, const char *s, size_t n)
+static mp_err text_append(struct flame *f, struct text *t, const char *s, size_t n)
 {
 	if (n == 0)
 		return MP_OK;
-	if (n > f->arena_cap - f->arena_len) {
-		size_t ncap = f->arena_cap ? f->arena_cap : 4096;
+	if (n > t->cap - t->len) {
+		size_t ncap = t->cap ? t->cap : 4096;
 		char *na;
 
-		while (ncap - f->arena_len < n)
+		while (ncap - t->len < n)
 			ncap *= 2;
-		na = realloc(f->arena, ncap);
+		na = realloc(t->s, ncap);
 		if (na == NULL)
 			return out_of_memory(f);
-		f->arena = na;
-		f->arena_cap = ncap;
+		t->s = na;
+		t->cap = ncap;
 	}
-	memcpy(f->arena + f->arena_len, s, n);
-	f->arena_len += n;
+	memcpy(t->s + t->len, s, n);
+	t->len += n;
 	return MP_OK;
 }
 
 /* ---- frames */
 
 /* _frame_fmt: "{basename}:{line}:{name}", basename = text after the last '/'. */
-static mp_err append_frame(struct flame *f, const mp_frame *fr)
+static mp_err format_frame(struct flame *f, struct text *t, const mp_frame *fr)
 {
 	const char *base = fr->filename;
 	char line[24];
@@ -93,12 +114,41 @@ static mp_err append_frame(struct flame *f, const mp_frame *fr)
 		if (fr->filename[i] == '/')
 			base = fr->filename + i + 1;
 	n = snprintf(line, sizeof line, ":%lld:", (long long)fr->line);
-	err = arena_append(f, base, fr->filename_len - (size_t)(base - fr->filename));
+	err = text_append(f, t, base, fr->filename_len - (size_t)(base - fr->filename));
 	if (err == MP_OK)
-		err = arena_append(f, line, (size_t)n);
+		err = text_append(f, t, line, (size_t)n);
 	if (err == MP_OK)
-		err = arena_append(f, fr->name, fr->name_len);
+		err = text_append(f, t, fr->name, fr->name_len);
 	return err;
+}
+
+/* The piece of frame I of FRAMES, made the first time its frame dict is seen. */
+static mp_err piece_of(struct flame *f, mp_val frames, size_t i, const struct piece **out)
+{
+	mp_val frame = mp_heap_items(f->snap->heap, frames)[i];
+	mp_table_probe p;
+	uint32_t id = mp_table_find_u64(&f->piece_index, frame, f->pieces, sizeof *f->pieces,
+					offsetof(struct piece, frame), &p);
+	struct piece *pc;
+	mp_frame fr;
+	mp_err err;
+
+	if (id == MP_TABLE_NONE) {
+		if (mp_array_grow((void **)&f->pieces, &f->pieces_cap, f->npieces + 1, sizeof *f->pieces) != MP_OK)
+			return out_of_memory(f);
+		pc = &f->pieces[f->npieces];
+		*pc = (struct piece){ .frame = frame, .off = f->pieces_text.len };
+		pc->ok = mp_frames_get(f->snap, frames, i, &fr);
+		pc->kept = pc->ok && mp_frame_kept(&fr);
+		if (pc->kept && (err = format_frame(f, &f->pieces_text, &fr)) != MP_OK)
+			return err;
+		pc->len = f->pieces_text.len - pc->off;
+		if ((err = mp_table_add(&f->piece_index, &p, (uint32_t)f->npieces)) != MP_OK)
+			return mp_fail(f->diag, err, "%s: %s", f->analysis, mp_strerror(err));
+		id = (uint32_t)f->npieces++;
+	}
+	*out = &f->pieces[id];
+	return MP_OK;
 }
 
 /* Format the kept frames of FRAMES, outermost first, ';'-joined, into the arena. */
@@ -108,22 +158,24 @@ static mp_err format_frames(struct flame *f, mp_val frames, size_t *off, size_t 
 	bool first = true;
 	mp_err err = MP_OK;
 
-	*off = f->arena_len;
+	*off = f->arena.len;
 	for (size_t i = n; err == MP_OK && i-- > 0;) {
-		mp_frame fr;
+		const struct piece *pc = NULL;
 
-		if (!mp_frames_get(f->snap, frames, i, &fr))
+		if ((err = piece_of(f, frames, i, &pc)) != MP_OK)
+			return err;
+		if (!pc->ok)
 			return mp_fail(f->diag, MP_E_TYPE, "%s: frame %zu of a traceback is not a frame dict",
 				       f->analysis, i);
-		if (!mp_frame_kept(&fr))
+		if (!pc->kept)
 			continue;
 		if (!first)
-			err = arena_append(f, ";", 1);
+			err = text_append(f, &f->arena, ";", 1);
 		if (err == MP_OK)
-			err = append_frame(f, &fr);
+			err = text_append(f, &f->arena, f->pieces_text.s + pc->off, pc->len);
 		first = false;
 	}
-	*len = f->arena_len - *off;
+	*len = f->arena.len - *off;
 	return err;
 }
 
@@ -162,7 +214,7 @@ static mp_err fragment(struct flame *f, mp_val frames, const char **text, size_t
 	id = mp_table_find_u64(&f->cache, frames, f->frags, sizeof *f->frags, offsetof(struct frag, frames), &p);
 	if (id == MP_TABLE_NONE && (err = add_fragment(f, frames, &p, &id)) != MP_OK)
 		return err;
-	*text = f->frags[id].len ? f->arena + f->frags[id].off : "";
+	*text = f->frags[id].len ? f->arena.s + f->frags[id].off : "";
 	*len = f->frags[id].len;
 	return MP_OK;
 }

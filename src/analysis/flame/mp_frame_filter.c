@@ -16,12 +16,7 @@ static const char *const omit_filenames[] = {
 
 static bool contains(const char *hay, size_t n, const char *needle)
 {
-	size_t m = strlen(needle);
-
-	for (size_t i = 0; i + m <= n; i++)
-		if (memcmp(hay + i, needle, m) == 0)
-			return true;
-	return false;
+	return memmem(hay, n, needle, strlen(needle)) != NULL;
 }
 
 static bool contains_any(const char *hay, size_t n, const char *const *needles, size_t count)
