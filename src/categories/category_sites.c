@@ -1,6 +1,7 @@
 /* category_sites.c - `categories --sites [N]`: the active bytes of each device grouped by the
    innermost user frame of their allocation (a call site, or its function, file or module), the
    top N groups with their categories, then the rest and the total, which sum to the active bytes. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +9,7 @@
 #include "mp_array.h"
 #include "mp_frame_filter.h"
 #include "mp_json.h"
+#include "mp_table.h"
 
 /* What a group's name is. */
 enum site_kind { SK_FRAME, SK_NO_FRAMES, SK_NO_USER_FRAME };
@@ -40,14 +42,24 @@ struct site_group {
 	struct site_sum sum;
 };
 
+/* Whether a frame dict is a user frame, found once per (hash-consed) frame handle. */
+struct user_frame {
+	mp_val frame;
+	bool user;
+};
+
 struct sites {
 	mp_category_classifier *cl;
 	const mp_category_opts *o;
 	mp_out *out;
 	struct site_rec *recs;
 	size_t nrecs;
-	struct site_key *keys; /* one per distinct traceback, never moved */
+	struct site_key *keys; /* one per distinct name, never moved */
 	size_t nkeys;
+	mp_table key_index;    /* keys by text */
+	struct user_frame *frames_seen;
+	size_t nframes_seen, frames_seen_cap;
+	mp_table frame_index;  /* frames_seen by frame handle */
 	mp_out scratch; /* a key's text as it is written */
 	struct site_group *groups;
 	size_t ngroups;
@@ -116,28 +128,73 @@ static void put_frame_key(mp_out *out, const mp_frame *f, enum mp_site_key by)
 	}
 }
 
+/* Whether frame I of FRAMES is a user frame (mp_frame_is_user), asked once per frame dict. */
+static mp_err is_user_frame(struct sites *st, mp_val frames, size_t i, bool *user)
+{
+	mp_val frame = mp_heap_items(st->cl->snap->heap, frames)[i];
+	mp_table_probe p;
+	uint32_t id = mp_table_find_u64(&st->frame_index, frame, st->frames_seen, sizeof *st->frames_seen,
+					offsetof(struct user_frame, frame), &p);
+	mp_frame f;
+
+	if (id == MP_TABLE_NONE) {
+		if (mp_array_grow((void **)&st->frames_seen, &st->frames_seen_cap, st->nframes_seen + 1,
+				  sizeof *st->frames_seen) != MP_OK)
+			return no_memory(st);
+		id = (uint32_t)st->nframes_seen;
+		st->frames_seen[id] = (struct user_frame){
+			.frame = frame,
+			.user = mp_frames_get(st->cl->snap, frames, i, &f) && mp_frame_is_user(&f),
+		};
+		if (mp_table_add(&st->frame_index, &p, id) != MP_OK)
+			return no_memory(st);
+		st->nframes_seen++;
+	}
+	*user = st->frames_seen[id].user;
+	return MP_OK;
+}
+
 /* The key of FRAMES: its innermost user frame (the frame filter of _memory_viz, Python, not
-   torch's: mp_frame_is_user) as O->by names it, or why there is none. */
-static mp_err make_key(struct sites *st, mp_val frames, struct site_key *k)
+   torch's: mp_frame_is_user) as O->by names it, or why there is none. Keys are interned by
+   their text: hundreds of thousands of tracebacks come down to a few hundred names. */
+static mp_err key_of(struct sites *st, mp_val frames, const struct site_key **out)
 {
 	size_t n = mp_frames_len(st->cl->snap, frames);
 	mp_out *text = &st->scratch;
+	struct site_key k = { .kind = n == 0 ? SK_NO_FRAMES : SK_NO_USER_FRAME };
+	mp_table_probe p;
+	uint32_t id;
+	bool user = false;
+	mp_err err;
 
-	memset(k, 0, sizeof *k);
-	k->kind = n == 0 ? SK_NO_FRAMES : SK_NO_USER_FRAME;
-	for (size_t i = 0; i < n && k->kind != SK_FRAME; i++)
-		if (mp_frames_get(st->cl->snap, frames, i, &k->frame) && mp_frame_is_user(&k->frame))
-			k->kind = SK_FRAME;
+	for (size_t i = 0; i < n && !user; i++) {
+		if ((err = is_user_frame(st, frames, i, &user)) != MP_OK)
+			return err;
+		if (user && mp_frames_get(st->cl->snap, frames, i, &k.frame))
+			k.kind = SK_FRAME;
+	}
 	text->len = 0;
-	if (k->kind == SK_FRAME)
-		put_frame_key(text, &k->frame, st->o->by);
+	if (k.kind == SK_FRAME)
+		put_frame_key(text, &k.frame, st->o->by);
 	else
-		mp_out_puts(text, k->kind == SK_NO_FRAMES ? "(no frames)" : "(no user frame)");
+		mp_out_puts(text, k.kind == SK_NO_FRAMES ? "(no frames)" : "(no user frame)");
 	mp_out_putc(text, '\0');
-	/* Copied to its own size: a traceback each, and there may be hundreds of thousands. */
-	if (text->err != MP_OK || (k->text = malloc(text->len)) == NULL)
+	if (text->err != MP_OK)
 		return no_memory(st);
-	memcpy(k->text, text->data, text->len);
+	for (id = mp_table_find(&st->key_index, mp_hash_bytes(text->data, text->len, 0), &p); id != MP_TABLE_NONE;
+	     id = mp_table_next(&st->key_index, &p))
+		if (strcmp(st->keys[id].text, text->data) == 0)
+			break;
+	if (id == MP_TABLE_NONE) {
+		if ((k.text = malloc(text->len)) == NULL)
+			return no_memory(st);
+		memcpy(k.text, text->data, text->len);
+		id = (uint32_t)st->nkeys;
+		st->keys[st->nkeys++] = k;
+		if (mp_table_add(&st->key_index, &p, id) != MP_OK)
+			return no_memory(st);
+	}
+	*out = &st->keys[id];
 	return MP_OK;
 }
 
@@ -153,12 +210,13 @@ static int cmp_device(int64_t a, int64_t b)
 	return (a > b) - (a < b);
 }
 
+/* Device, then the (interned) key: records of one group side by side. */
 static int cmp_device_key(const void *pa, const void *pb)
 {
 	const struct site_rec *a = pa, *b = pb;
 	int c = cmp_device(a->device, b->device);
 
-	return c != 0 ? c : strcmp(a->key->text, b->key->text);
+	return c != 0 ? c : (a->key > b->key) - (a->key < b->key);
 }
 
 /* Device ascending, then bytes descending, then the name: the same input always gives the
@@ -203,7 +261,7 @@ static int cmp_i64(const void *pa, const void *pb)
 	return cmp_device(*(const int64_t *)pa, *(const int64_t *)pb);
 }
 
-/* Each distinct traceback's key, made once: blocks share tracebacks. */
+/* Each distinct traceback's key, found once: blocks share tracebacks. */
 static mp_err key_records(struct sites *st)
 {
 	size_t distinct = 0;
@@ -220,9 +278,8 @@ static mp_err key_records(struct sites *st)
 			st->recs[i].key = st->recs[i - 1].key;
 			continue;
 		}
-		if ((err = make_key(st, st->recs[i].frames, &st->keys[st->nkeys])) != MP_OK)
+		if ((err = key_of(st, st->recs[i].frames, &st->recs[i].key)) != MP_OK)
 			return err;
-		st->recs[i].key = &st->keys[st->nkeys++];
 	}
 	return MP_OK;
 }
@@ -495,6 +552,9 @@ mp_err category_sites(mp_category_classifier *c, const mp_category_opts *o, mp_o
 	for (size_t i = 0; i < st.nkeys; i++)
 		free(st.keys[i].text);
 	free(st.keys);
+	mp_table_free(&st.key_index);
+	free(st.frames_seen);
+	mp_table_free(&st.frame_index);
 	mp_out_free(&st.scratch);
 	free(st.recs);
 	free(st.groups);
