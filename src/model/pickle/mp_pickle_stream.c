@@ -41,6 +41,8 @@ enum role {
 #define MAX_INDEX ((1u << 23) - 1)
 /* A record's keys beyond this many: not a snapshot this reader takes. */
 #define MAX_PAIRS 64
+/* Input bytes per block, at the least, for reserving the blocks array up front. */
+#define BYTES_PER_BLOCK 128
 
 /* An open record: its pairs are kv[first, first + 2n). Records open in
    stack order and their pairs are added while they are the newest. */
@@ -429,6 +431,11 @@ mp_err mp_pickle_read_snapshot(mp_heap *heap, const unsigned char *data, size_t 
 		err = mp_heap_make(heap, MP_T_LIST, NULL, 0, &st->children);
 	if (err == MP_OK)
 		err = mp_sb_new(heap, NULL, &st->sb);
+	/* Room for as many blocks as the input could plausibly hold, so that the array is not copied
+	   as it grows (a block with its frames takes hundreds of bytes in a pickle; untouched room
+	   costs address space only). */
+	if (err == MP_OK && mp_sb_reserve_blocks(st->sb, len / BYTES_PER_BLOCK) != MP_OK)
+		err = MP_OK;
 	if (err == MP_OK)
 		err = run(st);
 	mp_pickle_machine_end(&st->m);
