@@ -46,44 +46,9 @@ struct mp_pickle_ahead {
 	_Atomic size_t head; /* results published */
 	_Atomic size_t tail; /* results the machine has looked at */
 	_Atomic size_t past; /* everything before this offset is done; SIZE_MAX: the thread ended */
+	size_t end;          /* once it ended: where it stopped reading */
 	atomic_bool stop;
 };
-
-/* Bytes the opcode at P takes (0: unknown or cut short: the machine will report it). */
-static size_t opcode_size(const unsigned char *d, size_t p, size_t len)
-{
-	size_t lb = 0, fixed;
-
-	switch (d[p]) {
-	case 'K': case 'h': case 'q': case 0x80: fixed = 2; break;
-	case 'M': fixed = 3; break;
-	case 'J': case 'j': case 'r': fixed = 5; break;
-	case 'G': case 0x95: fixed = 9; break;
-	case 0x8a: case 0x8c: case 'C': lb = 1; fixed = 0; break;
-	case 0x8b: case 'X': case 'B': lb = 4; fixed = 0; break;
-	case 0x8d: case 0x8e: lb = 8; fixed = 0; break;
-	case '(': case '.': case '0': case '1': case '2': case '}': case ']': case ')':
-	case 0x85: case 0x86: case 0x87: case 't': case 'l': case 'd': case 'a': case 'e':
-	case 's': case 'u': case 'N': case 0x88: case 0x89: case 0x94:
-		fixed = 1;
-		break;
-	default: return 0;
-	}
-	if (lb > 0) {
-		uint64_t n;
-
-		if (len - p - 1 < lb)
-			return 0;
-		n = mp_pickle_read_le(d + p + 1, lb);
-		return n > len - p - 1 - lb ? 0 : 1 + lb + (size_t)n;
-	}
-	return fixed <= len - p ? fixed : 0;
-}
-
-static bool is_text(unsigned char op)
-{
-	return op == 0x8c || op == 'X' || op == 0x8d;
-}
 
 /* Whether the str opcode at P (SIZE bytes) holds one of the skip keys. */
 static bool text_is_key(const struct mp_pickle_ahead *a, const unsigned char *d, size_t p, size_t size)
@@ -113,7 +78,7 @@ static void *read_ahead(void *arg)
 	struct mp_pickle_ahead *a = arg;
 	struct mp_skip_run *r = &a->run;
 	const unsigned char *d = r->data;
-	size_t p = 0, key_entries[MAX_KEY_ENTRIES], nkey_entries = 0, ops = 0;
+	size_t p = 0, prev = SIZE_MAX, key_entries[MAX_KEY_ENTRIES], nkey_entries = 0, ops = 0;
 	bool key_on_top = false;
 
 	while (p < r->len && !atomic_load_explicit(&a->stop, memory_order_relaxed)) {
@@ -128,13 +93,19 @@ static void *read_ahead(void *arg)
 			atomic_store_explicit(&a->head, h + 1, memory_order_release);
 			atomic_store_explicit(&a->past, end, memory_order_release);
 			p = end;
+			prev = SIZE_MAX; /* the list's last opcode: no put follows before another opcode */
 			key_on_top = false;
 			continue;
 		}
-		if ((size = opcode_size(d, p, r->len)) == 0 || op == '.')
+		if ((size = mp_pickle_opcode_size(d, p, r->len)) == 0 || op == '.')
 			break;
 		if (op == 0x94 || op == 'q' || op == 'r') {
 			uint64_t index = op == 0x94 ? r->memo_len : mp_pickle_read_le(d + p + 1, op == 'q' ? 1 : 4);
+
+			/* The machine notes no checkpoint where this thread read: it does, for every put. */
+			if (prev == SIZE_MAX || index > r->len)
+				break;
+			mp_pickle_checkpoint(r->checkpoints, index, prev, r->memo_len);
 
 			if (key_on_top) {
 				if (nkey_entries == MAX_KEY_ENTRIES)
@@ -150,12 +121,14 @@ static void *read_ahead(void *arg)
 			for (size_t i = 0; i < nkey_entries && !key_on_top; i++)
 				key_on_top = key_entries[i] == index;
 		} else if (op != 0x95) {
-			key_on_top = is_text(op) && text_is_key(a, d, p, size);
+			key_on_top = (op == 0x8c || op == 'X' || op == 0x8d) && text_is_key(a, d, p, size);
 		}
+		prev = p;
 		p += size;
 		if (++ops % 4096 == 0)
 			atomic_store_explicit(&a->past, p, memory_order_release);
 	}
+	a->end = p;
 	atomic_store_explicit(&a->past, SIZE_MAX, memory_order_release);
 	return NULL;
 }
@@ -188,7 +161,8 @@ void mp_pickle_ahead_start(struct machine *m)
 		a->key_len[i] = n;
 	}
 	a->nkeys = m->opts->nskip_keys;
-	a->run = (struct mp_skip_run){ .data = m->data, .len = m->len, .memo = m->memo };
+	a->run = (struct mp_skip_run){ .data = m->data, .len = m->len, .memo = m->memo,
+				       .checkpoints = m->checkpoints };
 	if (pthread_create(&a->thread, NULL, read_ahead, a) != 0) {
 		free(a);
 		return;
@@ -246,6 +220,13 @@ bool mp_pickle_ahead_take(struct machine *m, size_t start, size_t *end, size_t *
 	}
 	mp_pickle_ahead_stop(m);
 	return false;
+}
+
+bool mp_pickle_ahead_covers(struct machine *m, size_t x)
+{
+	struct mp_pickle_ahead *a = m->ahead;
+
+	return a != NULL && (atomic_load_explicit(&a->past, memory_order_acquire) != SIZE_MAX || x < a->end);
 }
 
 void mp_pickle_ahead_wait(struct machine *m, size_t x)

@@ -42,7 +42,11 @@ struct machine {
 	size_t nmarks, marks_cap;
 	uint32_t *memo;
 	uint64_t *memo_pinned; /* bit set: entry was fetched while its container was open */
-	size_t memo_len, memo_bytes, pinned_bytes;
+	uint64_t *memo_records; /* bit set: a put of a record the stream reader did not build */
+	struct mp_memo_checkpoint *checkpoints; /* per 64 memo indices: where to find them again */
+	size_t memo_len, memo_bytes, pinned_bytes, checkpoints_bytes;
+	size_t prev_opos;       /* offset of the opcode before the current one */
+	size_t text_end;        /* offset just after the last str/bytes the machine pushed */
 	mp_val *big;
 	size_t nbig, big_cap;
 	uint64_t *lazy;
@@ -54,6 +58,54 @@ struct machine {
 	struct mp_pickle_ahead *ahead; /* the second thread passing over skip keys' lists, or NULL */
 	size_t ahead_past;             /* it was past this offset when last asked */
 };
+
+/* ---- memo entries left unwritten (mp_pickle_lazy.c)
+
+   A str or bytes memoized right after it was read, and whatever a skipped list
+   memoizes with MEMOIZE, is not written to the memo: in a big snapshot those are
+   nearly all the puts, and writing them (tens of megabytes) cost more than the
+   rest of a projection. The index is only counted. Should one be fetched, the
+   input is read again from the checkpoint of its group of 64 indices: the
+   offset of the opcode whose value the group's first put memoized. An entry
+   found that way is a str or bytes (built then) when the opcode right before
+   its put reads one, else a skipped value (MP_SKIPPED). */
+#define MEMO_GROUP_SHIFT 6
+/* The type tag of the stream reader's records, never a built value (mp_pickle_stream.c). */
+#define MP_PICKLE_RECORD_TAG 11u
+
+/* Where the first put of a group of memo indices is: the offset of the opcode
+   whose value it memoized, plus one (0: no put yet), and the memo length just
+   before that put, from which the group's indices are counted again. */
+struct mp_memo_checkpoint {
+	uint64_t value_op;
+	uint64_t memo_len;
+};
+
+/* Note that a put of memo INDEX follows the opcode at VALUE_OP, the memo length being
+   MEMO_LEN before it, if it is the first of its group. */
+static inline void mp_pickle_checkpoint(struct mp_memo_checkpoint *checkpoints, uint64_t index, size_t value_op,
+					size_t memo_len)
+{
+	struct mp_memo_checkpoint *c = &checkpoints[index >> MEMO_GROUP_SHIFT];
+
+	if (c->value_op == 0) {
+		c->value_op = (uint64_t)value_op + 1;
+		c->memo_len = memo_len;
+	}
+}
+
+/* Bytes the opcode at P takes (0: unknown or cut short). */
+size_t mp_pickle_opcode_size(const unsigned char *data, size_t p, size_t len);
+
+/* Whether OP reads a str or bytes (whose value a following put memoizes). */
+static inline bool mp_pickle_is_text(unsigned char op)
+{
+	return op == 0x8c || op == 'X' || op == 0x8d || op == 'C' || op == 'B' || op == 0x8e;
+}
+
+/* Write the unwritten entries of INDEX's group, up to the current opcode, as
+   the machine reads them (lazy strings, MP_SKIPPED). False when INDEX was never put. */
+bool mp_pickle_rescan(struct machine *m, uint64_t index);
 
 /* The N-byte little-endian unsigned number at P. */
 static inline uint64_t mp_pickle_read_le(const unsigned char *p, size_t n)
@@ -103,6 +155,7 @@ struct mp_skip_run {
 	size_t marks_cap;
 	uint64_t **lazy;
 	size_t *nlazy, *lazy_cap;
+	struct mp_memo_checkpoint *checkpoints;
 };
 
 /* The skipper on RUN from START (mp_pickle_skip.c). */
@@ -119,6 +172,10 @@ void mp_pickle_ahead_start(struct machine *m);
 /* The thread's pass over the list at START: *END and the memo length after it.
    False when it has none (it is then stopped, and the machine goes on alone). */
 bool mp_pickle_ahead_take(struct machine *m, size_t start, size_t *end, size_t *memo_len);
+
+/* Whether the thread read the opcode at X (and so noted its memo checkpoint);
+   call after mp_pickle_ahead_guard(M, X). */
+bool mp_pickle_ahead_covers(struct machine *m, size_t x);
 
 /* Wait until the thread is past offset X (or ended). */
 void mp_pickle_ahead_wait(struct machine *m, size_t x);

@@ -170,37 +170,42 @@ static mp_err memo_reserve(struct machine *m, uint64_t index)
 /* Map zeroed memo arrays for LEN + 1 entries. They are address space only
    until touched, so sizing them by the input costs nothing and spares the
    copies of growing arrays that can reach hundreds of megabytes. */
+static void *map_zeroed(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
 static mp_err memo_map(struct machine *m)
 {
 	m->memo_bytes = (m->len + 1) * sizeof *m->memo;
 	m->pinned_bytes = (m->len / 64 + 1) * sizeof *m->memo_pinned;
-	m->memo = mmap(NULL, m->memo_bytes, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	m->memo_pinned = mmap(NULL, m->pinned_bytes, PROT_READ | PROT_WRITE,
-			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (m->memo == MAP_FAILED || m->memo_pinned == MAP_FAILED)
+	m->checkpoints_bytes = ((m->len >> MEMO_GROUP_SHIFT) + 1) * sizeof *m->checkpoints;
+	m->memo = map_zeroed(m->memo_bytes);
+	m->memo_pinned = map_zeroed(m->pinned_bytes);
+	m->memo_records = map_zeroed(m->pinned_bytes);
+	m->checkpoints = map_zeroed(m->checkpoints_bytes);
+	if (m->memo == NULL || m->memo_pinned == NULL || m->memo_records == NULL || m->checkpoints == NULL)
 		return mp_fail(m->diag, MP_E_NOMEM, "pickle: cannot map the memo: out of memory");
-	/* Big memos are written densely: huge pages save most of the faults. */
-	madvise(m->memo, m->memo_bytes, MADV_HUGEPAGE);
 	return MP_OK;
 }
 
 static void memo_unmap(struct machine *m)
 {
-	if (m->memo != NULL && m->memo != MAP_FAILED)
+	if (m->memo != NULL)
 		munmap(m->memo, m->memo_bytes);
-	if (m->memo_pinned != NULL && m->memo_pinned != MAP_FAILED)
+	if (m->memo_pinned != NULL)
 		munmap(m->memo_pinned, m->pinned_bytes);
+	if (m->memo_records != NULL)
+		munmap(m->memo_records, m->pinned_bytes);
+	if (m->checkpoints != NULL)
+		munmap(m->checkpoints, m->checkpoints_bytes);
 }
 
 /* Store the encoded entry ENC at INDEX. */
 static mp_err memo_store(struct machine *m, uint64_t index, uint32_t enc)
 {
-	mp_err err = memo_reserve(m, index);
-
-	if (err != MP_OK)
-		return err;
-	mp_pickle_ahead_guard(m, m->opos);
 	m->memo[index] = enc;
 	set_pinned(m, index, false);
 	if (index >= m->memo_len)
@@ -208,7 +213,8 @@ static mp_err memo_store(struct machine *m, uint64_t index, uint32_t enc)
 	return MP_OK;
 }
 
-static mp_err memo_put(struct machine *m, uint64_t index)
+/* A put of INDEX (IMPLICIT: by MEMOIZE) of the value on top of the stack. */
+static mp_err memo_put(struct machine *m, uint64_t index, bool implicit)
 {
 	struct slot *top;
 	mp_val v;
@@ -217,8 +223,23 @@ static mp_err memo_put(struct machine *m, uint64_t index)
 
 	if (m->nstack == 0)
 		return corrupt(m, "memo put with an empty stack");
+	if ((err = memo_reserve(m, index)) != MP_OK)
+		return err;
+	mp_pickle_ahead_guard(m, m->opos);
+	/* The thread reading ahead notes the checkpoints of the puts it read. */
+	if (!mp_pickle_ahead_covers(m, m->opos))
+		mp_pickle_checkpoint(m->checkpoints, index, m->prev_opos, m->memo_len);
 	top = &m->stack[m->nstack - 1];
 	v = top->v;
+	/* A str just read, or a record the stream reader keeps apart: only counted. */
+	if (implicit && index == m->memo_len &&
+	    ((m->text_end == m->opos && (mp_val_type(v) == MP_T_STR || mp_val_type(v) == MP_T_BYTES)) ||
+	     (v & 15u) == MP_PICKLE_RECORD_TAG)) {
+		if ((v & 15u) == MP_PICKLE_RECORD_TAG)
+			m->memo_records[index / 64] |= (uint64_t)1 << (index % 64);
+		m->memo_len = index + 1;
+		return MP_OK;
+	}
 	if (v < MEMO_LAZY_BIT) {
 		enc = (uint32_t)v;
 	} else {
@@ -247,6 +268,11 @@ static mp_err memo_get(struct machine *m, uint64_t index)
 	mp_val v;
 	mp_err err;
 
+	if (index < m->memo_len && m->memo[index] == MEMO_EMPTY) {
+		if ((m->memo_records[index / 64] >> (index % 64)) & 1)
+			return mp_pickle_push(m, MP_PICKLE_RECORD_TAG); /* the stream reader gives up */
+		mp_pickle_rescan(m, index);
+	}
 	if (index >= m->memo_len || m->memo[index] == MEMO_EMPTY)
 		return mp_fail(m->diag, MP_E_CORRUPT, "pickle: memo index %llu not defined at byte %zu",
 			       (unsigned long long)index, m->opos);
@@ -288,6 +314,7 @@ static mp_err push_text(struct machine *m, size_t lenbytes, bool is_str)
 	if (err != MP_OK)
 		return heap_error(m, err);
 	m->pos += (size_t)n;
+	m->text_end = m->pos;
 	return mp_pickle_push(m, v);
 }
 
@@ -575,6 +602,7 @@ mp_err mp_pickle_step(struct machine *m, bool *done)
 	uint64_t u = 0;
 	mp_err err;
 
+	m->prev_opos = m->opos;
 	m->opos = m->pos++;
 	switch (op) {
 	case 0x80: return op_proto(m);
@@ -612,9 +640,9 @@ mp_err mp_pickle_step(struct machine *m, bool *done)
 	case 'C': return push_text(m, 1, false);
 	case 'B': return push_text(m, 4, false);
 	case 0x8e: return push_text(m, 8, false);
-	case 0x94: return memo_put(m, m->memo_len);
-	case 'q': err = operand(m, 1, &u); return err ? err : memo_put(m, u);
-	case 'r': err = operand(m, 4, &u); return err ? err : memo_put(m, u);
+	case 0x94: return memo_put(m, m->memo_len, true);
+	case 'q': err = operand(m, 1, &u); return err ? err : memo_put(m, u, false);
+	case 'r': err = operand(m, 4, &u); return err ? err : memo_put(m, u, false);
 	case 'h': err = operand(m, 1, &u); return err ? err : memo_get(m, u);
 	case 'j': err = operand(m, 4, &u); return err ? err : memo_get(m, u);
 	default: return refuse_opcode(m, op);
@@ -660,7 +688,8 @@ mp_err mp_pickle_machine_start(struct machine *m, mp_heap *heap, const unsigned 
 {
 	mp_err err;
 
-	*m = (struct machine){ .heap = heap, .data = data, .len = len, .opts = opts, .diag = diag };
+	*m = (struct machine){ .heap = heap, .data = data, .len = len, .opts = opts, .diag = diag,
+			       .text_end = SIZE_MAX };
 	err = memo_map(m);
 	if (err == MP_OK)
 		mp_pickle_ahead_start(m);

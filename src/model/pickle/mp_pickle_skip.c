@@ -41,16 +41,23 @@ static inline int64_t payload_size(const struct mp_skip_run *m, size_t p, size_t
 	return n > rest - lb ? -1 : (int64_t)(lb + n);
 }
 
-/* Record in the memo, while skipping, what a MEMOIZE/BINPUT at INDEX refers to:
-   a string just passed over (lazily, by LAST_STR) or a skipped value. Only the
-   next fresh index, as CPython writes them: anything else is not undone as
-   simply, so it is left to the machine. */
-static inline bool skip_memo(struct mp_skip_run *m, uint64_t index, size_t last_str)
+/* Record, while skipping, a put of INDEX after the opcode at VALUE_OP (IMPLICIT:
+   by MEMOIZE). Only the next fresh index, as CPython writes them: anything else
+   is not undone as simply, so it is left to the machine. A MEMOIZE is only
+   counted (and noted at its group's checkpoint: mp_pickle_machine.h); a BINPUT
+   is written: a string just passed over lazily (LAST_STR), else MP_SKIPPED. */
+static inline bool skip_memo(struct mp_skip_run *m, uint64_t index, size_t last_str, bool implicit,
+			     size_t value_op)
 {
 	uint32_t enc = (uint32_t)MP_SKIPPED;
 
-	if (index != m->memo_len || index > m->len)
+	if (index != m->memo_len || index > m->len || value_op == SIZE_MAX)
 		return false;
+	mp_pickle_checkpoint(m->checkpoints, index, value_op, m->memo_len);
+	if (implicit) {
+		m->memo_len = index + 1;
+		return true;
+	}
 	if (last_str != SIZE_MAX && last_str < MEMO_LAZY_BIT) {
 		enc = MEMO_LAZY_BIT | (uint32_t)last_str;
 	} else if (last_str != SIZE_MAX) {
@@ -72,6 +79,7 @@ static inline bool skip_memo(struct mp_skip_run *m, uint64_t index, size_t last_
 struct skip_state {
 	size_t depth;
 	size_t nmarks;
+	size_t prev_op; /* offset of the opcode before the current one */
 };
 
 /* What one simulated opcode tells. */
@@ -124,11 +132,11 @@ static inline enum skip_step skip_consume(const struct mp_skip_run *m, struct sk
 }
 
 static inline enum skip_step skip_put(struct mp_skip_run *m, struct skip_state *st, uint64_t index,
-			       size_t last_str)
+			       size_t last_str, bool implicit)
 {
 	enum skip_step r = skip_consume(m, st, 1, 1, true);
 
-	if (r == SKIP_ON && !skip_memo(m, index, last_str))
+	if (r == SKIP_ON && !skip_memo(m, index, last_str, implicit, st->prev_op))
 		return SKIP_ABORT;
 	return r;
 }
@@ -156,12 +164,12 @@ static inline enum skip_step skip_opcode(struct mp_skip_run *m, size_t *p, struc
 	case 0x87: r = skip_consume(m, st, 3, 1, false); break;
 	case '0': r = skip_consume(m, st, 1, 0, false); break;
 	case '2': r = skip_consume(m, st, 1, 2, true); break;
-	case 0x94: r = skip_put(m, st, m->memo_len, *last_str); break;
+	case 0x94: r = skip_put(m, st, m->memo_len, *last_str, true); break;
 	case 'q': case 'r':
 		size = op == 'q' ? 1 : 4;
 		if ((size_t)size > m->len - at)
 			return SKIP_ABORT;
-		r = skip_put(m, st, mp_pickle_read_le(m->data + at, (size_t)size), *last_str);
+		r = skip_put(m, st, mp_pickle_read_le(m->data + at, (size_t)size), *last_str, false);
 		break;
 	case '}': case ']': case ')': case 'N': case 0x88: case 0x89: st->depth++; break;
 	case 'K': case 'h': size = 1, st->depth++; break;
@@ -180,6 +188,7 @@ static inline enum skip_step skip_opcode(struct mp_skip_run *m, size_t *p, struc
 	if (size < 0 || (size_t)size > m->len - at)
 		return SKIP_ABORT;
 	*last_str = str;
+	st->prev_op = *p;
 	*p = at + (size_t)size;
 	return SKIP_ON;
 }
@@ -204,7 +213,7 @@ static bool continues_value(unsigned char op)
    been written: they are written again before they are read). */
 bool mp_pickle_skip_run(struct mp_skip_run *m, size_t start, size_t *end)
 {
-	struct skip_state st = { 0, 0 };
+	struct skip_state st = { 0, 0, SIZE_MAX };
 	size_t p = start, last_str = SIZE_MAX, ahead = 0;
 	size_t start_memo = m->memo_len, start_lazy = m->nlazy ? *m->nlazy : 0;
 	size_t done = SIZE_MAX, done_memo = 0, done_lazy = 0;
@@ -243,7 +252,7 @@ bool mp_pickle_skip_value(struct machine *m, size_t *end)
 	struct mp_skip_run run = {
 		.data = m->data, .len = m->len, .memo = m->memo, .memo_len = m->memo_len,
 		.marks = m->skip_marks, .marks_cap = m->skip_marks_cap,
-		.lazy = &m->lazy, .nlazy = &m->nlazy, .lazy_cap = &m->lazy_cap,
+		.lazy = &m->lazy, .nlazy = &m->nlazy, .lazy_cap = &m->lazy_cap, .checkpoints = m->checkpoints,
 	};
 	size_t memo_len;
 	bool ok;

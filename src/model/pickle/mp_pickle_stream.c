@@ -35,7 +35,7 @@ enum role {
 	R__COUNT
 };
 
-#define PLACEHOLDER_TAG 11u
+#define PLACEHOLDER_TAG MP_PICKLE_RECORD_TAG
 /* A placeholder carries its role and an index: of its record in the open
    records, or of a list of blocks or trace entries among its kind. */
 #define MAX_INDEX ((1u << 23) - 1)
@@ -334,7 +334,7 @@ static mp_err step(struct stream *st, bool *done)
 	struct machine *m = &st->m;
 	unsigned char op = m->data[m->pos];
 	bool taken = false;
-	size_t n;
+	size_t n, at = m->pos;
 	mp_err err;
 
 	switch (op) {
@@ -352,6 +352,10 @@ static mp_err step(struct stream *st, bool *done)
 		if (n > 0 && n <= m->nstack && holds_placeholder(m, m->nstack - n))
 			return MP_E_UNSUPPORTED;
 		break;
+	}
+	if (taken) { /* where the machine's memo puts look for the opcode before them */
+		m->prev_opos = m->opos;
+		m->opos = at;
 	}
 	if (err != MP_OK || taken)
 		return err;
