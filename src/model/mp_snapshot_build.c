@@ -17,6 +17,7 @@
    consecutive blocks almost always share their keys. */
 struct shape_cache {
 	mp_val keys[SHAPE_CACHE_KEYS];
+	const struct mp_field_spec *specs[SHAPE_CACHE_KEYS]; /* each key's field, NULL for unknown keys */
 	size_t n;
 	mp_val shape;
 };
@@ -162,44 +163,48 @@ static const struct mp_field_spec *find_spec(const mp_snapshot_builder *c, enum 
 	return NULL;
 }
 
-static mp_err record_shape(mp_snapshot_builder *c, enum mp_record rec, const mp_val *items, size_t n,
-			   mp_val *shape)
+/* Whether the N pairs at ITEMS have the keys of the last shape of REC, in its order. */
+static bool same_shape(const mp_snapshot_builder *c, enum mp_record rec, const mp_val *items, size_t n)
+{
+	const struct shape_cache *sc = &c->shapes[rec];
+
+	if (n != sc->n || sc->shape == MP_ABSENT)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (items[2 * i] != sc->keys[i])
+			return false;
+	return true;
+}
+
+/* The shape tuple of the N pairs at ITEMS, whose fields are SPECS (cached when it fits). */
+static mp_err new_shape(mp_snapshot_builder *c, enum mp_record rec, const mp_val *items, size_t n,
+			const struct mp_field_spec *const *specs, mp_val *shape)
 {
 	struct shape_cache *sc = &c->shapes[rec];
-	mp_val keys[SHAPE_CACHE_KEYS];
 	mp_err err;
 
-	if (n <= SHAPE_CACHE_KEYS) {
-		bool same = n == sc->n && sc->shape != MP_ABSENT;
-
-		for (size_t i = 0; i < n; i++) {
-			keys[i] = items[2 * i];
-			same = same && keys[i] == sc->keys[i];
-		}
-		if (same) {
-			*shape = sc->shape;
-			return MP_OK;
-		}
-		err = mp_heap_make(c->heap, MP_T_TUPLE, keys, n, shape);
-		if (err == MP_OK) {
-			memcpy(sc->keys, keys, n * sizeof keys[0]);
-			sc->n = n;
-			sc->shape = *shape;
-		}
-		return err;
-	}
 	if ((err = mp_array_grow((void **)&c->scratch, &c->scratch_cap, n, sizeof(mp_val))) != MP_OK)
 		return err;
 	for (size_t i = 0; i < n; i++)
 		c->scratch[i] = items[2 * i];
-	return mp_heap_make(c->heap, MP_T_TUPLE, c->scratch, n, shape);
+	if ((err = mp_heap_make(c->heap, MP_T_TUPLE, c->scratch, n, shape)) != MP_OK || n > SHAPE_CACHE_KEYS)
+		return err;
+	memcpy(sc->keys, c->scratch, n * sizeof sc->keys[0]);
+	memcpy(sc->specs, specs, n * sizeof sc->specs[0]);
+	sc->n = n;
+	sc->shape = *shape;
+	return MP_OK;
 }
 
-/* Read the N pairs at ITEMS as a record of kind REC into REC_PTR (its present/shape/extras too). */
+/* Read the N pairs at ITEMS as a record of kind REC into REC_PTR (its present/shape/extras too).
+   Consecutive records nearly always have the same keys in the same order: then the fields
+   found for the previous one serve again. */
 static mp_err read_record(mp_snapshot_builder *c, enum mp_record rec, const mp_val *items, size_t n,
 			  void *rec_ptr)
 {
 	const struct mp_record_spec *rs = &mp_record_specs[rec];
+	const struct mp_field_spec *specs[SHAPE_CACHE_KEYS];
+	bool same = same_shape(c, rec, items, n);
 	char *base = rec_ptr;
 	mp_val extras = MP_ABSENT, shape;
 	uint32_t present = 0;
@@ -208,8 +213,10 @@ static mp_err read_record(mp_snapshot_builder *c, enum mp_record rec, const mp_v
 
 	c->children = MP_ABSENT;
 	for (size_t i = 0; i < n; i++) {
-		const struct mp_field_spec *spec = find_spec(c, rec, items[2 * i]);
+		const struct mp_field_spec *spec = same ? c->shapes[rec].specs[i] : find_spec(c, rec, items[2 * i]);
 
+		if (i < SHAPE_CACHE_KEYS)
+			specs[i] = spec;
 		if (spec == NULL) {
 			c->snap->projected |= items[2 * i + 1] == MP_SKIPPED;
 			err = mp_array_grow((void **)&c->scratch, &c->scratch_cap, nextra + 1, sizeof(mp_val));
@@ -228,7 +235,8 @@ static mp_err read_record(mp_snapshot_builder *c, enum mp_record rec, const mp_v
 		if (err != MP_OK)
 			return err;
 	}
-	err = record_shape(c, rec, items, n, &shape);
+	shape = c->shapes[rec].shape;
+	err = same ? MP_OK : new_shape(c, rec, items, n, specs, &shape);
 	memcpy(base + rs->shape, &shape, sizeof shape);
 	memcpy(base + rs->extras, &extras, sizeof extras);
 	memcpy(base + rs->present, &present, sizeof present);
