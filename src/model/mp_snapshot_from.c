@@ -104,8 +104,8 @@ mp_err mp_snapshot_from_value(mp_heap *heap, mp_val root, mp_snapshot **out, mp_
 	if ((err = mp_sb_new(heap, diag, &sb)) != MP_OK)
 		return err;
 	err = read_top(sb, heap, root, diag);
-	if (err == MP_OK)
-		return mp_sb_finish(sb, out);
+	if (err == MP_OK && (err = mp_sb_finish(sb, out)) == MP_OK)
+		return MP_OK;
 	if (err == MP_E_NOMEM)
 		mp_fail(diag, err, "snapshot: out of memory");
 	mp_sb_abandon(sb);

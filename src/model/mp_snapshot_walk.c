@@ -1,17 +1,20 @@
-/* mp_snapshot_walk.c - the snapshot dict torch.cuda.memory._snapshot() would have returned,
-   built from what the walker read (key order as torch/csrc/cuda/Module.cpp inserts keys). */
+/* mp_snapshot_walk.c - the snapshot torch.cuda.memory._snapshot() would have returned, built
+   from what the walker read: each record's pairs go to the snapshot builder (key order as
+   torch/csrc/cuda/Module.cpp inserts keys); only the values inside records are made as values. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mp_array.h"
 #include "mp_context.h"
+#include "mp_snapshot_build.h"
 #include "mp_snapshot_walk.h"
 
 struct build {
 	mp_heap *heap;
 	const mp_keys *k;
 	mp_val empty_list;
+	mp_snapshot_builder *sb;
 	mp_ctx_reader *ctx; /* NULL: no frames decoded */
 	mp_val *seq_lists;  /* per frame sequence of CTX, its list once built (0: not yet) */
 	size_t seq_lists_cap;
@@ -109,7 +112,8 @@ static mp_err frames_of(struct build *b, uint64_t ctx, mp_val *out)
 	return err;
 }
 
-static mp_err block_dict(struct build *b, const mp_walk_block *blk, mp_val *out)
+/* A block, as the pairs of its dict, to the builder (no dict is made). */
+static mp_err give_block(struct build *b, const mp_walk_block *blk)
 {
 	mp_val kv[10] = { b->k->address, 0, b->k->size, 0, b->k->requested_size, 0, b->k->state, 0, b->k->frames, 0 };
 	mp_err err;
@@ -118,12 +122,13 @@ static mp_err block_dict(struct build *b, const mp_walk_block *blk, mp_val *out)
 	    (err = u64(b, blk->requested_size, &kv[5])) != MP_OK ||
 	    (err = str(b, mp_walk_state_name(blk->state), &kv[7])) != MP_OK || (err = frames_of(b, blk->context, &kv[9])) != MP_OK)
 		return err;
-	return mp_heap_make(b->heap, MP_T_DICT, kv, 5, out);
+	return mp_sb_block(b->sb, kv, 5);
 }
 
-static mp_err segment_dict(struct build *b, const mp_walk *w, const mp_walk_segment *seg, mp_val *out)
+/* A segment, then its blocks, to the builder. */
+static mp_err give_segment(struct build *b, const mp_walk *w, const mp_walk_segment *seg)
 {
-	mp_val kv[24], *blocks = NULL, pool[2];
+	mp_val kv[24], pool[2];
 	size_t n = 0;
 	mp_err err = MP_OK;
 	const uint64_t ints[] = { seg->address,        seg->total_size,     seg->allocated_size,
@@ -156,26 +161,22 @@ static mp_err segment_dict(struct build *b, const mp_walk *w, const mp_walk_segm
 		kv[n++] = b->k->frames;
 		kv[n++] = b->empty_list;
 	}
-	blocks = calloc(seg->nblocks ? seg->nblocks : 1, sizeof *blocks);
-	if (blocks == NULL)
-		return MP_E_NOMEM;
-	for (size_t i = 0; i < seg->nblocks && err == MP_OK; i++)
-		err = block_dict(b, &w->blocks[seg->first_block + i], &blocks[i]);
 	kv[n++] = b->k->blocks;
-	if (err == MP_OK)
-		err = mp_heap_make(b->heap, MP_T_LIST, blocks, seg->nblocks, &kv[n++]);
-	free(blocks);
-	if (err != MP_OK)
-		return err;
+	kv[n++] = b->empty_list; /* the blocks go to the builder on their own */
 	if (seg->context != 0) {
 		kv[n++] = b->k->frames;
 		if ((err = frames_of(b, seg->context, &kv[n++])) != MP_OK)
 			return err;
 	}
-	return mp_heap_make(b->heap, MP_T_DICT, kv, n / 2, out);
+	if ((err = mp_sb_segment(b->sb, kv, n / 2)) != MP_OK)
+		return err;
+	for (size_t i = 0; i < seg->nblocks && err == MP_OK; i++)
+		err = give_block(b, &w->blocks[seg->first_block + i]);
+	return err == MP_OK ? mp_sb_blocks_end(b->sb) : err;
 }
 
-static mp_err trace_dict(struct build *b, const mp_walk *w, const mp_walk_trace *tr, mp_val *out)
+/* A trace entry, as the pairs of its dict, to the builder. */
+static mp_err give_trace(struct build *b, const mp_walk *w, const mp_walk_trace *tr)
 {
 	mp_val kv[18];
 	size_t n = 0;
@@ -215,7 +216,7 @@ static mp_err trace_dict(struct build *b, const mp_walk *w, const mp_walk_trace 
 		if ((err = frames_of(b, tr->context, &kv[n++])) != MP_OK)
 			return err;
 	}
-	return mp_heap_make(b->heap, MP_T_DICT, kv, n / 2, out);
+	return mp_sb_trace_entry(b->sb, kv, n / 2);
 }
 
 static mp_err list_of(struct build *b, size_t n, mp_err (*item)(struct build *, const mp_walk *, size_t, mp_val *),
@@ -232,21 +233,6 @@ static mp_err list_of(struct build *b, size_t n, mp_err (*item)(struct build *, 
 		err = mp_heap_make(b->heap, MP_T_LIST, items, n, out);
 	free(items);
 	return err;
-}
-
-static mp_err segment_item(struct build *b, const mp_walk *w, size_t i, mp_val *out)
-{
-	return segment_dict(b, w, &w->segments[i], out);
-}
-
-static mp_err trace_item(struct build *b, const mp_walk *w, size_t i, mp_val *out)
-{
-	return trace_dict(b, w, &w->trace[i], out);
-}
-
-static mp_err device_traces(struct build *b, const mp_walk *w, size_t d, mp_val *out)
-{
-	return list_of(b, w->devices[d].ntrace, trace_item, w, w->devices[d].first_trace, out);
 }
 
 static mp_err device_stats(struct build *b, const mp_walk *w, size_t d, mp_val *out)
@@ -336,20 +322,29 @@ static mp_err settings_dict(struct build *b, const mp_walk_settings *s, mp_val *
 	return mp_heap_make(b->heap, MP_T_DICT, kv, n / 2, out);
 }
 
-static mp_err build_root(struct build *b, const mp_walk *w, unsigned flags, mp_val *root)
+/* The segments with their blocks, each device's trace, then the top level, to the builder. */
+static mp_err give_all(struct build *b, const mp_walk *w, unsigned flags)
 {
 	mp_val kv[10], key;
 	size_t n = 0;
-	mp_err err;
+	mp_err err = mp_heap_make(b->heap, MP_T_LIST, NULL, 0, &b->empty_list);
 
-	if ((err = mp_heap_make(b->heap, MP_T_LIST, NULL, 0, &b->empty_list)) != MP_OK)
+	if (err == MP_OK)
+		err = mp_sb_reserve_blocks(b->sb, w->nblocks);
+	for (size_t i = 0; i < w->nsegments && err == MP_OK; i++)
+		err = give_segment(b, w, &w->segments[i]);
+	for (size_t d = 0; d < w->ndevices && err == MP_OK; d++) {
+		for (size_t i = 0; i < w->devices[d].ntrace && err == MP_OK; i++)
+			err = give_trace(b, w, &w->trace[w->devices[d].first_trace + i]);
+		if (err == MP_OK)
+			err = mp_sb_device_end(b->sb);
+	}
+	if (err != MP_OK)
 		return err;
 	kv[n++] = b->k->segments;
-	if ((err = list_of(b, w->nsegments, segment_item, w, 0, &kv[n++])) != MP_OK)
-		return err;
+	kv[n++] = b->empty_list;
 	kv[n++] = b->k->device_traces;
-	if ((err = list_of(b, w->ndevices, device_traces, w, 0, &kv[n++])) != MP_OK)
-		return err;
+	kv[n++] = b->empty_list;
 	if (w->settings.present) {
 		kv[n++] = b->k->allocator_settings;
 		if ((err = settings_dict(b, &w->settings, &kv[n++])) != MP_OK)
@@ -364,13 +359,12 @@ static mp_err build_root(struct build *b, const mp_walk *w, unsigned flags, mp_v
 		if ((err = list_of(b, w->ndevices, device_stats, w, 0, &kv[n++])) != MP_OK)
 			return err;
 	}
-	return mp_heap_make(b->heap, MP_T_DICT, kv, n / 2, root);
+	return mp_sb_top(b->sb, kv, n / 2);
 }
 
 mp_err mp_snapshot_from_walk(const mp_walk *w, mp_target *t, unsigned flags, mp_snapshot **out, mp_diag *diag)
 {
 	struct build b = { .heap = mp_heap_new() };
-	mp_val root;
 	mp_err err;
 
 	*out = NULL;
@@ -379,7 +373,9 @@ mp_err mp_snapshot_from_walk(const mp_walk *w, mp_target *t, unsigned flags, mp_
 	b.k = mp_heap_keys(b.heap);
 	err = t != NULL && !(flags & MP_SW_NO_FRAMES) ? mp_ctx_open(t, &b.ctx, diag) : MP_OK;
 	if (err == MP_OK)
-		err = build_root(&b, w, flags, &root);
+		err = mp_sb_new(b.heap, diag, &b.sb);
+	if (err == MP_OK)
+		err = give_all(&b, w, flags);
 	if (b.ctx != NULL) {
 		if (err == MP_OK)
 			mp_ctx_report(b.ctx, diag);
@@ -387,8 +383,9 @@ mp_err mp_snapshot_from_walk(const mp_walk *w, mp_target *t, unsigned flags, mp_
 	}
 	free(b.seq_lists);
 	free(b.frame_dicts);
-	if (err == MP_OK)
-		err = mp_snapshot_from_value(b.heap, root, out, diag);
+	if (err == MP_OK && (err = mp_sb_finish(b.sb, out)) == MP_OK)
+		b.sb = NULL;
+	mp_sb_abandon(b.sb);
 	if (err != MP_OK) {
 		mp_heap_free(b.heap);
 		return err == MP_E_NOMEM ? mp_fail(diag, err, "out of memory building the snapshot") : err;

@@ -445,10 +445,8 @@ mp_err mp_pickle_read_snapshot(mp_heap *heap, const unsigned char *data, size_t 
 	mp_pickle_machine_end(&st->m);
 	free(st->recs);
 	free(st->kv);
-	if (err == MP_OK) {
-		err = mp_sb_finish(st->sb, out);
+	if (err == MP_OK && (err = mp_sb_finish(st->sb, out)) == MP_OK)
 		st->sb = NULL;
-	}
 	mp_sb_abandon(st->sb);
 	free(st);
 	return err == MP_OK || err == MP_E_NOMEM ? err : MP_E_UNSUPPORTED;
