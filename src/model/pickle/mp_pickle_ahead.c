@@ -32,6 +32,10 @@
 #define MAX_KEY_LEN 64
 /* Memo entries holding a skip key; more than this and the thread gives up. */
 #define MAX_KEY_ENTRIES 64
+/* Times the machine yields to the thread when it has caught up with it, before stopping it and
+   going on alone: on a busy machine the thread may not run for a while, and waiting for it would
+   be slower than one thread. */
+#define PATIENCE 200
 
 struct result {
 	size_t start, end, memo_len;
@@ -197,6 +201,7 @@ static void drop_results_before(struct mp_pickle_ahead *a, size_t x)
 bool mp_pickle_ahead_take(struct machine *m, size_t start, size_t *end, size_t *memo_len)
 {
 	struct mp_pickle_ahead *a = m->ahead;
+	unsigned waits = 0;
 
 	while (a != NULL) {
 		size_t t, h;
@@ -216,6 +221,8 @@ bool mp_pickle_ahead_take(struct machine *m, size_t start, size_t *end, size_t *
 		}
 		if (atomic_load_explicit(&a->past, memory_order_acquire) > start)
 			break; /* past it with no result (or ended) */
+		if (++waits > PATIENCE)
+			break;
 		sched_yield();
 	}
 	mp_pickle_ahead_stop(m);
@@ -233,7 +240,7 @@ void mp_pickle_ahead_wait(struct machine *m, size_t x)
 {
 	struct mp_pickle_ahead *a = m->ahead;
 
-	for (;;) {
+	for (unsigned waits = 0; waits <= PATIENCE; waits++) {
 		size_t past = atomic_load_explicit(&a->past, memory_order_acquire);
 
 		if (past > x) {
@@ -244,4 +251,5 @@ void mp_pickle_ahead_wait(struct machine *m, size_t x)
 		drop_results_before(a, x);
 		sched_yield();
 	}
+	mp_pickle_ahead_stop(m);
 }

@@ -170,14 +170,15 @@ bool mp_pickle_skip_run(struct mp_skip_run *run, size_t start, size_t *end);
 void mp_pickle_ahead_start(struct machine *m);
 
 /* The thread's pass over the list at START: *END and the memo length after it.
-   False when it has none (it is then stopped, and the machine goes on alone). */
+   False when it has none, or has not got there soon (it is then stopped, and the
+   machine goes on alone). */
 bool mp_pickle_ahead_take(struct machine *m, size_t start, size_t *end, size_t *memo_len);
 
 /* Whether the thread read the opcode at X (and so noted its memo checkpoint);
    call after mp_pickle_ahead_guard(M, X). */
 bool mp_pickle_ahead_covers(struct machine *m, size_t x);
 
-/* Wait until the thread is past offset X (or ended). */
+/* Wait until the thread is past offset X (or ended); stop it if it does not get there soon. */
 void mp_pickle_ahead_wait(struct machine *m, size_t x);
 
 /* Stop the thread and free it. */

@@ -1,0 +1,74 @@
+#!/bin/bash
+# speed.sh - every analysis on the big snapshot pickle, and stats at several sizes, in one run: medians of
+# BENCH_RUNS runs (wall time and peak RSS), each command against `memprof segsum` on the same file and
+# segsum against PyTorch's `_memory_viz.py stats` (2.6, Debian trixie; one run). Outputs are checked
+# before any time is reported: segsum must print what the oracle prints, and each command must print the
+# same with the stream reader and the second thread as with the plain generic reader on one thread
+# (MEMPROF_NO_PICKLE_STREAM=1 MEMPROF_THREADS=1).
+#
+# Usage, from the build directory:  MEMPROF=./memprof ../bench/speed.sh
+# Environment: MEMPROF, PYTHON, BENCH_SIZES (blocks; default "100000 1000000 3000000": the last is a
+# ~1 GB pickle, made once in ~90 s with ~8 GB of memory), BENCH_COMMANDS_AT (the size every command
+# runs at; default 1000000), BENCH_RUNS (default 3), MEMPROF_CACHE.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+PYTHON=${PYTHON:-python3}
+MEMPROF=${MEMPROF:-./memprof}
+sizes=${BENCH_SIZES:-100000 1000000 3000000}
+at=${BENCH_COMMANDS_AT:-1000000}
+runs=${BENCH_RUNS:-3}
+
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+bench_need_time
+"$here/../tests/oracle/fetch-oracle.sh" >/dev/null
+oracle=${MEMPROF_CACHE:-$HOME/.cache/memprof}/oracle/trixie/_memory_viz.py
+
+# median CMD...: $runs runs; "wall_s peak_rss_kib" (medians) into $tmp/med; the last run's stdout in $tmp/out
+median() {
+	local w r
+	: >"$tmp/w"; : >"$tmp/r"
+	for _ in $(seq "$runs"); do
+		/usr/bin/time -f '%e %M' -o "$tmp/time" "$@" >"$tmp/out" 2>"$tmp/err" || [ $? -le 1 ] ||
+			{ echo "speed: '$*' failed: $(tail -1 "$tmp/err")" >&2; exit 1; }
+		read -r w r < <(tail -1 "$tmp/time")
+		echo "$w" >>"$tmp/w"
+		echo "$r" >>"$tmp/r"
+	done
+	echo "$(sort -g "$tmp/w" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')" \
+		"$(sort -g "$tmp/r" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')" >"$tmp/med"
+}
+
+row() { # NAME WALL RSS_KIB SIZE_BYTES RATIO_TEXT
+	awk -v n="$1" -v w="$2" -v r="$3" -v s="$4" -v t="$5" 'BEGIN {
+		printf "| %s | %.3f | %.0f | %.2f | %s |\n", n, w, r / 1024, r * 1024 / s, t }'
+}
+
+echo "| what | wall s | peak RSS MiB | RSS / file | ratio |"
+echo "|---|---|---|---|---|"
+for n in $sizes; do
+	big=$(bench_big_pickle "$n")
+	size=$(stat -c %s "$big")
+	runs=1 median "$PYTHON" "$here/../tests/oracle/oracle.py" "$oracle" stats "$big"
+	read -r ow orr <"$tmp/med"
+	cp "$tmp/out" "$tmp/oracle.txt"
+	median "$MEMPROF" segsum "$big"
+	read -r sw sr <"$tmp/med"
+	cmp -s "$tmp/out" "$tmp/oracle.txt" || { echo "speed: segsum differs from the oracle on $big" >&2; exit 1; }
+	label="$n blocks, $(awk -v s="$size" 'BEGIN { printf "%.0f MB", s / 1e6 }')"
+	row "_memory_viz.py stats (2.6), $label" "$ow" "$orr" "$size" ""
+	row "memprof segsum, $label" "$sw" "$sr" "$size" "$(awk -v a="$ow" -v b="$sw" 'BEGIN { printf "%.1fx faster", a / b }')"
+	[ "$n" = "$at" ] || continue
+	for cmd in "segments" "memory" "compare $big" "trace" "categories" "categories --sites 20" "timeline"; do
+		# shellcheck disable=SC2086 # CMD is words
+		MEMPROF_NO_PICKLE_STREAM=1 MEMPROF_THREADS=1 "$MEMPROF" $cmd "$big" >"$tmp/ref.txt" 2>/dev/null || true
+		# shellcheck disable=SC2086
+		median "$MEMPROF" $cmd "$big"
+		read -r w r <"$tmp/med"
+		cmp -s "$tmp/out" "$tmp/ref.txt" || { echo "speed: '$cmd' differs from the generic reader's" >&2; exit 1; }
+		row "memprof ${cmd//$big/FILE}" "$w" "$r" "$size" "$(awk -v a="$w" -v b="$sw" 'BEGIN { printf "%.1fx segsum'"'"'s time", a / b }')"
+	done
+done
