@@ -108,7 +108,9 @@ static mp_err store_field(mp_snapshot_builder *c, const struct mp_field_spec *sp
 	}
 	switch (spec->kind) {
 	case MP_FK_INT:
-		if (mp_val_type(v) == MP_T_BOOL || !mp_heap_get_i64(c->heap, v, &i))
+		if (mp_val_type(v) == MP_T_INT) /* the usual case, at once */
+			i = mp_val_small_int(v);
+		else if (mp_val_type(v) == MP_T_BOOL || !mp_heap_get_i64(c->heap, v, &i))
 			return bad_type(c, key, "an int within 64 bits", v);
 		memcpy(at, &i, sizeof i);
 		return MP_OK;
