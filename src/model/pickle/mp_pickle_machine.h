@@ -128,6 +128,11 @@ void mp_pickle_machine_end(struct machine *m);
 /* Execute the opcode at m->pos; *DONE is set by STOP. */
 mp_err mp_pickle_step(struct machine *m, bool *done) MP_WUR;
 
+/* A MEMOIZE at PUT_OP of the value the opcode at VALUE_OP read, left unwritten:
+   a str or bytes just read, or (RECORD) a record of the stream reader. The memo
+   index is the next one (below the input length: each put takes a byte). */
+void mp_pickle_count_put(struct machine *m, size_t put_op, size_t value_op, bool record);
+
 /* Push V (no memo slot refers to it yet). */
 mp_err mp_pickle_push(struct machine *m, mp_val v) MP_WUR;
 

@@ -225,21 +225,19 @@ static mp_err memo_put(struct machine *m, uint64_t index, bool implicit)
 		return corrupt(m, "memo put with an empty stack");
 	if ((err = memo_reserve(m, index)) != MP_OK)
 		return err;
-	mp_pickle_ahead_guard(m, m->opos);
-	/* The thread reading ahead notes the checkpoints of the puts it read. */
-	if (!mp_pickle_ahead_covers(m, m->opos))
-		mp_pickle_checkpoint(m->checkpoints, index, m->prev_opos, m->memo_len);
 	top = &m->stack[m->nstack - 1];
 	v = top->v;
 	/* A str just read, or a record the stream reader keeps apart: only counted. */
 	if (implicit && index == m->memo_len &&
 	    ((m->text_end == m->opos && (mp_val_type(v) == MP_T_STR || mp_val_type(v) == MP_T_BYTES)) ||
 	     (v & 15u) == MP_PICKLE_RECORD_TAG)) {
-		if ((v & 15u) == MP_PICKLE_RECORD_TAG)
-			m->memo_records[index / 64] |= (uint64_t)1 << (index % 64);
-		m->memo_len = index + 1;
+		mp_pickle_count_put(m, m->opos, m->prev_opos, (v & 15u) == MP_PICKLE_RECORD_TAG);
 		return MP_OK;
 	}
+	mp_pickle_ahead_guard(m, m->opos);
+	/* The thread reading ahead notes the checkpoints of the puts it read. */
+	if (!mp_pickle_ahead_covers(m, m->opos))
+		mp_pickle_checkpoint(m->checkpoints, index, m->prev_opos, m->memo_len);
 	if (v < MEMO_LAZY_BIT) {
 		enc = (uint32_t)v;
 	} else {
@@ -258,6 +256,19 @@ static mp_err memo_put(struct machine *m, uint64_t index, bool implicit)
 	if (top->memo == NO_MEMO)
 		set_pinned(m, index, mp_heap_is_open(m->heap, v));
 	return MP_OK;
+}
+
+void mp_pickle_count_put(struct machine *m, size_t put_op, size_t value_op, bool record)
+{
+	uint64_t index = m->memo_len;
+
+	mp_pickle_ahead_guard(m, put_op);
+	/* The thread reading ahead notes the checkpoints of the puts it read. */
+	if (!mp_pickle_ahead_covers(m, put_op))
+		mp_pickle_checkpoint(m->checkpoints, index, value_op, m->memo_len);
+	if (record)
+		m->memo_records[index / 64] |= (uint64_t)1 << (index % 64);
+	m->memo_len = index + 1;
 }
 
 static mp_err intern_text_at(struct machine *m, size_t at, mp_val *out);

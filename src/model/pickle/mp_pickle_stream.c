@@ -16,10 +16,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mp_array.h"
 #include "mp_pickle_machine.h"
 #include "mp_snapshot_build.h"
+#include "mp_utf8.h"
 
 /* The snapshot's records and lists of records. */
 enum role {
@@ -154,6 +156,133 @@ static mp_err end_list(struct stream *st, enum role r)
 	return MP_OK;
 }
 
+/* ---- a block as CPython writes it, read in one go
+
+   '}' MEMOIZE '(' then pairs, each a key fetched from the memo (BINGET) and a
+   value that is an int (BININT1/2/4, LONG1 of up to 8 bytes), a str
+   (SHORT_BINUNICODE, and its MEMOIZE), an atom fetched from the memo, None, a
+   bool, or a list under a skip key (passed over), then SETITEMS: nearly every
+   block of a big snapshot. Its puts are done as the machine does them. At
+   anything else the machine reads the block from its '}', the memo length as
+   it was (what was done again is done the same way). */
+#define FAST_PAIRS 16
+
+/* The atom memo entry INDEX holds, if it is one that was written. */
+static bool memo_atom(const struct machine *m, uint64_t index, mp_val *v)
+{
+	uint32_t enc;
+
+	if (index >= m->memo_len)
+		return false;
+	enc = m->memo[index];
+	if (enc == MEMO_EMPTY || (enc & MEMO_LAZY_BIT) || (enc & 15u) >= MP_PICKLE_RECORD_TAG)
+		return false;
+	*v = (mp_val)enc;
+	return !mp_val_is_container(*v) && *v != MP_SKIPPED;
+}
+
+static bool is_skip_key(const struct machine *m, mp_val key)
+{
+	for (size_t i = 0; m->opts != NULL && i < m->opts->nskip_keys; i++)
+		if (key == m->opts->skip_keys[i])
+			return true;
+	return false;
+}
+
+/* The value whose opcode is at *P, into *V; *P moves past it (and its MEMOIZE). */
+static bool fast_value(struct stream *st, mp_val key, size_t *p, mp_val *v)
+{
+	struct machine *m = &st->m;
+	const unsigned char *d = m->data;
+	size_t at = *p, rest = m->len - at, n, end;
+	int64_t i;
+
+	switch (d[at]) {
+	case 'K': if (rest < 2) return false; *v = mp_val_from_small_int(d[at + 1]); *p += 2; return true;
+	case 'M': if (rest < 3) return false; *v = mp_val_from_small_int((int64_t)mp_pickle_read_le(d + at + 1, 2)); *p += 3; return true;
+	case 'J':
+		if (rest < 5)
+			return false;
+		*v = mp_val_from_small_int((int32_t)(uint32_t)mp_pickle_read_le(d + at + 1, 4));
+		*p += 5;
+		return true;
+	case 0x8a: /* LONG1: little-endian two's complement, here of 1 to 8 bytes */
+		if (rest < 2 || (n = d[at + 1]) == 0 || n > 8 || rest - 2 < n)
+			return false;
+		i = (int64_t)(mp_pickle_read_le(d + at + 2, n) << (64 - 8 * n)) >> (64 - 8 * n);
+		if (!mp_fits_small_int(i))
+			return false;
+		*v = mp_val_from_small_int(i);
+		*p += 2 + n;
+		return true;
+	case 'N': *v = MP_NONE; *p += 1; return true;
+	case 0x88: *v = MP_TRUE; *p += 1; return true;
+	case 0x89: *v = MP_FALSE; *p += 1; return true;
+	case 'h': if (rest < 2) return false; *p += 2; return memo_atom(m, d[at + 1], v);
+	case 'j': if (rest < 5) return false; *p += 5; return memo_atom(m, mp_pickle_read_le(d + at + 1, 4), v);
+	case 0x8c:
+		if (rest < 2 || rest - 2 < (n = d[at + 1]) || !mp_utf8_valid(d + at + 2, n, true) ||
+		    mp_heap_str(m->heap, (const char *)d + at + 2, n, v) != MP_OK)
+			return false;
+		*p += 2 + n;
+		if (*p < m->len && d[*p] == 0x94) {
+			mp_pickle_count_put(m, *p, at, false);
+			*p += 1;
+		}
+		return true;
+	case ']':
+		m->pos = at;
+		if (!is_skip_key(m, key) || !mp_pickle_skip_value(m, &end))
+			return false;
+		*v = MP_SKIPPED;
+		*p = end;
+		return true;
+	default: return false;
+	}
+}
+
+/* Read the block dict at m->pos into KV (*N pairs); *AFTER: the offset past its SETITEMS.
+   False: the machine reads it (m->pos and the memo length are as they were). */
+static bool fast_block(struct stream *st, mp_val *kv, size_t *n, size_t *after)
+{
+	struct machine *m = &st->m;
+	const unsigned char *d = m->data;
+	size_t start = m->pos, p = start + 1, memo_len = m->memo_len;
+
+	*n = 0;
+	if (m->len - p < 2 || d[p] != 0x94 || d[p + 1] != '(')
+		return false;
+	mp_pickle_count_put(m, p, start, true); /* the dict's own: a record */
+	for (p += 2; p < m->len && d[p] != 'u' && *n < FAST_PAIRS; (*n)++) {
+		uint64_t index;
+
+		if (d[p] == 'h' && m->len - p >= 2)
+			index = d[p + 1], p += 2;
+		else if (d[p] == 'j' && m->len - p >= 5)
+			index = mp_pickle_read_le(d + p + 1, 4), p += 5;
+		else
+			goto give_up;
+		if (!memo_atom(m, index, &kv[2 * *n]) || mp_val_type(kv[2 * *n]) != MP_T_STR || p >= m->len)
+			goto give_up;
+		for (size_t j = 0; j < *n; j++)
+			if (kv[2 * j] == kv[2 * *n])
+				goto give_up; /* a repeated key */
+		if (!fast_value(st, kv[2 * *n], &p, &kv[2 * *n + 1]))
+			goto give_up; /* (P may have moved) */
+	}
+	/* SETITEMS, and no other batch of the same dict after it */
+	if (p < m->len && d[p] == 'u' && *n > 0 && (m->len - p < 2 || d[p + 1] != '(')) {
+		*after = p + 1;
+		m->pos = start;
+		return true;
+	}
+give_up:
+	m->memo_len = memo_len;
+	m->pos = start;
+	*n = 0;
+	return false;
+}
+
 /* '}' or ']': a record or a list of records gets its placeholder; anything
    else is the generic machine's (which passes over a skip key's list itself,
    save under a record, which it cannot see as a dict). */
@@ -179,10 +308,20 @@ static mp_err op_open(struct stream *st, bool is_dict, bool *taken)
 	if (is_dict != is_record(r) || st->nrecs >= MAX_INDEX || st->lists[r] >= MAX_INDEX)
 		return MP_E_UNSUPPORTED;
 	if (is_record(r)) {
-		if (mp_array_grow((void **)&st->recs, &st->recs_cap, st->nrecs + 1, sizeof *st->recs) != MP_OK)
+		mp_val kv[2 * FAST_PAIRS];
+		size_t n = 0, after = 0;
+		bool fast = r == R_BLOCK && fast_block(st, kv, &n, &after);
+
+		if (mp_array_grow((void **)&st->recs, &st->recs_cap, st->nrecs + 1, sizeof *st->recs) != MP_OK ||
+		    mp_array_grow((void **)&st->kv, &st->kv_cap, st->nkv + 2 * n, sizeof *st->kv) != MP_OK)
 			return MP_E_NOMEM;
-		st->recs[st->nrecs] = (struct rec){ .role = r, .first = (uint32_t)st->nkv };
+		st->recs[st->nrecs] = (struct rec){ .role = r, .first = (uint32_t)st->nkv, .n = (uint32_t)n };
 		index = st->nrecs++;
+		if (fast) { /* the block is read, pairs and all */
+			memcpy(st->kv + st->nkv, kv, 2 * n * sizeof *kv);
+			st->nkv += 2 * n;
+			m->pos = after - 1; /* at its SETITEMS, passed below */
+		}
 	} else {
 		/* A new list of blocks or entries: the previous one is complete. */
 		if (st->lists[r] > 0 && (err = end_list(st, r)) != MP_OK)
