@@ -191,8 +191,10 @@ static mp_err new_shape(mp_snapshot_builder *c, enum mp_record rec, const mp_val
 		c->scratch[i] = items[2 * i];
 	if ((err = mp_heap_make(c->heap, MP_T_TUPLE, c->scratch, n, shape)) != MP_OK || n > SHAPE_CACHE_KEYS)
 		return err;
-	memcpy(sc->keys, c->scratch, n * sizeof sc->keys[0]);
-	memcpy(sc->specs, specs, n * sizeof sc->specs[0]);
+	if (n > 0) { /* a record with no keys has no scratch array to copy from (memcpy wants one) */
+		memcpy(sc->keys, c->scratch, n * sizeof sc->keys[0]);
+		memcpy(sc->specs, specs, n * sizeof sc->specs[0]);
+	}
 	sc->n = n;
 	sc->shape = *shape;
 	return MP_OK;

@@ -349,7 +349,7 @@ static mp_err complete(struct stream *st, mp_val v, size_t its_list)
 {
 	enum role r = role_of(v);
 	struct rec *rec = is_record(r) ? &st->recs[index_of(v)] : NULL;
-	const mp_val *kv = rec ? st->kv + rec->first : NULL;
+	const mp_val *kv = rec != NULL && st->kv != NULL ? st->kv + rec->first : NULL; /* none yet: no pairs */
 	mp_err err = MP_OK;
 
 	if (rec != NULL && rec->done)
