@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Inputs smaller than this are read by the machine alone: a thread costs more than it saves.
@@ -32,10 +33,12 @@
 #define MAX_KEY_LEN 64
 /* Memo entries holding a skip key; more than this and the thread gives up. */
 #define MAX_KEY_ENTRIES 64
-/* Times the machine yields to the thread when it has caught up with it, before stopping it and
-   going on alone: on a busy machine the thread may not run for a while, and waiting for it would
-   be slower than one thread. */
-#define PATIENCE 200
+/* How long the machine waits for the thread when it has caught up with it and the thread does
+   not move on, before stopping it and going on alone: on a busy machine the thread may not run
+   for a while, and waiting for it would be slower than one thread. While the thread moves, the
+   machine waits: the thread reads everything, the machine only the records, so the machine is
+   often the one that waits. */
+#define PATIENCE_NS 5000000L
 
 struct result {
 	size_t start, end, memo_len;
@@ -198,13 +201,35 @@ static void drop_results_before(struct mp_pickle_ahead *a, size_t x)
 	atomic_store_explicit(&a->tail, t, memory_order_release);
 }
 
+/* How long the machine has waited for the thread without it moving on. */
+struct patience {
+	struct timespec since; /* when the thread was last seen to move on */
+	size_t past;           /* where it was then */
+};
+
+/* Whether the machine has waited long enough for the thread, which is now at PAST. */
+static bool out_of_patience(struct patience *w, size_t past)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if ((w->since.tv_sec == 0 && w->since.tv_nsec == 0) || past != w->past) {
+		w->since = now;
+		w->past = past;
+		return false;
+	}
+	return (now.tv_sec - w->since.tv_sec) * 1000000000L + (now.tv_nsec - w->since.tv_nsec) > PATIENCE_NS;
+}
+
 bool mp_pickle_ahead_take(struct machine *m, size_t start, size_t *end, size_t *memo_len)
 {
 	struct mp_pickle_ahead *a = m->ahead;
-	unsigned waits = 0;
+	struct patience w = { { 0, 0 }, 0 };
 
 	while (a != NULL) {
-		size_t t, h;
+		/* Where the thread is, read before its results: if it was past START then, a result
+		   for START is among them or there is none. */
+		size_t past = atomic_load_explicit(&a->past, memory_order_acquire), t, h;
 
 		drop_results_before(a, start);
 		t = atomic_load_explicit(&a->tail, memory_order_relaxed);
@@ -212,6 +237,8 @@ bool mp_pickle_ahead_take(struct machine *m, size_t start, size_t *end, size_t *
 		if (t < h) {
 			const struct result *r = &a->ring[t % RING];
 
+			if (r->start < start)
+				continue; /* published since the results before START were dropped */
 			if (r->start != start)
 				break; /* the thread passed this list by */
 			*end = r->end;
@@ -219,9 +246,9 @@ bool mp_pickle_ahead_take(struct machine *m, size_t start, size_t *end, size_t *
 			atomic_store_explicit(&a->tail, t + 1, memory_order_release);
 			return true;
 		}
-		if (atomic_load_explicit(&a->past, memory_order_acquire) > start)
+		if (past > start)
 			break; /* past it with no result (or ended) */
-		if (++waits > PATIENCE)
+		if (out_of_patience(&w, past))
 			break;
 		sched_yield();
 	}
@@ -239,10 +266,13 @@ bool mp_pickle_ahead_covers(struct machine *m, size_t x)
 void mp_pickle_ahead_wait(struct machine *m, size_t x)
 {
 	struct mp_pickle_ahead *a = m->ahead;
+	struct patience w = { { 0, 0 }, 0 };
 
-	for (unsigned waits = 0; waits <= PATIENCE; waits++) {
+	for (;;) {
 		size_t past = atomic_load_explicit(&a->past, memory_order_acquire);
 
+		if (out_of_patience(&w, past))
+			break;
 		if (past > x) {
 			m->ahead_past = past;
 			return;
