@@ -4,16 +4,18 @@
 
    The thread reads the input from its start, opcode by opcode (opcode lengths do not depend on
    the machine's state, so it knows every opcode's place), counts memo puts as the machine will,
-   and knows which memo entries hold a skip key's string. At an EMPTY_LIST right after such a key
-   it runs the skipper (mp_pickle_skip_run), which writes the list's memo entries, and publishes
-   the list's start, end and the memo length after it. The machine, at a list it would pass over,
-   takes that result instead of reading the list.
+   notes the memo checkpoint of every put it reads (mp_pickle_machine.h), and knows which memo
+   entries hold a skip key's string. At an EMPTY_LIST right after such a key it runs the skipper
+   (mp_pickle_skip_run), which counts the list's puts (and writes the entries of its BINPUTs), and
+   publishes the list's start, end and the memo length after it. The machine, at a list it would
+   pass over, takes that result instead of reading the list.
 
-   Sharing: the thread writes memo entries only for puts at offsets past what it has published
-   (PAST); the machine writes an entry for a put at offset X only once PAST > X
-   (mp_pickle_ahead_guard), and it never reads an entry before its put. Whenever the two disagree
-   on a list (the machine passes over one the thread did not, or the thread gives up), the thread
-   is stopped and the machine goes on alone: results never change, only the time. */
+   Sharing: the thread writes memo entries and checkpoints only for puts at offsets past what it
+   has published (PAST); the machine writes an entry for a put at offset X only once PAST > X
+   (mp_pickle_ahead_guard), notes no checkpoint where the thread read, and never reads an entry
+   before its put. Whenever the two disagree on a list (the machine passes over one the thread
+   did not, or the thread gives up), the thread is stopped and the machine goes on alone:
+   results never change, only the time. */
 #include "mp_pickle_machine.h"
 
 #include <pthread.h>
