@@ -12,8 +12,9 @@
 #include "mp_value.h"
 
 /* Memo entries are 32 bits: a value handle when it fits, else a reference
-   into big[] marked with the unused tag 15, or a string the skipper passed
-   over, by the offset of its opcode in lazy[] (tag 14), built when fetched. */
+   into big[] marked with the unused tag 15, or a string passed over, by the
+   offset of its opcode in lazy[] (tag 14), built when fetched; or empty, for
+   a put only counted (see "memo entries left unwritten" below). */
 #define MEMO_BIG_TAG 15u
 #define MEMO_LAZY_TAG 14u
 /* Or, for inputs under 2 GiB, that offset itself with the top bit set. */
@@ -144,8 +145,9 @@ mp_err mp_pickle_settle(struct machine *m, struct slot *s, mp_val *out) MP_WUR;
 bool mp_pickle_at_skip_key(const struct machine *m);
 
 /* Pass over the list whose first opcode is at m->pos without building it;
-   on success the offset after it is in *END and the memo holds what the list
-   memoized (strings lazily, the rest as MP_SKIPPED). On failure nothing changed
+   on success the offset after it is in *END and the memo length counts what
+   the list memoized (unwritten, found again on a fetch: strings built then,
+   the rest as MP_SKIPPED; a BINPUT's entry written so). On failure nothing changed
    that will be read. Takes the second thread's result when it has one. */
 bool mp_pickle_skip_value(struct machine *m, size_t *end);
 
