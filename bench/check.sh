@@ -45,8 +45,6 @@ big=$(bench_big_pickle "$blocks")
 echo "file: $big ($blocks blocks); this build against $rev (${sha:0:12}), median of $runs, interleaved"
 printf '%-34s %9s %9s %7s %9s %9s %7s\n' "command" "old_s" "new_s" "new/old" "old_MiB" "new_MiB" "new/old"
 
-# median of the numbers on stdin
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 # figure NAME ARGS...: time both builds on ARGS (the file appended), check outputs, print a row; sets worse=1
 worse=0
@@ -71,8 +69,8 @@ figure() {
 		echo "check: '$name': the two builds print different outputs" >&2
 		worse=1
 	fi
-	awk -v n="$name" -v ow="$(median <"$tmp/old.w")" -v nw="$(median <"$tmp/new.w")" \
-		-v or="$(median <"$tmp/old.r")" -v nr="$(median <"$tmp/new.r")" -v s="$slack" 'BEGIN {
+	awk -v n="$name" -v ow="$(bench_median <"$tmp/old.w")" -v nw="$(bench_median <"$tmp/new.w")" \
+		-v or="$(bench_median <"$tmp/old.r")" -v nr="$(bench_median <"$tmp/new.r")" -v s="$slack" 'BEGIN {
 		tw = ow > 0 ? nw / ow : 1; tr = or > 0 ? nr / or : 1
 		flag = (tw > 1 + s || tr > 1 + s) ? "  WORSE" : ""
 		printf "%-34s %9.3f %9.3f %7.2f %9.1f %9.1f %7.2f%s\n", n, ow, nw, tw, or / 1024, nr / 1024, tr, flag

@@ -22,6 +22,21 @@ bench_need_time() {
 	if [ "$(id -u)" -eq 0 ]; then apt-get install -y -q time >&2; else sudo apt-get install -y -q time >&2; fi
 }
 
+# bench_oracle_init: what the benchmarks against PyTorch's _memory_viz.py share: a scratch $tmp removed at exit,
+# GNU time, the oracle files fetched once, and odir, where they are.
+bench_oracle_init() {
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	bench_need_time
+	"$here/../tests/oracle/fetch-oracle.sh" >/dev/null
+	odir=${MEMPROF_CACHE:-$HOME/.cache/memprof}/oracle
+}
+
+# bench_median: the median of the numbers on stdin, one per line.
+bench_median() {
+	sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
 # bench_best OUT CMD...: $runs runs; prints "wall_s peak_rss_kib" of the fastest; CMD's stdout goes to OUT
 # (its stderr, warnings included, to $tmp/stderr: shown only when it fails).
 # Fails (1) when a run of CMD fails.

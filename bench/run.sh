@@ -15,11 +15,7 @@ runs=${BENCH_RUNS:-3}
 
 # shellcheck source=bench/lib.sh
 . "$here/lib.sh"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-bench_need_time
-"$here/../tests/oracle/fetch-oracle.sh" >/dev/null
-odir=${MEMPROF_CACHE:-$HOME/.cache/memprof}/oracle
+bench_oracle_init
 big=$(bench_big_pickle "$blocks")
 size=$(stat -c %s "$big")
 

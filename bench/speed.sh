@@ -21,11 +21,8 @@ runs=${BENCH_RUNS:-3}
 
 # shellcheck source=bench/lib.sh
 . "$here/lib.sh"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-bench_need_time
-"$here/../tests/oracle/fetch-oracle.sh" >/dev/null
-oracle=${MEMPROF_CACHE:-$HOME/.cache/memprof}/oracle/trixie/_memory_viz.py
+bench_oracle_init
+oracle=$odir/trixie/_memory_viz.py
 
 # median CMD...: $runs runs; "wall_s peak_rss_kib" (medians) into $tmp/med; the last run's stdout in $tmp/out
 median() {
@@ -38,8 +35,7 @@ median() {
 		echo "$w" >>"$tmp/w"
 		echo "$r" >>"$tmp/r"
 	done
-	echo "$(sort -g "$tmp/w" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')" \
-		"$(sort -g "$tmp/r" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')" >"$tmp/med"
+	echo "$(bench_median <"$tmp/w")" "$(bench_median <"$tmp/r")" >"$tmp/med"
 }
 
 row() { # NAME WALL RSS_KIB SIZE_BYTES RATIO_TEXT
