@@ -134,6 +134,10 @@ mp_err mp_pickle_step(struct machine *m, bool *done) MP_WUR;
    index is the next one (below the input length: each put takes a byte). */
 void mp_pickle_count_put(struct machine *m, size_t put_op, size_t value_op, bool record);
 
+/* Write frozen value V to memo INDEX, a put counted (mp_pickle_count_put) when
+   its container opened and written now that the container is complete. */
+mp_err mp_pickle_put_late(struct machine *m, uint64_t index, mp_val v) MP_WUR;
+
 /* Push V (no memo slot refers to it yet). */
 mp_err mp_pickle_push(struct machine *m, mp_val v) MP_WUR;
 

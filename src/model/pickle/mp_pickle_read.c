@@ -213,12 +213,28 @@ static mp_err memo_store(struct machine *m, uint64_t index, uint32_t enc)
 	return MP_OK;
 }
 
+/* The memo's 32-bit form of V. */
+static mp_err memo_encode(struct machine *m, mp_val v, uint32_t *enc)
+{
+	if (v < MEMO_LAZY_BIT) {
+		*enc = (uint32_t)v;
+		return MP_OK;
+	}
+	if (m->nbig >= (1u << 27))
+		return mp_fail(m->diag, MP_E_LIMIT, "pickle: too many memo entries");
+	if (mp_array_grow((void **)&m->big, &m->big_cap, m->nbig + 1, sizeof *m->big) != MP_OK)
+		return heap_error(m, MP_E_NOMEM);
+	m->big[m->nbig] = v;
+	*enc = (uint32_t)(m->nbig++ << 4) | MEMO_BIG_TAG;
+	return MP_OK;
+}
+
 /* A put of INDEX (IMPLICIT: by MEMOIZE) of the value on top of the stack. */
 static mp_err memo_put(struct machine *m, uint64_t index, bool implicit)
 {
 	struct slot *top;
 	mp_val v;
-	uint32_t enc;
+	uint32_t enc = MEMO_EMPTY;
 	mp_err err;
 
 	if (m->nstack == 0)
@@ -238,16 +254,8 @@ static mp_err memo_put(struct machine *m, uint64_t index, bool implicit)
 	/* The thread reading ahead notes the checkpoints of the puts it read. */
 	if (!mp_pickle_ahead_covers(m, m->opos))
 		mp_pickle_checkpoint(m->checkpoints, index, m->prev_opos, m->memo_len);
-	if (v < MEMO_LAZY_BIT) {
-		enc = (uint32_t)v;
-	} else {
-		if (m->nbig >= (1u << 27))
-			return mp_fail(m->diag, MP_E_LIMIT, "pickle: too many memo entries");
-		if (mp_array_grow((void **)&m->big, &m->big_cap, m->nbig + 1, sizeof *m->big) != MP_OK)
-			return heap_error(m, MP_E_NOMEM);
-		m->big[m->nbig] = v;
-		enc = (uint32_t)(m->nbig++ << 4) | MEMO_BIG_TAG;
-	}
+	if ((err = memo_encode(m, v, &enc)) != MP_OK)
+		return err;
 	err = memo_store(m, index, enc);
 	if (err != MP_OK)
 		return err;
@@ -269,6 +277,14 @@ void mp_pickle_count_put(struct machine *m, size_t put_op, size_t value_op, bool
 	if (record)
 		m->memo_records[index / 64] |= (uint64_t)1 << (index % 64);
 	m->memo_len = index + 1;
+}
+
+mp_err mp_pickle_put_late(struct machine *m, uint64_t index, mp_val v)
+{
+	uint32_t enc = MEMO_EMPTY;
+	mp_err err = memo_encode(m, v, &enc);
+
+	return err != MP_OK ? err : memo_store(m, index, enc);
 }
 
 static mp_err intern_text_at(struct machine *m, size_t at, mp_val *out);
@@ -308,6 +324,17 @@ static mp_err memo_get(struct machine *m, uint64_t index)
 
 /* ---- atoms */
 
+/* The str (IS_STR) or bytes of the N bytes at m->pos. */
+static mp_err make_text(struct machine *m, size_t n, bool is_str, mp_val *out)
+{
+	const unsigned char *b = m->data + m->pos;
+	mp_err err = is_str ? mp_heap_str_utf8(m->heap, (const char *)b, n, out) : mp_heap_bytes(m->heap, b, n, out);
+
+	if (err == MP_E_CORRUPT)
+		return corrupt(m, "invalid UTF-8 in a string");
+	return err != MP_OK ? heap_error(m, err) : MP_OK;
+}
+
 static mp_err push_text(struct machine *m, size_t lenbytes, bool is_str)
 {
 	uint64_t n;
@@ -318,12 +345,8 @@ static mp_err push_text(struct machine *m, size_t lenbytes, bool is_str)
 		return err;
 	if (n > m->len - m->pos)
 		return truncated(m);
-	if (is_str && !mp_utf8_valid(m->data + m->pos, (size_t)n, true))
-		return corrupt(m, "invalid UTF-8 in a string");
-	err = is_str ? mp_heap_str(m->heap, (const char *)m->data + m->pos, (size_t)n, &v)
-		     : mp_heap_bytes(m->heap, m->data + m->pos, (size_t)n, &v);
-	if (err != MP_OK)
-		return heap_error(m, err);
+	if ((err = make_text(m, (size_t)n, is_str, &v)) != MP_OK)
+		return err;
 	m->pos += (size_t)n;
 	m->text_end = m->pos;
 	return mp_pickle_push(m, v);
@@ -344,13 +367,8 @@ static mp_err intern_text_at(struct machine *m, size_t at, mp_val *out)
 	err = operand(m, lenbytes, &n);
 	if (err == MP_OK && n > m->len - m->pos)
 		err = truncated(m);
-	if (err == MP_OK && is_str && !mp_utf8_valid(m->data + m->pos, (size_t)n, true))
-		err = corrupt(m, "invalid UTF-8 in a string");
 	if (err == MP_OK)
-		err = is_str ? mp_heap_str(m->heap, (const char *)m->data + m->pos, (size_t)n, out)
-			     : mp_heap_bytes(m->heap, m->data + m->pos, (size_t)n, out);
-	if (err != MP_OK && err != MP_E_TRUNCATED && err != MP_E_CORRUPT)
-		err = heap_error(m, err);
+		err = make_text(m, (size_t)n, is_str, out);
 	m->pos = saved_pos;
 	m->opos = saved_opos;
 	return err;

@@ -189,8 +189,15 @@ static bool is_skip_key(const struct machine *m, mp_val key)
 	return false;
 }
 
-/* The value whose opcode is at *P, into *V; *P moves past it (and its MEMOIZE). */
-static bool fast_value(struct stream *st, mp_val key, size_t *p, mp_val *v)
+static bool fast_dict(struct stream *st, size_t *p, mp_val *v, int depth);
+static bool fast_list(struct stream *st, size_t *p, mp_val *v, int depth);
+
+/* How deep small containers nest in one read in one go (frames: a list of dicts). */
+#define FAST_DEPTH 3
+
+/* The value whose opcode is at *P, into *V; *P moves past it (and its MEMOIZE).
+   DEPTH: containers open around it in this read. */
+static bool fast_value(struct stream *st, mp_val key, size_t *p, mp_val *v, int depth)
 {
 	struct machine *m = &st->m;
 	const unsigned char *d = m->data;
@@ -221,8 +228,8 @@ static bool fast_value(struct stream *st, mp_val key, size_t *p, mp_val *v)
 	case 'h': if (rest < 2) return false; *p += 2; return memo_atom(m, d[at + 1], v);
 	case 'j': if (rest < 5) return false; *p += 5; return memo_atom(m, mp_pickle_read_le(d + at + 1, 4), v);
 	case 0x8c:
-		if (rest < 2 || rest - 2 < (n = d[at + 1]) || !mp_utf8_valid(d + at + 2, n, true) ||
-		    mp_heap_str(m->heap, (const char *)d + at + 2, n, v) != MP_OK)
+		if (rest < 2 || rest - 2 < (n = d[at + 1]) ||
+		    mp_heap_str_utf8(m->heap, (const char *)d + at + 2, n, v) != MP_OK)
 			return false;
 		*p += 2 + n;
 		if (*p < m->len && d[*p] == 0x94) {
@@ -231,14 +238,40 @@ static bool fast_value(struct stream *st, mp_val key, size_t *p, mp_val *v)
 		}
 		return true;
 	case ']':
+		if (!is_skip_key(m, key))
+			return depth < FAST_DEPTH && fast_list(st, p, v, depth + 1);
 		m->pos = at;
-		if (!is_skip_key(m, key) || !mp_pickle_skip_value(m, &end))
+		if (!mp_pickle_skip_value(m, &end))
 			return false;
 		*v = MP_SKIPPED;
 		*p = end;
 		return true;
+	case '}': return depth < FAST_DEPTH && fast_dict(st, p, v, depth + 1);
 	default: return false;
 	}
+}
+
+/* The pairs of a dict from *P (after its MARK) to its SETITEMS, which *P is
+   left at: keys are strs (from the memo, or fresh), values what fast_value
+   reads; at most FAST_PAIRS, no key twice, and no second batch after. */
+static bool fast_pairs(struct stream *st, size_t *p, mp_val *kv, size_t *n, int depth)
+{
+	const struct machine *m = &st->m;
+	const unsigned char *d = m->data;
+
+	for (*n = 0; *p < m->len && d[*p] != 'u'; (*n)++) {
+		mp_val *key = &kv[2 * *n];
+
+		if (*n == FAST_PAIRS || !fast_value(st, MP_ABSENT, p, key, depth) || mp_val_type(*key) != MP_T_STR ||
+		    *p >= m->len)
+			return false;
+		for (size_t j = 0; j < *n; j++)
+			if (kv[2 * j] == *key)
+				return false; /* a repeated key */
+		if (!fast_value(st, *key, p, key + 1, depth))
+			return false;
+	}
+	return *p < m->len && *n > 0 && (m->len - *p < 2 || d[*p + 1] != '(');
 }
 
 /* Read the block dict at m->pos into KV (*N pairs); *AFTER: the offset past its SETITEMS.
@@ -253,33 +286,99 @@ static bool fast_block(struct stream *st, mp_val *kv, size_t *n, size_t *after)
 	if (m->len - p < 2 || d[p] != 0x94 || d[p + 1] != '(')
 		return false;
 	mp_pickle_count_put(m, p, start, true); /* the dict's own: a record */
-	for (p += 2; p < m->len && d[p] != 'u' && *n < FAST_PAIRS; (*n)++) {
-		uint64_t index;
-
-		if (d[p] == 'h' && m->len - p >= 2)
-			index = d[p + 1], p += 2;
-		else if (d[p] == 'j' && m->len - p >= 5)
-			index = mp_pickle_read_le(d + p + 1, 4), p += 5;
-		else
-			goto give_up;
-		if (!memo_atom(m, index, &kv[2 * *n]) || mp_val_type(kv[2 * *n]) != MP_T_STR || p >= m->len)
-			goto give_up;
-		for (size_t j = 0; j < *n; j++)
-			if (kv[2 * j] == kv[2 * *n])
-				goto give_up; /* a repeated key */
-		if (!fast_value(st, kv[2 * *n], &p, &kv[2 * *n + 1]))
-			goto give_up; /* (P may have moved) */
-	}
-	/* SETITEMS, and no other batch of the same dict after it */
-	if (p < m->len && d[p] == 'u' && *n > 0 && (m->len - p < 2 || d[p + 1] != '(')) {
+	p += 2;
+	if (fast_pairs(st, &p, kv, n, 0)) {
 		*after = p + 1;
 		m->pos = start;
 		return true;
 	}
-give_up:
 	m->memo_len = memo_len;
 	m->pos = start;
 	*n = 0;
+	return false;
+}
+
+/* ---- small dicts and lists that are no record, read in one go
+
+   Nearly all of a full read is frames: lists of a few dicts of a few atoms
+   each, '}' MEMOIZE '(' pairs 'u' in lists ']' MEMOIZE '(' dicts 'e'. Each is
+   built frozen at once (mp_heap_make, which finds an equal one without
+   building it), its memo entry written when it is complete: no open
+   container, no stack, no marks. A single item or pair ('a', 's' instead of
+   a batch) is taken too; anything else the machine reads from the start, the
+   memo length as it was. A container built so is frozen where the machine
+   would have left it open until it was put somewhere: an input that fills it
+   later makes the stream reader give up (and the generic machine read it). */
+#define FAST_ITEMS 64
+
+/* The dict at *P ('}'), its value in *V; *P moves past its SETITEMS. */
+static bool fast_dict(struct stream *st, size_t *p, mp_val *v, int depth)
+{
+	struct machine *m = &st->m;
+	const unsigned char *d = m->data;
+	size_t at = *p, n = 0;
+	uint64_t index = m->memo_len;
+	mp_val kv[2 * FAST_PAIRS];
+
+	if (m->len - at < 4 || d[at + 1] != 0x94)
+		return false;
+	mp_pickle_count_put(m, at + 1, at, false);
+	*p = at + 2;
+	if (d[*p] == '(') {
+		*p += 1;
+		if (!fast_pairs(st, p, kv, &n, depth))
+			return false;
+	} else if (fast_value(st, MP_ABSENT, p, &kv[0], depth) && mp_val_type(kv[0]) == MP_T_STR && *p < m->len &&
+		   fast_value(st, kv[0], p, &kv[1], depth) && *p < m->len && d[*p] == 's') {
+		n = 1;
+	} else {
+		return false;
+	}
+	*p += 1;
+	return mp_heap_make(m->heap, MP_T_DICT, kv, n, v) == MP_OK && mp_pickle_put_late(m, index, *v) == MP_OK;
+}
+
+/* The list at *P (']'), its value in *V; *P moves past its APPENDS. */
+static bool fast_list(struct stream *st, size_t *p, mp_val *v, int depth)
+{
+	struct machine *m = &st->m;
+	const unsigned char *d = m->data;
+	size_t at = *p, n = 0;
+	uint64_t index = m->memo_len;
+	mp_val items[FAST_ITEMS];
+
+	if (m->len - at < 4 || d[at + 1] != 0x94)
+		return false;
+	mp_pickle_count_put(m, at + 1, at, false);
+	*p = at + 2;
+	if (d[*p] == '(') {
+		for (*p += 1; *p < m->len && d[*p] != 'e'; n++)
+			if (n == FAST_ITEMS || !fast_value(st, MP_ABSENT, p, &items[n], depth))
+				return false;
+		if (*p >= m->len || n == 0 || (m->len - *p >= 2 && d[*p + 1] == '('))
+			return false;
+	} else if (fast_value(st, MP_ABSENT, p, &items[0], depth) && *p < m->len && d[*p] == 'a') {
+		n = 1;
+	} else {
+		return false;
+	}
+	*p += 1;
+	return mp_heap_make(m->heap, MP_T_LIST, items, n, v) == MP_OK && mp_pickle_put_late(m, index, *v) == MP_OK;
+}
+
+/* The dict or list at m->pos read in one go and pushed, or false with the machine as it was. */
+static bool fast_container(struct stream *st, bool is_dict)
+{
+	struct machine *m = &st->m;
+	size_t start = m->pos, p = start, memo_len = m->memo_len;
+	mp_val v;
+
+	if ((is_dict ? fast_dict(st, &p, &v, 1) : fast_list(st, &p, &v, 1)) && mp_pickle_push(m, v) == MP_OK) {
+		m->pos = p;
+		return true;
+	}
+	m->memo_len = memo_len;
+	m->pos = start; /* (a list passed over moved it) */
 	return false;
 }
 
@@ -303,6 +402,7 @@ static mp_err op_open(struct stream *st, bool is_dict, bool *taken)
 			*taken = true;
 			return mp_pickle_push(m, MP_SKIPPED);
 		}
+		*taken = fast_container(st, is_dict);
 		return MP_OK;
 	}
 	if (is_dict != is_record(r) || st->nrecs >= MAX_INDEX || st->lists[r] >= MAX_INDEX)

@@ -7,6 +7,7 @@
 
 #include "mp_array.h"
 #include "mp_hash.h"
+#include "mp_utf8.h"
 #include "mp_value_int.h"
 
 /* ---- growth helpers */
@@ -56,7 +57,9 @@ static void arena_free(struct arena *a)
 
 /* ---- atoms */
 
-static mp_err intern_atom(mp_heap *heap, enum mp_vtype type, const void *data, size_t len,
+/* The atom TYPE/DATA/LEN, found or added; CHECK_UTF8: only if DATA is UTF-8 (checked
+   when it is added: a str found has the bytes of one checked before). */
+static mp_err intern_atom(mp_heap *heap, enum mp_vtype type, const void *data, size_t len, bool check_utf8,
 			  mp_val *out)
 {
 	mp_table *t = &heap->atom_index;
@@ -76,6 +79,8 @@ static mp_err intern_atom(mp_heap *heap, enum mp_vtype type, const void *data, s
 			return MP_OK;
 		}
 	}
+	if (check_utf8 && !mp_utf8_valid(data, len, true))
+		return MP_E_CORRUPT;
 	if (heap->natoms >= MAX_INDEX)
 		return MP_E_LIMIT;
 	err = mp_array_grow((void **)&heap->atoms, &heap->atoms_cap, heap->natoms + 1, sizeof *heap->atoms);
@@ -98,12 +103,17 @@ static mp_err intern_atom(mp_heap *heap, enum mp_vtype type, const void *data, s
 
 mp_err mp_heap_str(mp_heap *heap, const char *s, size_t len, mp_val *out)
 {
-	return intern_atom(heap, MP_T_STR, s, len, out);
+	return intern_atom(heap, MP_T_STR, s, len, false, out);
+}
+
+mp_err mp_heap_str_utf8(mp_heap *heap, const char *s, size_t len, mp_val *out)
+{
+	return intern_atom(heap, MP_T_STR, s, len, true, out);
 }
 
 mp_err mp_heap_bytes(mp_heap *heap, const void *b, size_t len, mp_val *out)
 {
-	return intern_atom(heap, MP_T_BYTES, b, len, out);
+	return intern_atom(heap, MP_T_BYTES, b, len, false, out);
 }
 
 mp_err mp_heap_int(mp_heap *heap, int64_t i, mp_val *out)
@@ -143,7 +153,7 @@ mp_err mp_heap_int_le(mp_heap *heap, const unsigned char *le, size_t len, mp_val
 			return MP_OK;
 		}
 	}
-	return intern_atom(heap, MP_T_BIGINT, le, len, out);
+	return intern_atom(heap, MP_T_BIGINT, le, len, false, out);
 }
 
 mp_err mp_heap_float(mp_heap *heap, double d, mp_val *out)

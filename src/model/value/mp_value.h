@@ -117,6 +117,11 @@ size_t mp_heap_footprint(const mp_heap *heap);
 /* ---- Making atoms. Each returns MP_OK and the handle in *OUT, or MP_E_NOMEM / MP_E_LIMIT. */
 mp_err mp_heap_str(mp_heap *heap, const char *s, size_t len, mp_val *out) MP_WUR;
 mp_err mp_heap_bytes(mp_heap *heap, const void *b, size_t len, mp_val *out) MP_WUR;
+/* A str from bytes not checked yet: MP_E_CORRUPT unless they are UTF-8 (lone
+   surrogates allowed, as pickle writes them). Only a str not in HEAP yet is
+   checked: one found has the same bytes, and every str made from input was
+   checked (mp_heap_str is for text already known to be UTF-8). */
+mp_err mp_heap_str_utf8(mp_heap *heap, const char *s, size_t len, mp_val *out) MP_WUR;
 mp_err mp_heap_int(mp_heap *heap, int64_t i, mp_val *out) MP_WUR;
 /* An int from LEN little-endian two's-complement bytes (pickle's LONG1/LONG4 form).
    Normalised: the result is a MP_T_INT handle whenever the value fits. */

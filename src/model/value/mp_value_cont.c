@@ -288,11 +288,56 @@ void mp_heap_release(mp_heap *heap, mp_val cont)
 	heap->free_conts = (uint32_t)handle_index(cont) + 1;
 }
 
+/* Build a frozen container straight from its handles, without an open record:
+   the equal one when it exists, else a new one (small containers with no
+   repeated key only; the caller ensures none is open). */
+static mp_err make_small(mp_heap *heap, uint8_t type, const mp_val *items, size_t n, mp_val *out)
+{
+	size_t nh = n * handles_per_item(type), index;
+	mp_table_probe p;
+	mp_val *copy;
+	size_t found = hashcons_find(heap, type, items, nh, &p);
+	mp_err err;
+
+	if (found != SIZE_MAX) {
+		*out = make_handle(found, type);
+		return MP_OK;
+	}
+	copy = mp_value_arena_alloc(&heap->bytes, nh ? nh * sizeof(mp_val) : 1, sizeof(mp_val));
+	if (copy == NULL)
+		return MP_E_NOMEM;
+	if ((err = new_cont(heap, type, &index)) != MP_OK)
+		return err;
+	if ((err = mp_table_add(&heap->cont_index, &p, (uint32_t)index)) != MP_OK) {
+		heap->conts[index].state = CONT_FREE;
+		heap->conts[index].u.next_free = heap->free_conts;
+		heap->free_conts = (uint32_t)index + 1;
+		return err;
+	}
+	if (nh > 0)
+		memcpy(copy, items, nh * sizeof(mp_val));
+	heap->conts[index].n = (uint32_t)n;
+	heap->conts[index].state = CONT_FROZEN;
+	heap->conts[index].d.items = copy;
+	*out = make_handle(index, type);
+	return MP_OK;
+}
+
 mp_err mp_heap_make(mp_heap *heap, enum mp_vtype type, const mp_val *items, size_t n, mp_val *out)
 {
 	mp_val cont;
-	mp_err err = mp_heap_open(heap, type, &cont);
+	mp_err err;
 
+	if (type != MP_T_LIST && type != MP_T_TUPLE && type != MP_T_DICT)
+		return MP_E_TYPE;
+	if (n * handles_per_item((uint8_t)type) <= HASHCONS_MAX_ITEMS &&
+	    (type != MP_T_DICT || !dict_has_repeats(items, n))) {
+		for (size_t i = 0; i < n * handles_per_item((uint8_t)type); i++)
+			if (mp_heap_is_open(heap, items[i]))
+				return MP_E_UNSUPPORTED;
+		return make_small(heap, (uint8_t)type, items, n, out);
+	}
+	err = mp_heap_open(heap, type, &cont);
 	for (size_t i = 0; err == MP_OK && i < n; i++) {
 		if (type == MP_T_DICT)
 			err = mp_heap_setitem(heap, cont, items[2 * i], items[2 * i + 1]);
