@@ -56,6 +56,8 @@ struct machine {
 	size_t skip_marks_cap;
 	const struct mp_pickle_opts *opts;
 	mp_diag *diag;
+	struct mp_pickle_spans *spans; /* dicts read in one go, by their bytes (mp_pickle_fast.c), or NULL */
+	bool spans_off;                /* the input does not repeat them: not cached */
 	struct mp_pickle_ahead *ahead; /* the second thread passing over skip keys' lists, or NULL */
 	size_t ahead_past;             /* it was past this offset when last asked */
 };

@@ -1,4 +1,5 @@
 /* mp_pickle_read.c - a pickle machine for plain data that executes nothing. */
+#include "mp_pickle_fast.h"
 #include "mp_pickle_machine.h"
 
 #include <stdbool.h>
@@ -8,7 +9,6 @@
 #include <sys/mman.h>
 
 #include "mp_array.h"
-#include "mp_utf8.h"
 
 static const char *opcode_name(unsigned char op)
 {
@@ -272,7 +272,7 @@ void mp_pickle_count_put(struct machine *m, size_t put_op, size_t value_op, bool
 
 	mp_pickle_ahead_guard(m, put_op);
 	/* The thread reading ahead notes the checkpoints of the puts it read. */
-	if (!mp_pickle_ahead_covers(m, put_op))
+	if (m->ahead == NULL || !mp_pickle_ahead_covers(m, put_op))
 		mp_pickle_checkpoint(m->checkpoints, index, value_op, m->memo_len);
 	if (record)
 		m->memo_records[index / 64] |= (uint64_t)1 << (index % 64);
@@ -728,6 +728,7 @@ mp_err mp_pickle_machine_start(struct machine *m, mp_heap *heap, const unsigned 
 void mp_pickle_machine_end(struct machine *m)
 {
 	mp_pickle_ahead_stop(m);
+	mp_pickle_fast_end(m);
 	free(m->stack);
 	free(m->marks);
 	memo_unmap(m);

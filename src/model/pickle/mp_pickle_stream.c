@@ -19,9 +19,9 @@
 #include <string.h>
 
 #include "mp_array.h"
+#include "mp_pickle_fast.h"
 #include "mp_pickle_machine.h"
 #include "mp_snapshot_build.h"
-#include "mp_utf8.h"
 
 /* The snapshot's records and lists of records. */
 enum role {
@@ -158,121 +158,11 @@ static mp_err end_list(struct stream *st, enum role r)
 
 /* ---- a block as CPython writes it, read in one go
 
-   '}' MEMOIZE '(' then pairs, each a key fetched from the memo (BINGET) and a
-   value that is an int (BININT1/2/4, LONG1 of up to 8 bytes), a str
-   (SHORT_BINUNICODE, and its MEMOIZE), an atom fetched from the memo, None, a
-   bool, or a list under a skip key (passed over), then SETITEMS: nearly every
-   block of a big snapshot. Its puts are done as the machine does them. At
-   anything else the machine reads the block from its '}', the memo length as
-   it was (what was done again is done the same way). */
-#define FAST_PAIRS 16
-
-/* The atom memo entry INDEX holds, if it is one that was written. */
-static bool memo_atom(const struct machine *m, uint64_t index, mp_val *v)
-{
-	uint32_t enc;
-
-	if (index >= m->memo_len)
-		return false;
-	enc = m->memo[index];
-	if (enc == MEMO_EMPTY || (enc & MEMO_LAZY_BIT) || (enc & 15u) >= MP_PICKLE_RECORD_TAG)
-		return false;
-	*v = (mp_val)enc;
-	return !mp_val_is_container(*v) && *v != MP_SKIPPED;
-}
-
-static bool is_skip_key(const struct machine *m, mp_val key)
-{
-	for (size_t i = 0; m->opts != NULL && i < m->opts->nskip_keys; i++)
-		if (key == m->opts->skip_keys[i])
-			return true;
-	return false;
-}
-
-static bool fast_dict(struct stream *st, size_t *p, mp_val *v, int depth);
-static bool fast_list(struct stream *st, size_t *p, mp_val *v, int depth);
-
-/* How deep small containers nest in one read in one go (frames: a list of dicts). */
-#define FAST_DEPTH 3
-
-/* The value whose opcode is at *P, into *V; *P moves past it (and its MEMOIZE).
-   DEPTH: containers open around it in this read. */
-static bool fast_value(struct stream *st, mp_val key, size_t *p, mp_val *v, int depth)
-{
-	struct machine *m = &st->m;
-	const unsigned char *d = m->data;
-	size_t at = *p, rest = m->len - at, n, end;
-	int64_t i;
-
-	switch (d[at]) {
-	case 'K': if (rest < 2) return false; *v = mp_val_from_small_int(d[at + 1]); *p += 2; return true;
-	case 'M': if (rest < 3) return false; *v = mp_val_from_small_int((int64_t)mp_pickle_read_le(d + at + 1, 2)); *p += 3; return true;
-	case 'J':
-		if (rest < 5)
-			return false;
-		*v = mp_val_from_small_int((int32_t)(uint32_t)mp_pickle_read_le(d + at + 1, 4));
-		*p += 5;
-		return true;
-	case 0x8a: /* LONG1: little-endian two's complement, here of 1 to 8 bytes */
-		if (rest < 2 || (n = d[at + 1]) == 0 || n > 8 || rest - 2 < n)
-			return false;
-		i = (int64_t)(mp_pickle_read_le(d + at + 2, n) << (64 - 8 * n)) >> (64 - 8 * n);
-		if (!mp_fits_small_int(i))
-			return false;
-		*v = mp_val_from_small_int(i);
-		*p += 2 + n;
-		return true;
-	case 'N': *v = MP_NONE; *p += 1; return true;
-	case 0x88: *v = MP_TRUE; *p += 1; return true;
-	case 0x89: *v = MP_FALSE; *p += 1; return true;
-	case 'h': if (rest < 2) return false; *p += 2; return memo_atom(m, d[at + 1], v);
-	case 'j': if (rest < 5) return false; *p += 5; return memo_atom(m, mp_pickle_read_le(d + at + 1, 4), v);
-	case 0x8c:
-		if (rest < 2 || rest - 2 < (n = d[at + 1]) ||
-		    mp_heap_str_utf8(m->heap, (const char *)d + at + 2, n, v) != MP_OK)
-			return false;
-		*p += 2 + n;
-		if (*p < m->len && d[*p] == 0x94) {
-			mp_pickle_count_put(m, *p, at, false);
-			*p += 1;
-		}
-		return true;
-	case ']':
-		if (!is_skip_key(m, key))
-			return depth < FAST_DEPTH && fast_list(st, p, v, depth + 1);
-		m->pos = at;
-		if (!mp_pickle_skip_value(m, &end))
-			return false;
-		*v = MP_SKIPPED;
-		*p = end;
-		return true;
-	case '}': return depth < FAST_DEPTH && fast_dict(st, p, v, depth + 1);
-	default: return false;
-	}
-}
-
-/* The pairs of a dict from *P (after its MARK) to its SETITEMS, which *P is
-   left at: keys are strs (from the memo, or fresh), values what fast_value
-   reads; at most FAST_PAIRS, no key twice, and no second batch after. */
-static bool fast_pairs(struct stream *st, size_t *p, mp_val *kv, size_t *n, int depth)
-{
-	const struct machine *m = &st->m;
-	const unsigned char *d = m->data;
-
-	for (*n = 0; *p < m->len && d[*p] != 'u'; (*n)++) {
-		mp_val *key = &kv[2 * *n];
-
-		if (*n == FAST_PAIRS || !fast_value(st, MP_ABSENT, p, key, depth) || mp_val_type(*key) != MP_T_STR ||
-		    *p >= m->len)
-			return false;
-		for (size_t j = 0; j < *n; j++)
-			if (kv[2 * j] == *key)
-				return false; /* a repeated key */
-		if (!fast_value(st, *key, p, key + 1, depth))
-			return false;
-	}
-	return *p < m->len && *n > 0 && (m->len - *p < 2 || d[*p + 1] != '(');
-}
+   '}' MEMOIZE '(' then its pairs (mp_pickle_fast_pairs: keys strs, values
+   atoms, a list under a skip key passed over, frames read in one go), then
+   SETITEMS: nearly every block of a big snapshot. Its puts are done as the
+   machine does them. At anything else the machine reads the block from its
+   '}', the memo length as it was (what was done again is done the same way). */
 
 /* Read the block dict at m->pos into KV (*N pairs); *AFTER: the offset past its SETITEMS.
    False: the machine reads it (m->pos and the memo length are as they were). */
@@ -287,7 +177,7 @@ static bool fast_block(struct stream *st, mp_val *kv, size_t *n, size_t *after)
 		return false;
 	mp_pickle_count_put(m, p, start, true); /* the dict's own: a record */
 	p += 2;
-	if (fast_pairs(st, &p, kv, n, 0)) {
+	if (mp_pickle_fast_pairs(m, &p, kv, n)) {
 		*after = p + 1;
 		m->pos = start;
 		return true;
@@ -295,90 +185,6 @@ static bool fast_block(struct stream *st, mp_val *kv, size_t *n, size_t *after)
 	m->memo_len = memo_len;
 	m->pos = start;
 	*n = 0;
-	return false;
-}
-
-/* ---- small dicts and lists that are no record, read in one go
-
-   Nearly all of a full read is frames: lists of a few dicts of a few atoms
-   each, '}' MEMOIZE '(' pairs 'u' in lists ']' MEMOIZE '(' dicts 'e'. Each is
-   built frozen at once (mp_heap_make, which finds an equal one without
-   building it), its memo entry written when it is complete: no open
-   container, no stack, no marks. A single item or pair ('a', 's' instead of
-   a batch) is taken too; anything else the machine reads from the start, the
-   memo length as it was. A container built so is frozen where the machine
-   would have left it open until it was put somewhere: an input that fills it
-   later makes the stream reader give up (and the generic machine read it). */
-#define FAST_ITEMS 64
-
-/* The dict at *P ('}'), its value in *V; *P moves past its SETITEMS. */
-static bool fast_dict(struct stream *st, size_t *p, mp_val *v, int depth)
-{
-	struct machine *m = &st->m;
-	const unsigned char *d = m->data;
-	size_t at = *p, n = 0;
-	uint64_t index = m->memo_len;
-	mp_val kv[2 * FAST_PAIRS];
-
-	if (m->len - at < 4 || d[at + 1] != 0x94)
-		return false;
-	mp_pickle_count_put(m, at + 1, at, false);
-	*p = at + 2;
-	if (d[*p] == '(') {
-		*p += 1;
-		if (!fast_pairs(st, p, kv, &n, depth))
-			return false;
-	} else if (fast_value(st, MP_ABSENT, p, &kv[0], depth) && mp_val_type(kv[0]) == MP_T_STR && *p < m->len &&
-		   fast_value(st, kv[0], p, &kv[1], depth) && *p < m->len && d[*p] == 's') {
-		n = 1;
-	} else {
-		return false;
-	}
-	*p += 1;
-	return mp_heap_make(m->heap, MP_T_DICT, kv, n, v) == MP_OK && mp_pickle_put_late(m, index, *v) == MP_OK;
-}
-
-/* The list at *P (']'), its value in *V; *P moves past its APPENDS. */
-static bool fast_list(struct stream *st, size_t *p, mp_val *v, int depth)
-{
-	struct machine *m = &st->m;
-	const unsigned char *d = m->data;
-	size_t at = *p, n = 0;
-	uint64_t index = m->memo_len;
-	mp_val items[FAST_ITEMS];
-
-	if (m->len - at < 4 || d[at + 1] != 0x94)
-		return false;
-	mp_pickle_count_put(m, at + 1, at, false);
-	*p = at + 2;
-	if (d[*p] == '(') {
-		for (*p += 1; *p < m->len && d[*p] != 'e'; n++)
-			if (n == FAST_ITEMS || !fast_value(st, MP_ABSENT, p, &items[n], depth))
-				return false;
-		if (*p >= m->len || n == 0 || (m->len - *p >= 2 && d[*p + 1] == '('))
-			return false;
-	} else if (fast_value(st, MP_ABSENT, p, &items[0], depth) && *p < m->len && d[*p] == 'a') {
-		n = 1;
-	} else {
-		return false;
-	}
-	*p += 1;
-	return mp_heap_make(m->heap, MP_T_LIST, items, n, v) == MP_OK && mp_pickle_put_late(m, index, *v) == MP_OK;
-}
-
-/* The dict or list at m->pos read in one go and pushed, or false with the machine as it was. */
-static bool fast_container(struct stream *st, bool is_dict)
-{
-	struct machine *m = &st->m;
-	size_t start = m->pos, p = start, memo_len = m->memo_len;
-	mp_val v;
-
-	if ((is_dict ? fast_dict(st, &p, &v, 1) : fast_list(st, &p, &v, 1)) && mp_pickle_push(m, v) == MP_OK) {
-		m->pos = p;
-		return true;
-	}
-	m->memo_len = memo_len;
-	m->pos = start; /* (a list passed over moved it) */
 	return false;
 }
 
@@ -402,13 +208,13 @@ static mp_err op_open(struct stream *st, bool is_dict, bool *taken)
 			*taken = true;
 			return mp_pickle_push(m, MP_SKIPPED);
 		}
-		*taken = fast_container(st, is_dict);
+		*taken = mp_pickle_fast_container(m, is_dict);
 		return MP_OK;
 	}
 	if (is_dict != is_record(r) || st->nrecs >= MAX_INDEX || st->lists[r] >= MAX_INDEX)
 		return MP_E_UNSUPPORTED;
 	if (is_record(r)) {
-		mp_val kv[2 * FAST_PAIRS];
+		mp_val kv[2 * MP_FAST_PAIRS];
 		size_t n = 0, after = 0;
 		bool fast = r == R_BLOCK && fast_block(st, kv, &n, &after);
 

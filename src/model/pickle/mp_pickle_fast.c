@@ -1,0 +1,386 @@
+/* mp_pickle_fast.c - small dicts and lists read in one go (mp_pickle_fast.h), and the cache of
+   dicts seen, by their bytes, that spares building the same frame again.
+
+   A frame is written afresh for every block that shows it, but its bytes are
+   the same each time: its keys are fetched from the memo by the same indices,
+   its strings and line number written out, its puts implicit (MEMOIZE). So a
+   dict of atoms whose bytes, and the memo entries they fetch, equal those of
+   a dict read before has that dict's value: only its puts are counted again.
+   The cache holds only dicts that the heap hash-conses anyway (a handful of
+   pairs), so that a hit gives the handle a full read would. It turns itself
+   off when the input does not repeat. */
+#include "mp_pickle_fast.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mp_array.h"
+#include "mp_hash.h"
+#include "mp_table.h"
+
+/* How deep small containers nest in one read (frames: a list of dicts). */
+#define FAST_DEPTH 3
+/* Most items in a list read so. */
+#define FAST_ITEMS 64
+/* A dict the cache takes: at most this many pairs (hash-consed by the heap:
+   HASHCONS_MAX_ITEMS handles), memo fetches and puts. */
+#define SPAN_PAIRS 4
+#define SPAN_GETS 8
+#define SPAN_PUTS 8
+/* After this many lookups, the cache stays only if one in HIT_RATIO hit. */
+#define TRIAL_LOOKUPS 65536
+#define HIT_RATIO 8
+
+struct span {
+	size_t at; /* the dict's bytes, copied into bytes[] (the input's pages may be dropped) */
+	uint32_t len;
+	uint32_t ngets;
+	uint32_t gets[SPAN_GETS]; /* the memo entries they fetch, as they were */
+	mp_val v;
+};
+
+struct mp_pickle_spans {
+	struct span *spans;
+	size_t n, cap;
+	unsigned char *bytes;
+	size_t nbytes, bytes_cap;
+	mp_table index; /* by the hash of their bytes */
+	size_t lookups, hits;
+	bool off;
+};
+
+/* What a dict of atoms at AT takes: its end, the memo entries it fetches, its puts. */
+struct scan {
+	size_t end;
+	uint32_t ngets, nputs;
+	uint32_t gets[SPAN_GETS];
+	size_t put_ops[SPAN_PUTS], value_ops[SPAN_PUTS];
+};
+
+static bool fast_dict(struct machine *m, size_t *p, mp_val *v, int depth);
+static bool fast_list(struct machine *m, size_t *p, mp_val *v, int depth);
+
+/* The atom memo entry INDEX holds, if it is one that was written. */
+static bool memo_atom(const struct machine *m, uint64_t index, mp_val *v)
+{
+	uint32_t enc;
+
+	if (index >= m->memo_len)
+		return false;
+	enc = m->memo[index];
+	if (enc == MEMO_EMPTY || (enc & MEMO_LAZY_BIT) || (enc & 15u) >= MP_PICKLE_RECORD_TAG)
+		return false;
+	*v = (mp_val)enc;
+	return !mp_val_is_container(*v) && *v != MP_SKIPPED;
+}
+
+static bool is_skip_key(const struct machine *m, mp_val key)
+{
+	for (size_t i = 0; m->opts != NULL && i < m->opts->nskip_keys; i++)
+		if (key == m->opts->skip_keys[i])
+			return true;
+	return false;
+}
+
+/* The value whose opcode is at *P, into *V; *P moves past it (and its MEMOIZE).
+   KEY: the key it is stored under in a dict (MP_ABSENT: none); DEPTH:
+   containers open around it in this read. */
+static bool fast_value(struct machine *m, mp_val key, size_t *p, mp_val *v, int depth)
+{
+	const unsigned char *d = m->data;
+	size_t at = *p, rest = m->len - at, n, end;
+	int64_t i;
+
+	switch (d[at]) {
+	case 'K': if (rest < 2) return false; *v = mp_val_from_small_int(d[at + 1]); *p += 2; return true;
+	case 'M': if (rest < 3) return false; *v = mp_val_from_small_int((int64_t)mp_pickle_read_le(d + at + 1, 2)); *p += 3; return true;
+	case 'J':
+		if (rest < 5)
+			return false;
+		*v = mp_val_from_small_int((int32_t)(uint32_t)mp_pickle_read_le(d + at + 1, 4));
+		*p += 5;
+		return true;
+	case 0x8a: /* LONG1: little-endian two's complement, here of 1 to 8 bytes */
+		if (rest < 2 || (n = d[at + 1]) == 0 || n > 8 || rest - 2 < n)
+			return false;
+		i = (int64_t)(mp_pickle_read_le(d + at + 2, n) << (64 - 8 * n)) >> (64 - 8 * n);
+		if (!mp_fits_small_int(i))
+			return false;
+		*v = mp_val_from_small_int(i);
+		*p += 2 + n;
+		return true;
+	case 'N': *v = MP_NONE; *p += 1; return true;
+	case 0x88: *v = MP_TRUE; *p += 1; return true;
+	case 0x89: *v = MP_FALSE; *p += 1; return true;
+	case 'h': if (rest < 2) return false; *p += 2; return memo_atom(m, d[at + 1], v);
+	case 'j': if (rest < 5) return false; *p += 5; return memo_atom(m, mp_pickle_read_le(d + at + 1, 4), v);
+	case 0x8c:
+		if (rest < 2 || rest - 2 < (n = d[at + 1]) ||
+		    mp_heap_str_utf8(m->heap, (const char *)d + at + 2, n, v) != MP_OK)
+			return false;
+		*p += 2 + n;
+		if (*p < m->len && d[*p] == 0x94) {
+			mp_pickle_count_put(m, *p, at, false);
+			*p += 1;
+		}
+		return true;
+	case ']':
+		if (!is_skip_key(m, key))
+			return depth < FAST_DEPTH && fast_list(m, p, v, depth + 1);
+		m->pos = at;
+		if (!mp_pickle_skip_value(m, &end))
+			return false;
+		*v = MP_SKIPPED;
+		*p = end;
+		return true;
+	case '}': return depth < FAST_DEPTH && fast_dict(m, p, v, depth + 1);
+	default: return false;
+	}
+}
+
+static bool pairs(struct machine *m, size_t *p, mp_val *kv, size_t *n, int depth)
+{
+	const unsigned char *d = m->data;
+
+	for (*n = 0; *p < m->len && d[*p] != 'u'; (*n)++) {
+		mp_val *key = &kv[2 * *n];
+		bool got = d[*p] == 'h' && m->len - *p >= 2 ? (*p += 2, memo_atom(m, d[*p - 1], key))
+							    : fast_value(m, MP_ABSENT, p, key, depth);
+
+		if (*n == MP_FAST_PAIRS || !got || mp_val_type(*key) != MP_T_STR || *p >= m->len)
+			return false;
+		for (size_t j = 0; j < *n; j++)
+			if (kv[2 * j] == *key)
+				return false; /* a repeated key */
+		if (!fast_value(m, *key, p, key + 1, depth))
+			return false;
+	}
+	return *p < m->len && *n > 0 && (m->len - *p < 2 || d[*p + 1] != '(');
+}
+
+bool mp_pickle_fast_pairs(struct machine *m, size_t *p, mp_val *kv, size_t *n)
+{
+	return pairs(m, p, kv, n, 0);
+}
+
+/* ---- the cache of dicts by their bytes */
+
+/* Whether the dict at AT is one the cache takes ('}' MEMOIZE '(' then memo
+   fetches, ints, strs, None and bools up to 'u'), and what it takes, in *S. */
+static bool scan_dict(const struct machine *m, size_t at, struct scan *s)
+{
+	const unsigned char *d = m->data;
+	size_t p = at + 3, size;
+
+	if (m->len - at < 4 || d[at + 1] != 0x94 || d[at + 2] != '(')
+		return false;
+	s->ngets = s->nputs = 0;
+	for (unsigned ops = 0; p < m->len && ops < 4 * SPAN_PAIRS; ops++) {
+		switch (d[p]) {
+		case 'h':
+			if (m->len - p < 2 || s->ngets == SPAN_GETS || d[p + 1] >= m->memo_len)
+				return false;
+			s->gets[s->ngets++] = m->memo[d[p + 1]];
+			p += 2;
+			continue;
+		case 0x8c:
+			if (m->len - p < 2 || m->len - p - 2 < d[p + 1])
+				return false;
+			size = 2 + (size_t)d[p + 1];
+			if (p + size < m->len && d[p + size] == 0x94) {
+				if (s->nputs == SPAN_PUTS)
+					return false;
+				s->value_ops[s->nputs] = p;
+				s->put_ops[s->nputs++] = p + size;
+				size++;
+			}
+			p += size;
+			continue;
+		case 'K': case 'M': case 'J': case 'N': case 0x88: case 0x89:
+			size = d[p] == 'K' ? 2 : d[p] == 'M' ? 3 : d[p] == 'J' ? 5 : 1;
+			if (m->len - p < size)
+				return false;
+			p += size;
+			continue;
+		case 'u':
+			s->end = p + 1;
+			return m->len - p < 2 || d[p + 1] != '(';
+		default:
+			return false;
+		}
+	}
+	return false;
+}
+
+static uint64_t span_hash(const struct machine *m, size_t at, const struct scan *s)
+{
+	return mp_hash_bytes(m->data + at, s->end - at, s->ngets);
+}
+
+/* The dict read before with the bytes at AT and the same memo entries, or NULL; *PR
+   is left ready to add one. */
+static const struct span *span_find(const struct mp_pickle_spans *c, const struct machine *m, size_t at,
+				    const struct scan *s, mp_table_probe *pr)
+{
+	size_t len = s->end - at;
+
+	for (uint32_t id = mp_table_find(&c->index, span_hash(m, at, s), pr); id != MP_TABLE_NONE;
+	     id = mp_table_next(&c->index, pr)) {
+		const struct span *e = &c->spans[id];
+
+		if (e->len == len && e->ngets == s->ngets && memcmp(e->gets, s->gets, s->ngets * sizeof *s->gets) == 0 &&
+		    memcmp(c->bytes + e->at, m->data + at, len) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+static void spans_free(struct mp_pickle_spans *c)
+{
+	if (c == NULL)
+		return;
+	free(c->spans);
+	free(c->bytes);
+	mp_table_free(&c->index);
+	free(c);
+}
+
+/* Give up on the cache when it does not pay: kept only while the input repeats. */
+static void spans_judge(struct machine *m)
+{
+	struct mp_pickle_spans *c = m->spans;
+
+	if (++c->lookups == TRIAL_LOOKUPS && c->hits < TRIAL_LOOKUPS / HIT_RATIO) {
+		spans_free(c);
+		m->spans = NULL;
+		m->spans_off = true;
+	}
+}
+
+/* Remember that the dict at AT (scanned into S) is V. */
+static void span_add(struct machine *m, size_t at, const struct scan *s, mp_val v)
+{
+	struct mp_pickle_spans *c = m->spans;
+	mp_table_probe pr;
+
+	size_t len = s->end - at;
+
+	if (c == NULL || span_find(c, m, at, s, &pr) != NULL ||
+	    mp_array_grow((void **)&c->spans, &c->cap, c->n + 1, sizeof *c->spans) != MP_OK ||
+	    mp_array_grow((void **)&c->bytes, &c->bytes_cap, c->nbytes + len, 1) != MP_OK ||
+	    mp_table_add(&c->index, &pr, (uint32_t)c->n) != MP_OK)
+		return; /* (not cached: read in full next time) */
+	c->spans[c->n] = (struct span){ .at = c->nbytes, .len = (uint32_t)len, .ngets = s->ngets, .v = v };
+	memcpy(c->spans[c->n].gets, s->gets, s->ngets * sizeof *s->gets);
+	memcpy(c->bytes + c->nbytes, m->data + at, len);
+	c->nbytes += len;
+	c->n++;
+}
+
+/* The dict at *P from the cache, its puts counted as a read would count them. */
+static bool span_hit(struct machine *m, size_t *p, mp_val *v, const struct scan *s)
+{
+	mp_table_probe pr;
+	const struct span *e = span_find(m->spans, m, *p, s, &pr);
+	uint64_t index = m->memo_len;
+	bool hit = e != NULL;
+
+	if (hit) {
+		*v = e->v;
+		m->spans->hits++;
+	}
+	spans_judge(m); /* (may free the cache) */
+	if (!hit)
+		return false;
+	mp_pickle_count_put(m, *p + 1, *p, false);
+	for (uint32_t i = 0; i < s->nputs; i++)
+		mp_pickle_count_put(m, s->put_ops[i], s->value_ops[i], false);
+	*p = s->end;
+	return mp_pickle_put_late(m, index, *v) == MP_OK;
+}
+
+void mp_pickle_fast_end(struct machine *m)
+{
+	spans_free(m->spans);
+	m->spans = NULL;
+}
+
+/* ---- containers */
+
+/* The dict at *P ('}'), its value in *V; *P moves past its SETITEMS. */
+static bool fast_dict(struct machine *m, size_t *p, mp_val *v, int depth)
+{
+	const unsigned char *d = m->data;
+	size_t at = *p, n = 0;
+	uint64_t index = m->memo_len;
+	mp_val kv[2 * MP_FAST_PAIRS];
+	struct scan s;
+	bool cached = !m->spans_off && scan_dict(m, at, &s);
+
+	if (cached && m->spans == NULL && (m->spans = calloc(1, sizeof *m->spans)) == NULL)
+		cached = false;
+	if (cached && span_hit(m, p, v, &s))
+		return true;
+	if (m->len - at < 4 || d[at + 1] != 0x94)
+		return false;
+	mp_pickle_count_put(m, at + 1, at, false);
+	*p = at + 2;
+	if (d[*p] == '(') {
+		*p += 1;
+		if (!pairs(m, p, kv, &n, depth))
+			return false;
+	} else if (fast_value(m, MP_ABSENT, p, &kv[0], depth) && mp_val_type(kv[0]) == MP_T_STR && *p < m->len &&
+		   fast_value(m, kv[0], p, &kv[1], depth) && *p < m->len && d[*p] == 's') {
+		n = 1;
+	} else {
+		return false;
+	}
+	*p += 1;
+	if (mp_heap_make(m->heap, MP_T_DICT, kv, n, v) != MP_OK || mp_pickle_put_late(m, index, *v) != MP_OK)
+		return false;
+	if (cached && n <= SPAN_PAIRS)
+		span_add(m, at, &s, *v);
+	return true;
+}
+
+/* The list at *P (']'), its value in *V; *P moves past its APPENDS. */
+static bool fast_list(struct machine *m, size_t *p, mp_val *v, int depth)
+{
+	const unsigned char *d = m->data;
+	size_t at = *p, n = 0;
+	uint64_t index = m->memo_len;
+	mp_val items[FAST_ITEMS];
+
+	if (m->len - at < 4 || d[at + 1] != 0x94)
+		return false;
+	mp_pickle_count_put(m, at + 1, at, false);
+	*p = at + 2;
+	if (d[*p] == '(') {
+		for (*p += 1; *p < m->len && d[*p] != 'e'; n++)
+			if (n == FAST_ITEMS || !fast_value(m, MP_ABSENT, p, &items[n], depth))
+				return false;
+		if (*p >= m->len || n == 0 || (m->len - *p >= 2 && d[*p + 1] == '('))
+			return false;
+	} else if (fast_value(m, MP_ABSENT, p, &items[0], depth) && *p < m->len && d[*p] == 'a') {
+		n = 1;
+	} else {
+		return false;
+	}
+	*p += 1;
+	return mp_heap_make(m->heap, MP_T_LIST, items, n, v) == MP_OK && mp_pickle_put_late(m, index, *v) == MP_OK;
+}
+
+bool mp_pickle_fast_container(struct machine *m, bool is_dict)
+{
+	size_t start = m->pos, p = start, memo_len = m->memo_len;
+	mp_val v;
+
+	if ((is_dict ? fast_dict(m, &p, &v, 1) : fast_list(m, &p, &v, 1)) && mp_pickle_push(m, v) == MP_OK) {
+		m->pos = p;
+		return true;
+	}
+	m->memo_len = memo_len;
+	m->pos = start; /* (a list passed over moved it) */
+	return false;
+}

@@ -1,0 +1,37 @@
+/* mp_pickle_fast.h - small dicts and lists of a pickle read in one go, for the stream reader
+   (private to src/model).
+
+   A big snapshot is nearly all blocks and frames: dicts of a few atoms and
+   lists of a few such dicts, in the shapes CPython writes ('}' MEMOIZE '('
+   pairs 'u', ']' MEMOIZE '(' items 'e', or a single pair or item with 's' or
+   'a'). These functions read one such value from its first opcode to its
+   last without the machine's stack, marks or open containers, and build it
+   frozen (mp_heap_make). They count the memo puts inside it as the machine
+   would (mp_pickle_count_put), and write the container's own entry once it
+   is complete. Anything else makes them return false: the caller then
+   restores the memo length and lets the machine read the value. */
+#ifndef MEMPROF_PICKLE_FAST_H
+#define MEMPROF_PICKLE_FAST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "mp_pickle_machine.h"
+
+/* Most pairs in a dict read so. */
+#define MP_FAST_PAIRS 16
+
+/* The pairs of a dict from *P (just after its MARK) up to its SETITEMS, where
+   *P is left: keys strs, values atoms, lists passed over under a skip key, or
+   small containers; at most MP_FAST_PAIRS, no key twice, no second batch.
+   KV gets the *N pairs. */
+bool mp_pickle_fast_pairs(struct machine *m, size_t *p, mp_val *kv, size_t *n);
+
+/* Read the dict (IS_DICT) or list at m->pos and push it; false with m->pos and
+   the memo length as they were. */
+bool mp_pickle_fast_container(struct machine *m, bool is_dict);
+
+/* Free what the reads in one go kept for M (the cache of dicts seen). */
+void mp_pickle_fast_end(struct machine *m);
+
+#endif
