@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <strings.h>
 
 __extension__ typedef unsigned __int128 mp_u128;
@@ -17,19 +18,32 @@ static mp_u128 magnitude(mp_i128 v)
 	return v < 0 ? (mp_u128)0 - (mp_u128)v : (mp_u128)v;
 }
 
-void mp_format_i128(mp_out *out, mp_i128 v)
+size_t mp_format_i128_to(char *dst, mp_i128 v)
 {
-	char tmp[48];
+	char tmp[MP_I128_CHARS];
 	char *p = tmp + sizeof tmp;
 	mp_u128 m = magnitude(v);
+	uint64_t small;
 
-	do {
+	/* 128-bit division is a library call per digit: nearly every number fits 64 bits. */
+	for (; m > UINT64_MAX; m /= 10)
 		*--p = (char)('0' + (int)(m % 10));
-		m /= 10;
-	} while (m != 0);
+	small = (uint64_t)m;
+	do {
+		*--p = (char)('0' + (int)(small % 10));
+		small /= 10;
+	} while (small != 0);
 	if (v < 0)
 		*--p = '-';
-	mp_out_write(out, p, (size_t)(tmp + sizeof tmp - p));
+	memcpy(dst, p, (size_t)(tmp + sizeof tmp - p));
+	return (size_t)(tmp + sizeof tmp - p);
+}
+
+void mp_format_i128(mp_out *out, mp_i128 v)
+{
+	char tmp[MP_I128_CHARS];
+
+	mp_out_write(out, tmp, mp_format_i128_to(tmp, v));
 }
 
 static int bit_length(mp_u128 v)

@@ -13,6 +13,10 @@ __extension__ typedef __int128 mp_i128;
 
 /* Write V in decimal, as Python's str(int). This function can't fail. */
 void mp_format_i128(mp_out *out, mp_i128 v);
+/* The most characters mp_format_i128_to writes (a sign and 39 digits). */
+#define MP_I128_CHARS 40
+/* V in decimal at DST (room for MP_I128_CHARS); returns the length. This function can't fail. */
+size_t mp_format_i128_to(char *dst, mp_i128 v);
 
 /* Python's A / B for ints (true division): the correctly rounded double of
    the exact quotient. B must not be 0. */

@@ -13,13 +13,6 @@
 
 static const char non_python[] = "<non-python>";
 
-/* A formatted frames fragment, cached per (hash-consed) frames-list handle:
-   a million blocks usually share a few thousand tracebacks. */
-struct frag {
-	mp_val frames;
-	size_t off, len; /* in the arena */
-};
-
 /* One frame, formatted and filtered once per (hash-consed) frame-dict handle:
    distinct tracebacks are made of far fewer distinct frames. */
 struct piece {
@@ -40,10 +33,6 @@ struct flame {
 	const char *analysis;
 	mp_out *out;
 	mp_diag *diag;
-	mp_table cache; /* frags by frames handle */
-	struct frag *frags;
-	size_t nfrags, frags_cap;
-	struct text arena; /* the fragments */
 	mp_table piece_index; /* pieces by frame handle */
 	struct piece *pieces;
 	size_t npieces, pieces_cap;
@@ -64,9 +53,6 @@ static void flame_init(struct flame *f, const mp_snapshot *snap, const char *ana
 
 static void flame_free(struct flame *f)
 {
-	mp_table_free(&f->cache);
-	free(f->frags);
-	free(f->arena.s);
 	mp_table_free(&f->piece_index);
 	free(f->pieces);
 	free(f->pieces_text.s);
@@ -77,7 +63,7 @@ static mp_err out_of_memory(struct flame *f)
 	return mp_fail(f->diag, MP_E_NOMEM, "%s: out of memory", f->analysis);
 }
 
-/* ---- the fragment cache */
+/* ---- the frames, formatted once per frame */
 
 static mp_err text_append(struct flame *f, struct text *t, const char *s, size_t n)
 {
@@ -122,100 +108,30 @@ static mp_err format_frame(struct flame *f, struct text *t, const mp_frame *fr)
 	return err;
 }
 
-/* The piece of frame I of FRAMES, made the first time its frame dict is seen. */
-static mp_err piece_of(struct flame *f, mp_val frames, size_t i, const struct piece **out)
+/* The piece of frame I of FRAMES (its index in *ID), made the first time its frame dict is seen. */
+static mp_err piece_of(struct flame *f, mp_val frames, size_t i, uint32_t *id)
 {
 	mp_val frame = mp_heap_items(f->snap->heap, frames)[i];
 	mp_table_probe p;
-	uint32_t id = mp_table_find_u64(&f->piece_index, frame, f->pieces, sizeof *f->pieces,
-					offsetof(struct piece, frame), &p);
 	struct piece *pc;
 	mp_frame fr;
 	mp_err err;
 
-	if (id == MP_TABLE_NONE) {
-		if (mp_array_grow((void **)&f->pieces, &f->pieces_cap, f->npieces + 1, sizeof *f->pieces) != MP_OK)
-			return out_of_memory(f);
-		pc = &f->pieces[f->npieces];
-		*pc = (struct piece){ .frame = frame, .off = f->pieces_text.len };
-		pc->ok = mp_frames_get(f->snap, frames, i, &fr);
-		pc->kept = pc->ok && mp_frame_kept(&fr);
-		if (pc->kept && (err = format_frame(f, &f->pieces_text, &fr)) != MP_OK)
-			return err;
-		pc->len = f->pieces_text.len - pc->off;
-		if ((err = mp_table_add(&f->piece_index, &p, (uint32_t)f->npieces)) != MP_OK)
-			return mp_fail(f->diag, err, "%s: %s", f->analysis, mp_strerror(err));
-		id = (uint32_t)f->npieces++;
-	}
-	*out = &f->pieces[id];
-	return MP_OK;
-}
-
-/* Format the kept frames of FRAMES, outermost first, ';'-joined, into the arena. */
-static mp_err format_frames(struct flame *f, mp_val frames, size_t *off, size_t *len)
-{
-	size_t n = mp_frames_len(f->snap, frames);
-	bool first = true;
-	mp_err err = MP_OK;
-
-	*off = f->arena.len;
-	for (size_t i = n; err == MP_OK && i-- > 0;) {
-		const struct piece *pc = NULL;
-
-		if ((err = piece_of(f, frames, i, &pc)) != MP_OK)
-			return err;
-		if (!pc->ok)
-			return mp_fail(f->diag, MP_E_TYPE, "%s: frame %zu of a traceback is not a frame dict",
-				       f->analysis, i);
-		if (!pc->kept)
-			continue;
-		if (!first)
-			err = text_append(f, &f->arena, ";", 1);
-		if (err == MP_OK)
-			err = text_append(f, &f->arena, f->pieces_text.s + pc->off, pc->len);
-		first = false;
-	}
-	*len = f->arena.len - *off;
-	return err;
-}
-
-/* Format FRAMES, looked up with P and not found, into a new fragment: its id in *ID. */
-static mp_err add_fragment(struct flame *f, mp_val frames, mp_table_probe *p, uint32_t *id)
-{
-	struct frag *g;
-	mp_err err;
-
-	if (mp_array_grow((void **)&f->frags, &f->frags_cap, f->nfrags + 1, sizeof *f->frags) != MP_OK)
-		return out_of_memory(f);
-	g = &f->frags[f->nfrags];
-	g->frames = frames;
-	if ((err = format_frames(f, frames, &g->off, &g->len)) != MP_OK)
-		return err;
-	if ((err = mp_table_add(&f->cache, p, (uint32_t)f->nfrags)) != MP_OK)
-		return mp_fail(f->diag, err, "%s: %s", f->analysis, mp_strerror(err));
-	*id = (uint32_t)f->nfrags++;
-	return MP_OK;
-}
-
-/* frames_fragment(FRAMES): "<non-python>" for an empty list, else the kept frames. */
-static mp_err fragment(struct flame *f, mp_val frames, const char **text, size_t *len)
-{
-	mp_table_probe p;
-	uint32_t id;
-	mp_err err;
-
-	if (frames == MP_ABSENT || (mp_val_type(frames) == MP_T_LIST && mp_frames_len(f->snap, frames) == 0)) {
-		*text = non_python;
-		*len = sizeof non_python - 1;
+	*id = mp_table_find_u64(&f->piece_index, frame, f->pieces, sizeof *f->pieces, offsetof(struct piece, frame), &p);
+	if (*id != MP_TABLE_NONE)
 		return MP_OK;
-	}
-	if (mp_val_type(frames) != MP_T_LIST)
-		return mp_fail(f->diag, MP_E_TYPE, "%s: 'frames' is not a list", f->analysis);
-	id = mp_table_find_u64(&f->cache, frames, f->frags, sizeof *f->frags, offsetof(struct frag, frames), &p);
-	if (id == MP_TABLE_NONE && (err = add_fragment(f, frames, &p, &id)) != MP_OK)
+	if (mp_array_grow((void **)&f->pieces, &f->pieces_cap, f->npieces + 1, sizeof *f->pieces) != MP_OK)
+		return out_of_memory(f);
+	pc = &f->pieces[f->npieces];
+	*pc = (struct piece){ .frame = frame, .off = f->pieces_text.len };
+	pc->ok = mp_frames_get(f->snap, frames, i, &fr);
+	pc->kept = pc->ok && mp_frame_kept(&fr);
+	if (pc->kept && (err = format_frame(f, &f->pieces_text, &fr)) != MP_OK)
 		return err;
-	*text = f->frags[id].len ? f->arena.s + f->frags[id].off : "";
-	*len = f->frags[id].len;
+	pc->len = f->pieces_text.len - pc->off;
+	if ((err = mp_table_add(&f->piece_index, &p, (uint32_t)f->npieces)) != MP_OK)
+		return mp_fail(f->diag, err, "%s: %s", f->analysis, mp_strerror(err));
+	*id = (uint32_t)f->npieces++;
 	return MP_OK;
 }
 
@@ -231,20 +147,97 @@ static void set_prefix(struct flame *f, const char *tag, const mp_segment *seg, 
 	f->prefix_len = (size_t)n;
 }
 
-/* "{prefix};{state};{what} {n}\n" */
-static void put_line(struct flame *f, const mp_block *b, const char *what, size_t what_len, mp_i128 n)
+/* Make room for a line whose {what} takes WHAT_LEN bytes and write "{prefix};{state};" into
+   it; returns where {what} goes (NULL after an output error). One reservation per line:
+   hundreds of thousands of lines, each of seven pieces. */
+static char *line_begin(struct flame *f, const mp_block *b, size_t what_len)
 {
 	size_t state_len = 0;
 	const char *state = mp_heap_atom(f->snap->heap, b->state, &state_len);
+	char *p = mp_out_reserve(f->out, f->prefix_len + state_len + what_len + MP_I128_CHARS + 4);
 
-	mp_out_write(f->out, f->prefix, f->prefix_len);
-	mp_out_putc(f->out, ';');
-	mp_out_write(f->out, state ? state : "", state_len);
-	mp_out_putc(f->out, ';');
-	mp_out_write(f->out, what, what_len);
-	mp_out_putc(f->out, ' ');
-	mp_format_i128(f->out, n);
-	mp_out_putc(f->out, '\n');
+	if (p == NULL)
+		return NULL;
+	memcpy(p, f->prefix, f->prefix_len);
+	p += f->prefix_len;
+	*p++ = ';';
+	if (state_len > 0)
+		memcpy(p, state, state_len);
+	p += state_len;
+	*p++ = ';';
+	return p;
+}
+
+/* " {n}\n" at P, ending the line that began at the output's end. */
+static void line_end(struct flame *f, char *p, mp_i128 n)
+{
+	*p++ = ' ';
+	p += mp_format_i128_to(p, n);
+	*p++ = '\n';
+	f->out->len = (size_t)(p - f->out->data);
+}
+
+/* "{prefix};{state};{what} {n}\n" */
+static void put_line(struct flame *f, const mp_block *b, const char *what, size_t what_len, mp_i128 n)
+{
+	char *p = line_begin(f, b, what_len);
+
+	if (p == NULL)
+		return;
+	if (what_len > 0)
+		memcpy(p, what, what_len);
+	line_end(f, p + what_len, n);
+}
+
+/* Piece ids kept from measuring a line to writing it (a longer traceback looks the rest up again). */
+#define LINE_FRAMES 64
+
+/* The line of a block whose {what} is frames_fragment(FRAMES): "<non-python>" for no
+   frames, else the kept frames, outermost first, ';'-joined, each formatted once. */
+static mp_err put_frames_line(struct flame *f, const mp_block *b, mp_val frames, mp_i128 n)
+{
+	uint32_t ids[LINE_FRAMES], id = 0;
+	size_t nframes, len = 0, kept = 0;
+	char *p;
+	mp_err err;
+
+	if (frames != MP_ABSENT && mp_val_type(frames) != MP_T_LIST)
+		return mp_fail(f->diag, MP_E_TYPE, "%s: 'frames' is not a list", f->analysis);
+	if (frames == MP_ABSENT || (nframes = mp_frames_len(f->snap, frames)) == 0) {
+		put_line(f, b, non_python, sizeof non_python - 1, n);
+		return MP_OK;
+	}
+	for (size_t j = 0; j < nframes; j++) { /* j-th outermost: frame nframes - 1 - j */
+		if ((err = piece_of(f, frames, nframes - 1 - j, &id)) != MP_OK)
+			return err;
+		if (!f->pieces[id].ok)
+			return mp_fail(f->diag, MP_E_TYPE, "%s: frame %zu of a traceback is not a frame dict",
+				       f->analysis, nframes - 1 - j);
+		if (j < LINE_FRAMES)
+			ids[j] = id;
+		if (f->pieces[id].kept)
+			len += f->pieces[id].len + (kept++ > 0);
+	}
+	if ((p = line_begin(f, b, len)) == NULL)
+		return MP_OK;
+	kept = 0;
+	for (size_t j = 0; j < nframes; j++) {
+		const struct piece *pc;
+
+		if (j < LINE_FRAMES)
+			id = ids[j];
+		else if ((err = piece_of(f, frames, nframes - 1 - j, &id)) != MP_OK)
+			return err;
+		pc = &f->pieces[id];
+		if (!pc->kept)
+			continue;
+		if (kept++ > 0)
+			*p++ = ';';
+		memcpy(p, f->pieces_text.s + pc->off, pc->len);
+		p += pc->len;
+	}
+	line_end(f, p, n);
+	return MP_OK;
 }
 
 /* A legacy block: a line per history record; returns the bytes they account for. */
@@ -256,15 +249,14 @@ static mp_err put_history(struct flame *f, const mp_block *b, const mp_block_at 
 	*accounted = 0;
 	for (size_t i = 0; i < n; i++) {
 		mp_history_item h;
-		const char *text = no_context;
-		size_t len = sizeof no_context - 1;
 		mp_err err = mp_block_history_get(f->snap, b, i, &h, at, f->diag);
 
 		if (err == MP_OK && h.frames != MP_ABSENT)
-			err = fragment(f, h.frames, &text, &len);
+			err = put_frames_line(f, b, h.frames, h.real_size);
+		else if (err == MP_OK)
+			put_line(f, b, no_context, sizeof no_context - 1, h.real_size);
 		if (err != MP_OK)
 			return err;
-		put_line(f, b, text, len, h.real_size);
 		*accounted += h.real_size;
 	}
 	return MP_OK;
@@ -287,14 +279,10 @@ static mp_err write_blocks(struct flame *f, const mp_segment *seg, size_t segi)
 		} else {
 			mp_val frames;
 			int64_t size = 0;
-			const char *text;
-			size_t len;
 
 			err = mp_block_extra(f->snap, b, &frames, &size, &at, f->diag);
 			if (err == MP_OK)
-				err = fragment(f, frames, &text, &len);
-			if (err == MP_OK)
-				put_line(f, b, text, len, size);
+				err = put_frames_line(f, b, frames, size);
 			accounted = size;
 		}
 		if (err != MP_OK)
