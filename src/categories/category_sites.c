@@ -42,10 +42,12 @@ struct site_group {
 	struct site_sum sum;
 };
 
-/* Whether a frame dict is a user frame, found once per (hash-consed) frame handle. */
+/* Whether a frame dict is a user frame, found once per (hash-consed) frame handle, and the
+   key it gives a traceback whose innermost user frame it is (NULL until one is asked for). */
 struct user_frame {
 	mp_val frame;
 	bool user;
+	const struct site_key *key;
 };
 
 struct sites {
@@ -54,9 +56,10 @@ struct sites {
 	mp_out *out;
 	struct site_rec *recs;
 	size_t nrecs;
-	struct site_key *keys; /* one per distinct name, never moved */
-	size_t nkeys;
+	struct site_key **key_chunks; /* one key per distinct name, KEY_CHUNK to a chunk: never moved */
+	size_t nkeys, chunks_cap;
 	mp_table key_index;    /* keys by text */
+	const struct site_key *no_frames, *no_user_frame; /* those keys, once made */
 	struct user_frame *frames_seen;
 	size_t nframes_seen, frames_seen_cap;
 	mp_table frame_index;  /* frames_seen by frame handle */
@@ -66,6 +69,13 @@ struct sites {
 	int64_t *devices; /* every chosen device with a block, ascending */
 	size_t ndevices;
 };
+
+#define KEY_CHUNK 256
+
+static struct site_key *key_at(const struct sites *st, uint32_t id)
+{
+	return &st->key_chunks[id / KEY_CHUNK][id % KEY_CHUNK];
+}
 
 static mp_err no_memory(struct sites *st)
 {
@@ -128,8 +138,9 @@ static void put_frame_key(mp_out *out, const mp_frame *f, enum mp_site_key by)
 	}
 }
 
-/* Whether frame I of FRAMES is a user frame (mp_frame_is_user), asked once per frame dict. */
-static mp_err is_user_frame(struct sites *st, mp_val frames, size_t i, bool *user)
+/* Whether frame I of FRAMES is a user frame (mp_frame_is_user), asked once per frame dict;
+   its entry in frames_seen in *ID. */
+static mp_err is_user_frame(struct sites *st, mp_val frames, size_t i, bool *user, uint32_t *seen)
 {
 	mp_val frame = mp_heap_items(st->cl->snap->heap, frames)[i];
 	mp_table_probe p;
@@ -151,6 +162,7 @@ static mp_err is_user_frame(struct sites *st, mp_val frames, size_t i, bool *use
 		st->nframes_seen++;
 	}
 	*user = st->frames_seen[id].user;
+	*seen = id;
 	return MP_OK;
 }
 
@@ -162,16 +174,24 @@ static mp_err key_of(struct sites *st, mp_val frames, const struct site_key **ou
 	size_t n = mp_frames_len(st->cl->snap, frames);
 	mp_out *text = &st->scratch;
 	struct site_key k = { .kind = n == 0 ? SK_NO_FRAMES : SK_NO_USER_FRAME };
+	const struct site_key **known;
 	mp_table_probe p;
-	uint32_t id;
+	uint32_t id, seen = 0;
 	bool user = false;
 	mp_err err;
 
 	for (size_t i = 0; i < n && !user; i++) {
-		if ((err = is_user_frame(st, frames, i, &user)) != MP_OK)
+		if ((err = is_user_frame(st, frames, i, &user, &seen)) != MP_OK)
 			return err;
 		if (user && mp_frames_get(st->cl->snap, frames, i, &k.frame))
 			k.kind = SK_FRAME;
+	}
+	/* The key depends on that frame alone: made once per frame, not per traceback. */
+	known = k.kind == SK_FRAME ? &st->frames_seen[seen].key : k.kind == SK_NO_FRAMES ? &st->no_frames
+											: &st->no_user_frame;
+	if (*known != NULL) {
+		*out = *known;
+		return MP_OK;
 	}
 	text->len = 0;
 	if (k.kind == SK_FRAME)
@@ -183,26 +203,24 @@ static mp_err key_of(struct sites *st, mp_val frames, const struct site_key **ou
 		return no_memory(st);
 	for (id = mp_table_find(&st->key_index, mp_hash_bytes(text->data, text->len, 0), &p); id != MP_TABLE_NONE;
 	     id = mp_table_next(&st->key_index, &p))
-		if (strcmp(st->keys[id].text, text->data) == 0)
+		if (strcmp(key_at(st, id)->text, text->data) == 0)
 			break;
 	if (id == MP_TABLE_NONE) {
+		if (st->nkeys % KEY_CHUNK == 0 &&
+		    (mp_array_grow((void **)&st->key_chunks, &st->chunks_cap, st->nkeys / KEY_CHUNK + 1,
+				   sizeof *st->key_chunks) != MP_OK ||
+		     (st->key_chunks[st->nkeys / KEY_CHUNK] = malloc(KEY_CHUNK * sizeof **st->key_chunks)) == NULL))
+			return no_memory(st);
 		if ((k.text = malloc(text->len)) == NULL)
 			return no_memory(st);
 		memcpy(k.text, text->data, text->len);
-		id = (uint32_t)st->nkeys;
-		st->keys[st->nkeys++] = k;
+		id = (uint32_t)st->nkeys++;
+		*key_at(st, id) = k;
 		if (mp_table_add(&st->key_index, &p, id) != MP_OK)
 			return no_memory(st);
 	}
-	*out = &st->keys[id];
+	*out = *known = key_at(st, id);
 	return MP_OK;
-}
-
-static int cmp_frames(const void *pa, const void *pb)
-{
-	const struct site_rec *a = pa, *b = pb;
-
-	return (a->frames > b->frames) - (a->frames < b->frames);
 }
 
 static int cmp_device(int64_t a, int64_t b)
@@ -261,24 +279,15 @@ static int cmp_i64(const void *pa, const void *pb)
 	return cmp_device(*(const int64_t *)pa, *(const int64_t *)pb);
 }
 
-/* Each distinct traceback's key, found once: blocks share tracebacks. */
+/* Each record's key (made once per innermost user frame: key_of). */
 static mp_err key_records(struct sites *st)
 {
-	size_t distinct = 0;
-
-	mp_sort(st->recs, st->nrecs, sizeof *st->recs, cmp_frames);
-	for (size_t i = 0; i < st->nrecs; i++)
-		distinct += i == 0 || st->recs[i].frames != st->recs[i - 1].frames;
-	if ((st->keys = malloc((distinct ? distinct : 1) * sizeof *st->keys)) == NULL)
-		return no_memory(st);
 	for (size_t i = 0; i < st->nrecs; i++) {
 		mp_err err;
 
-		if (i > 0 && st->recs[i].frames == st->recs[i - 1].frames) {
+		if (i > 0 && st->recs[i].frames == st->recs[i - 1].frames)
 			st->recs[i].key = st->recs[i - 1].key;
-			continue;
-		}
-		if ((err = key_of(st, st->recs[i].frames, &st->recs[i].key)) != MP_OK)
+		else if ((err = key_of(st, st->recs[i].frames, &st->recs[i].key)) != MP_OK)
 			return err;
 	}
 	return MP_OK;
@@ -550,8 +559,10 @@ mp_err category_sites(mp_category_classifier *c, const mp_category_opts *o, mp_o
 	else
 		err = sites_run(&st, refs, n);
 	for (size_t i = 0; i < st.nkeys; i++)
-		free(st.keys[i].text);
-	free(st.keys);
+		free(key_at(&st, (uint32_t)i)->text);
+	for (size_t i = 0; i * KEY_CHUNK < st.nkeys; i++)
+		free(st.key_chunks[i]);
+	free(st.key_chunks);
 	mp_table_free(&st.key_index);
 	free(st.frames_seen);
 	mp_table_free(&st.frame_index);
