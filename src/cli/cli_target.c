@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_prefetch.h"
 #include "mp_layout.h"
 #include "mp_snapshot_walk.h"
 
@@ -114,6 +115,32 @@ static int walked(mp_command_ctx *c, int i, const char *word, mp_target **t, mp_
 	return walk(c, i, word, t, w);
 }
 
+/* The word of the command's snapshot number I (NULL: none, or --pid). */
+static const char *snapshot_word(const mp_command_args *a, int i)
+{
+	char kind[32];
+
+	for (int j = 0, k = 0; j < a->npos; j++)
+		if (strcmp(mp_command_positional_kind(a->cmd, j, kind, sizeof kind), "snapshot") == 0 && k++ == i)
+			return a->pos[j];
+	return NULL;
+}
+
+/* Read the file of snapshot number I: taken from the read ahead, or read now while the file of
+   the next one (if it is a file) is read ahead. */
+static mp_err load_file(mp_command_ctx *c, int i, const char *word, unsigned load_flags, mp_snapshot **snap,
+			mp_diag *diag)
+{
+	const char *next = snapshot_word(args_of(c), i + 1);
+	mp_err err;
+
+	if (cli_prefetch_take(word, load_flags, snap, &err, diag))
+		return err;
+	if (next != NULL && mp_file_kind(next) == MP_FILE_SNAPSHOT)
+		cli_prefetch_start(next, load_flags);
+	return mp_snapshot_load(word, load_flags, snap, diag);
+}
+
 static int snapshot(mp_command_ctx *c, int i, const char *word, unsigned load_flags, unsigned walk_flags,
 		    mp_snapshot **snap, bool *owned)
 {
@@ -129,7 +156,7 @@ static int snapshot(mp_command_ctx *c, int i, const char *word, unsigned load_fl
 	switch (word != NULL ? mp_file_kind(word) : MP_FILE_CORE) {
 	case MP_FILE_SNAPSHOT:
 	case MP_FILE_UNREADABLE: /* the loader says why */
-		if ((err = mp_snapshot_load(word, load_flags, snap, &diag)) == MP_OK)
+		if ((err = load_file(c, i, word, load_flags, snap, &diag)) == MP_OK)
 			return MP_CMD_OK;
 		if (diag.msg[0] != '\0')
 			return mp_command_error(c, "%s", diag.msg);

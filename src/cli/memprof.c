@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_prefetch.h"
 
 /* 'stats' was segsum on the command line until the command table gave each word one meaning
    (in the debugger it was memory_summary()). */
@@ -88,6 +89,7 @@ static int run(const mp_command *cmd, int argc, char **argv)
 	if (rc != MP_CMD_OK)
 		return usage_failed(&c, cmd->name);
 	rc = cmd->run(&c, &a);
+	cli_prefetch_drop();
 	if (rc != MP_CMD_OK && c.error[0] != '\0')
 		cli_error("%s", c.error);
 	return rc;
