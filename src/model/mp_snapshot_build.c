@@ -284,6 +284,10 @@ mp_err mp_sb_not_a_record(mp_snapshot_builder *c, enum mp_record rec, mp_val got
 		set_where(c, rec, c->ngroups, s->nblocks - c->group_first);
 	else
 		set_where(c, rec, s->ndevice_traces, s->ntrace - c->dev_first);
+	/* A value a projection passed over (an empty list shared with a frames list,
+	   say) stands where a record is: the caller reads the input in full. */
+	if (got == MP_SKIPPED)
+		return mp_fail(c->diag, MP_E_SKIPPED, "snapshot: %s: was not loaded", where(c));
 	return mp_fail(c->diag, MP_E_TYPE, "snapshot: %s: expected a dict, got %s", where(c),
 		       mp_val_type_name(got));
 }

@@ -59,6 +59,8 @@ static mp_err read_device_traces(mp_snapshot_builder *sb, const mp_heap *heap, m
 		size_t n = mp_heap_len(heap, devs[d]);
 		mp_err err = MP_OK;
 
+		if (devs[d] == MP_SKIPPED) /* shared with a list a projection passed over: read in full */
+			return mp_fail(diag, MP_E_SKIPPED, "snapshot: device_traces[%zu]: was not loaded", d);
 		if (mp_val_type(devs[d]) != MP_T_LIST)
 			return mp_fail(diag, MP_E_TYPE, "snapshot: device_traces[%zu]: expected a list, got %s",
 				       d, mp_val_type_name(devs[d]));
@@ -98,6 +100,8 @@ mp_err mp_snapshot_from_value(mp_heap *heap, mp_val root, mp_snapshot **out, mp_
 	mp_snapshot_builder *sb;
 	mp_err err;
 
+	if (root == MP_SKIPPED) /* a list a projection passed over: read in full */
+		return mp_fail(diag, MP_E_SKIPPED, "snapshot: the top level was not loaded");
 	if (mp_val_type(root) != MP_T_DICT && mp_val_type(root) != MP_T_LIST)
 		return mp_fail(diag, MP_E_TYPE, "snapshot: expected a dict or a list of segments, got %s",
 			       mp_val_type_name(root));

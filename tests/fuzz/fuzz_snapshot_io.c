@@ -10,6 +10,7 @@
 
 #include "fuzz_front.h"
 #include "mp_repr.h"
+#include "mp_segsum.h"
 #include "mp_snapshot_file.h"
 
 /* Save SNAP as FMT into OUT; a failure is only allowed for what the writer cannot represent (said in DIAG). */
@@ -112,25 +113,51 @@ static mp_err load_both(const uint8_t *data, size_t len, unsigned flags, mp_snap
 	return err;
 }
 
+/* segsum of SNAP as text: its output, or its error. */
+static void segsum_text(const mp_snapshot *snap, mp_out *out)
+{
+	mp_diag diag = { 0 };
+
+	mp_out_init(out);
+	if (mp_analysis_segsum(snap, out, &diag) != MP_OK)
+		mp_out_printf(out, "\nfailed: %s", diag.msg);
+}
+
+/* What passes over the frames must not change anything else: what the full read takes, the
+   projection takes, and segsum, which reads no frame, prints the same for both. */
+static void same_segsum(const mp_snapshot *projected, const mp_snapshot *full)
+{
+	mp_out a, b;
+
+	segsum_text(projected, &a);
+	segsum_text(full, &b);
+	if (a.len != b.len || memcmp(a.data, b.data, a.len) != 0)
+		fuzz_fail("segsum differs between the projection and the full read");
+	mp_out_free(&a);
+	mp_out_free(&b);
+}
+
 void fuzz_snapshot_io(const uint8_t *data, size_t len)
 {
-	mp_snapshot *snap = NULL;
+	mp_snapshot *snap = NULL, *projected = NULL;
 	mp_diag diag = { 0 };
 
 	/* The projection's second thread on every input, not only on big ones (mp_pickle_ahead.c). */
 	setenv("MEMPROF_AHEAD_MIN", "0", 0);
 
-	if (load_both(data, len, MP_LOAD_NO_FRAMES, &snap, &diag) == MP_OK)
-		mp_snapshot_free(snap);
-	else if (diag.msg[0] == '\0')
+	if (load_both(data, len, MP_LOAD_NO_FRAMES, &projected, &diag) != MP_OK && diag.msg[0] == '\0')
 		fuzz_fail("the projected read failed without saying why");
-	snap = NULL;
 	memset(&diag, 0, sizeof diag);
 	if (load_both(data, len, 0, &snap, &diag) != MP_OK) {
 		if (diag.msg[0] == '\0')
 			fuzz_fail("the read failed without saying why");
+		mp_snapshot_free(projected);
 		return;
 	}
+	if (projected == NULL)
+		fuzz_fail("the projection fails where the full read does not");
+	same_segsum(projected, snap);
+	mp_snapshot_free(projected);
 	round_trip(snap, MP_FMT_PICKLE);
 	round_trip(snap, MP_FMT_JSON);
 	mp_snapshot_free(snap);
