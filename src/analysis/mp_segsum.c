@@ -2,6 +2,7 @@
 #include "mp_segsum.h"
 #include "mp_array.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,8 +51,15 @@ struct segsum {
 /* Python's // on ints: rounds toward minus infinity. */
 static mp_i128 floor_div(mp_i128 a, mp_i128 b)
 {
-	mp_i128 q = a / b;
+	mp_i128 q;
 
+	/* 128-bit division is a library call; a block's offsets fit 64 bits. */
+	if (a >= INT64_MIN && a <= INT64_MAX && b >= INT64_MIN && b <= INT64_MAX && b != -1) {
+		int64_t q64 = (int64_t)a / (int64_t)b;
+
+		return ((int64_t)a % (int64_t)b != 0 && (a < 0) != (b < 0)) ? (mp_i128)q64 - 1 : q64;
+	}
+	q = a / b;
 	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 

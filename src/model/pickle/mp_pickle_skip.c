@@ -193,6 +193,55 @@ static inline enum skip_step skip_opcode(struct mp_skip_run *m, size_t *p, struc
 	return SKIP_ON;
 }
 
+/* A dict of atoms in the shape CPython writes frames in, '}' MEMOIZE '(' then
+   memo fetches, ints, strs (each with its MEMOIZE), None and bools up to
+   'u', passed over at once: nearly every opcode a projection skips. Its puts
+   are counted and checkpointed as skip_opcode would; anything else leaves *P
+   and the memo as they were for skip_opcode. */
+static bool skip_small_dict(struct mp_skip_run *m, size_t *p, struct skip_state *st, size_t *last_str)
+{
+	const unsigned char *d = m->data;
+	size_t q = *p + 3, at, n, items = 0, first = m->memo_len, memo_len = first + 1;
+
+	if (m->len - *p < 4 || d[*p + 1] != 0x94 || d[*p + 2] != '(' || first >= m->len)
+		return false;
+	for (; q < m->len && d[q] != 'u'; items++) {
+		switch (d[q]) {
+		case 'h': case 'K': n = 2; break;
+		case 'M': n = 3; break;
+		case 'J': n = 5; break;
+		case 'N': case 0x88: case 0x89: n = 1; break;
+		case 0x8c:
+			if (m->len - q < 2)
+				return false;
+			n = 2 + (size_t)d[q + 1];
+			break;
+		default: return false;
+		}
+		if (n > m->len - q)
+			return false;
+		at = q;
+		q += n;
+		if (d[at] == 0x8c && q < m->len && d[q] == 0x94) {
+			/* (a put that does not start a group follows one of this dict in it) */
+			if (memo_len % (1u << MEMO_GROUP_SHIFT) == 0)
+				mp_pickle_checkpoint(m->checkpoints, memo_len, at, memo_len);
+			memo_len++;
+			q++;
+		}
+	}
+	if (q >= m->len || items % 2 != 0 || memo_len > m->len)
+		return false; /* (skip_opcode finds out what it is) */
+	/* the dict's own put, the first of them */
+	mp_pickle_checkpoint(m->checkpoints, first, *p, first);
+	m->memo_len = memo_len;
+	st->depth++;
+	st->prev_op = q;
+	*last_str = SIZE_MAX;
+	*p = q + 1;
+	return true;
+}
+
 /* Whether OP, right after the value looked complete, still belongs to it: a
    memo put for it, or the MARK of another batch of its items (CPython never
    starts the next key of a dict with a MARK). */
@@ -220,7 +269,9 @@ bool mp_pickle_skip_run(struct mp_skip_run *m, size_t start, size_t *end)
 	bool looking_ahead = false;
 
 	while (p < m->len) {
-		enum skip_step r = skip_opcode(m, &p, &st, &last_str);
+		enum skip_step r = m->data[p] == '}' && skip_small_dict(m, &p, &st, &last_str)
+					   ? SKIP_ON
+					   : skip_opcode(m, &p, &st, &last_str);
 
 		if (r == SKIP_ENDS && done != SIZE_MAX) {
 			m->memo_len = done_memo;
