@@ -131,10 +131,6 @@ void mp_pickle_machine_end(struct machine *m);
 /* Execute the opcode at m->pos; *DONE is set by STOP. */
 mp_err mp_pickle_step(struct machine *m, bool *done) MP_WUR;
 
-/* A MEMOIZE at PUT_OP of the value the opcode at VALUE_OP read, left unwritten:
-   a str or bytes just read, or (RECORD) a record of the stream reader. The memo
-   index is the next one (below the input length: each put takes a byte). */
-void mp_pickle_count_put(struct machine *m, size_t put_op, size_t value_op, bool record);
 
 /* Write frozen value V to memo INDEX, a put counted (mp_pickle_count_put) when
    its container opened and written now that the container is complete. */
@@ -202,6 +198,23 @@ static inline void mp_pickle_ahead_guard(struct machine *m, size_t x)
 {
 	if (m->ahead != NULL && x >= m->ahead_past)
 		mp_pickle_ahead_wait(m, x);
+}
+
+/* A MEMOIZE at PUT_OP of the value the opcode at VALUE_OP read, left unwritten:
+   a str or bytes just read, or (RECORD) a record of the stream reader. The memo
+   index is the next one (below the input length: each put takes a byte).
+   Inline: a big snapshot has tens of millions. */
+static inline void mp_pickle_count_put(struct machine *m, size_t put_op, size_t value_op, bool record)
+{
+	uint64_t index = m->memo_len;
+
+	mp_pickle_ahead_guard(m, put_op);
+	/* The thread reading ahead notes the checkpoints of the puts it read. */
+	if (m->ahead == NULL || !mp_pickle_ahead_covers(m, put_op))
+		mp_pickle_checkpoint(m->checkpoints, index, value_op, m->memo_len);
+	if (record)
+		m->memo_records[index / 64] |= (uint64_t)1 << (index % 64);
+	m->memo_len = index + 1;
 }
 
 #endif

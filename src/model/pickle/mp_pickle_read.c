@@ -266,19 +266,6 @@ static mp_err memo_put(struct machine *m, uint64_t index, bool implicit)
 	return MP_OK;
 }
 
-void mp_pickle_count_put(struct machine *m, size_t put_op, size_t value_op, bool record)
-{
-	uint64_t index = m->memo_len;
-
-	mp_pickle_ahead_guard(m, put_op);
-	/* The thread reading ahead notes the checkpoints of the puts it read. */
-	if (m->ahead == NULL || !mp_pickle_ahead_covers(m, put_op))
-		mp_pickle_checkpoint(m->checkpoints, index, value_op, m->memo_len);
-	if (record)
-		m->memo_records[index / 64] |= (uint64_t)1 << (index % 64);
-	m->memo_len = index + 1;
-}
-
 mp_err mp_pickle_put_late(struct machine *m, uint64_t index, mp_val v)
 {
 	uint32_t enc = MEMO_EMPTY;
