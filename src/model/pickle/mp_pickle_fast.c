@@ -61,8 +61,11 @@ struct scan {
 static bool fast_dict(struct machine *m, size_t *p, mp_val *v, int depth);
 static bool fast_list(struct machine *m, size_t *p, mp_val *v, int depth);
 
-/* The atom memo entry INDEX holds, if it is one that was written. */
-static bool memo_atom(const struct machine *m, uint64_t index, mp_val *v)
+/* The value memo entry INDEX holds, if it was written and is complete: an atom, a frozen
+   container (a frames list shared by two blocks), or a value a projection passed over (as
+   the machine's fetch would push it). Not a string to be found again, a record, or a
+   container still being filled. */
+static bool memo_value(const struct machine *m, uint64_t index, mp_val *v)
 {
 	uint32_t enc;
 
@@ -71,8 +74,8 @@ static bool memo_atom(const struct machine *m, uint64_t index, mp_val *v)
 	enc = m->memo[index];
 	if (enc == MEMO_EMPTY || (enc & MEMO_LAZY_BIT) || (enc & 15u) >= MP_PICKLE_RECORD_TAG)
 		return false;
-	*v = (mp_val)enc;
-	return !mp_val_is_container(*v) && *v != MP_SKIPPED;
+	*v = mp_heap_resolve(m->heap, (mp_val)enc);
+	return !mp_heap_is_open(m->heap, *v);
 }
 
 static bool is_skip_key(const struct machine *m, mp_val key)
@@ -113,8 +116,8 @@ static bool fast_value(struct machine *m, mp_val key, size_t *p, mp_val *v, int 
 	case 'N': *v = MP_NONE; *p += 1; return true;
 	case 0x88: *v = MP_TRUE; *p += 1; return true;
 	case 0x89: *v = MP_FALSE; *p += 1; return true;
-	case 'h': if (rest < 2) return false; *p += 2; return memo_atom(m, d[at + 1], v);
-	case 'j': if (rest < 5) return false; *p += 5; return memo_atom(m, mp_pickle_read_le(d + at + 1, 4), v);
+	case 'h': if (rest < 2) return false; *p += 2; return memo_value(m, d[at + 1], v);
+	case 'j': if (rest < 5) return false; *p += 5; return memo_value(m, mp_pickle_read_le(d + at + 1, 4), v);
 	case 0x8c:
 		if (rest < 2 || rest - 2 < (n = d[at + 1]) ||
 		    mp_heap_str_utf8(m->heap, (const char *)d + at + 2, n, v) != MP_OK)
@@ -145,7 +148,7 @@ static bool pairs(struct machine *m, size_t *p, mp_val *kv, size_t *n, int depth
 
 	for (*n = 0; *p < m->len && d[*p] != 'u'; (*n)++) {
 		mp_val *key = &kv[2 * *n];
-		bool got = d[*p] == 'h' && m->len - *p >= 2 ? (*p += 2, memo_atom(m, d[*p - 1], key))
+		bool got = d[*p] == 'h' && m->len - *p >= 2 ? (*p += 2, memo_value(m, d[*p - 1], key))
 							    : fast_value(m, MP_ABSENT, p, key, depth);
 
 		if (*n == MP_FAST_PAIRS || !got || mp_val_type(*key) != MP_T_STR || *p >= m->len)
@@ -362,10 +365,24 @@ static bool fast_list(struct machine *m, size_t *p, mp_val *v, int depth)
 				return false;
 		if (*p >= m->len || n == 0 || (m->len - *p >= 2 && d[*p + 1] == '('))
 			return false;
-	} else if (fast_value(m, MP_ABSENT, p, &items[0], depth) && *p < m->len && d[*p] == 'a') {
-		n = 1;
+	} else if (strchr("uesat.", d[*p]) != NULL && d[*p] != '\0') {
+		*p -= 1; /* empty: what follows closes or fills what holds it */
 	} else {
-		return false;
+		size_t item = *p;
+		uint64_t memo_len = m->memo_len;
+
+		if (!fast_value(m, MP_ABSENT, p, &items[0], depth) || *p >= m->len)
+			return false;
+		if (d[*p] == 'a') {
+			n = 1;
+		} else if (!mp_val_is_container(items[0])) {
+			/* empty: that atom is the next of what holds it (a dict's next key); its
+			   puts, only counted, are counted again when it is read */
+			*p = item - 1;
+			m->memo_len = memo_len;
+		} else {
+			return false; /* (its entries were written: the machine writes them again) */
+		}
 	}
 	*p += 1;
 	return mp_heap_make(m->heap, MP_T_LIST, items, n, v) == MP_OK && mp_pickle_put_late(m, index, *v) == MP_OK;

@@ -188,6 +188,43 @@ static bool fast_block(struct stream *st, mp_val *kv, size_t *n, size_t *after)
 	return false;
 }
 
+/* The blocks of the list just opened at AT (its placeholder on top of the stack), read in
+   one go and handed to the builder, batch after batch: MEMOIZE, then '(' blocks 'e'. At a
+   block fast_block does not take, the machine goes on from that block, its batch's MARK
+   pushed and the blocks before it handed over, as if it had read them itself (they were the
+   newest list's, in order); at anything else, from where this stopped. */
+static mp_err fast_blocks(struct stream *st, size_t at)
+{
+	struct machine *m = &st->m;
+	const unsigned char *d = m->data;
+	mp_val kv[2 * MP_FAST_PAIRS];
+	size_t p = m->pos, n, after;
+	mp_err err;
+
+	if (m->len - p < 3 || d[p] != 0x94 || d[p + 1] != '(' || d[p + 2] != '}')
+		return MP_OK;
+	mp_pickle_count_put(m, p, at, true); /* the list's own put: a record's */
+	for (p++; m->len - p >= 2 && d[p] == '(' && d[p + 1] == '}'; p++) {
+		if (m->nmarks == m->marks_cap &&
+		    mp_array_grow((void **)&m->marks, &m->marks_cap, m->nmarks + 1, sizeof *m->marks) != MP_OK)
+			return MP_E_NOMEM;
+		m->marks[m->nmarks++] = m->nstack;
+		for (m->pos = ++p; m->pos < m->len && d[m->pos] == '}'; m->pos = after) {
+			if (!fast_block(st, kv, &n, &after))
+				return MP_OK; /* the machine reads this block */
+			if ((err = mp_sb_block(st->sb, kv, n)) != MP_OK)
+				return err;
+		}
+		if ((p = m->pos) >= m->len || d[p] != 'e')
+			return MP_OK;
+		m->nmarks--; /* APPENDS of what was handed over */
+		m->prev_opos = m->opos;
+		m->opos = p;
+	}
+	m->pos = p;
+	return MP_OK;
+}
+
 /* '}' or ']': a record or a list of records gets its placeholder; anything
    else is the generic machine's (which passes over a skip key's list itself,
    save under a record, which it cannot see as a dict). */
@@ -237,7 +274,9 @@ static mp_err op_open(struct stream *st, bool is_dict, bool *taken)
 	st->live++;
 	m->pos++;
 	*taken = true;
-	return mp_pickle_push(m, placeholder(r, index));
+	if ((err = mp_pickle_push(m, placeholder(r, index))) != MP_OK || r != R_BLOCKS)
+		return err;
+	return fast_blocks(st, m->pos - 1);
 }
 
 /* Whether any of stack[first..nstack) is a placeholder. */
