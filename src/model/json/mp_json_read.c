@@ -315,11 +315,6 @@ static mp_err convert(struct jreader *r, cJSON *root, mp_val *out)
 
 /* ---- parsing */
 
-static bool json_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
 /* JSON nesting at byte AT of TEXT (strings skipped). */
 static size_t depth_at(const char *text, size_t at)
 {
@@ -364,10 +359,21 @@ static mp_err syntax_error(const char *text, size_t len, size_t at, mp_diag *dia
 		       line, col, at);
 }
 
+size_t mp_json_value_start(const char *text, size_t len)
+{
+	size_t at = 0;
+
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+		at = 3; /* a UTF-8 byte order mark */
+	while (at < len && mp_json_space(text[at]))
+		at++;
+	return at;
+}
+
 /* cJSON keeps strings NUL-terminated, so a NUL inside one would silently cut
    it: refuse raw NUL bytes and \u0000 escapes (memprof writes such strings
    in __str__). */
-static mp_err check_nul(const char *text, size_t len, mp_diag *diag)
+mp_err mp_json_check_nul(const char *text, size_t len, mp_diag *diag)
 {
 	const char *p = memchr(text, '\0', len);
 
@@ -390,23 +396,19 @@ mp_err mp_json_read(mp_heap *heap, const char *text, size_t len, mp_val *root, m
 {
 	struct jreader r = { .heap = heap, .diag = diag };
 	const char *end = NULL;
-	size_t skip = 0;
+	size_t skip = mp_json_value_start(text, len);
 	cJSON *tree;
 	mp_err err;
 
-	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
-		skip = 3; /* a UTF-8 byte order mark */
-	while (skip < len && json_space(text[skip]))
-		skip++;
 	if (skip == len)
 		return mp_fail(diag, MP_E_TRUNCATED, "json: no value (empty input)");
-	err = check_nul(text, len, diag);
+	err = mp_json_check_nul(text, len, diag);
 	if (err != MP_OK)
 		return err;
 	tree = cJSON_ParseWithLengthOpts(text + skip, len - skip, &end, false);
 	if (tree == NULL)
 		return syntax_error(text, len, end ? (size_t)(end - text) : skip, diag);
-	while (end < text + len && json_space(*end))
+	while (end < text + len && mp_json_space(*end))
 		end++;
 	if (end < text + len) {
 		cJSON_Delete(tree);
@@ -416,4 +418,36 @@ mp_err mp_json_read(mp_heap *heap, const char *text, size_t len, mp_val *root, m
 	err = convert(&r, tree, root);
 	free(r.stack);
 	return err;
+}
+
+/* ---- one value at a time (mp_json_int.h) */
+
+struct mp_json_conv {
+	struct jreader r;
+};
+
+mp_json_conv *mp_json_conv_new(mp_heap *heap, mp_diag *diag)
+{
+	mp_json_conv *c = calloc(1, sizeof *c);
+
+	if (c != NULL)
+		c->r = (struct jreader){ .heap = heap, .diag = diag };
+	return c;
+}
+
+void mp_json_conv_free(mp_json_conv *c)
+{
+	if (c != NULL)
+		free(c->r.stack);
+	free(c);
+}
+
+mp_err mp_json_conv_value(mp_json_conv *c, cJSON *node, mp_val *out)
+{
+	return convert(&c->r, node, out);
+}
+
+mp_err mp_json_conv_key(mp_json_conv *c, const char *s, mp_val *out)
+{
+	return read_str(&c->r, s, false, out);
 }
