@@ -126,12 +126,17 @@ static mp_err stream_pickle(mp_heap *heap, const unsigned char *data, size_t len
 	return mp_pickle_read_snapshot(heap, data, len, &opts, out);
 }
 
+/* The key whose lists the JSON readers pass over under FLAGS. */
+static mp_val json_skip_key(const mp_heap *heap, unsigned flags)
+{
+	return flags & MP_LOAD_NO_FRAMES ? mp_heap_keys(heap)->frames : MP_ABSENT;
+}
+
 static mp_err stream_json(mp_heap *heap, const unsigned char *data, size_t len, unsigned flags,
 			  struct mapping *map, mp_snapshot **out)
 {
-	struct mp_json_stream_opts opts = { 0 };
+	struct mp_json_stream_opts opts = { .skip_key = json_skip_key(heap, flags) };
 
-	(void)flags;
 	if (map != NULL) {
 		opts.progress = drop_consumed;
 		opts.progress_ctx = map;
@@ -181,7 +186,7 @@ static mp_err load_once(const char *name, const unsigned char *data, size_t len,
 		err = read_pickle(heap, data, len, flags, map, &root, diag);
 		break;
 	case MP_FMT_JSON:
-		err = mp_json_read(heap, (const char *)data, len, &root, diag);
+		err = mp_json_read(heap, (const char *)data, len, json_skip_key(heap, flags), &root, diag);
 		break;
 	default:
 		err = mp_fail(diag, MP_E_FORMAT, "'%s': %s", name,

@@ -72,16 +72,18 @@ mp_err mp_json_check_nul(const char *text, size_t len, mp_diag *diag) MP_WUR;
 /* Turns cJSON trees into values of a heap, tags undone (mp_json_read's rules). */
 typedef struct mp_json_conv mp_json_conv;
 
-/* A converter into HEAP whose errors go to DIAG. Returns NULL when out of memory. */
-mp_json_conv *mp_json_conv_new(mp_heap *heap, mp_diag *diag);
+/* A converter into HEAP whose errors go to DIAG, passing over the lists
+   under SKIP_KEY (as mp_json_read does). Returns NULL when out of memory. */
+mp_json_conv *mp_json_conv_new(mp_heap *heap, mp_val skip_key, mp_diag *diag);
 
 /* Free C (NULL allowed). */
 void mp_json_conv_free(mp_json_conv *c);
 
-/* Convert NODE, detached from any parent and freed here whatever happens, into
-   a frozen value in *OUT. Errors as mp_json_read's, the place in the message
-   counted from NODE. */
-mp_err mp_json_conv_value(mp_json_conv *c, struct cJSON *node, mp_val *out) MP_WUR;
+/* Convert NODE, the value under KEY of a dict (detached from any parent and
+   freed here whatever happens), into a frozen value in *OUT, or MP_SKIPPED
+   for a list under the skip key. Errors as mp_json_read's, the place in the
+   message counted from NODE. */
+mp_err mp_json_conv_member(mp_json_conv *c, mp_val key, struct cJSON *node, mp_val *out) MP_WUR;
 
 /* The str of a dict key S (as cJSON keeps it: NUL-terminated) in *OUT;
    MP_E_CORRUPT when it is not valid UTF-8. */

@@ -28,6 +28,7 @@ struct rframe {
 struct jreader {
 	mp_heap *heap;
 	mp_diag *diag;
+	mp_val skip_key; /* a list under this key of a dict is passed over (MP_ABSENT: none) */
 	struct rframe *stack;
 	size_t depth, cap;
 	cJSON *grave; /* converted nodes awaiting cJSON_Delete, chained by next */
@@ -285,6 +286,14 @@ static cJSON *detach_next(struct jreader *r, mp_err *err)
 	return c;
 }
 
+/* Whether C, under KEY in a dict, is a list to pass over (MP_SKIPPED in its
+   place, as the pickle reader's skip keys give): it was parsed, so its
+   syntax holds, but what it holds is not checked. */
+static bool passed_over(const struct jreader *r, mp_val key, const cJSON *c)
+{
+	return key == r->skip_key && key != MP_ABSENT && cJSON_IsArray(c);
+}
+
 static mp_err convert(struct jreader *r, cJSON *root, mp_val *out)
 {
 	mp_val v;
@@ -300,9 +309,15 @@ static mp_err convert(struct jreader *r, cJSON *root, mp_val *out)
 			done = has_value;
 		} else {
 			cJSON *c = detach_next(r, &err);
+			const struct rframe *f = &r->stack[r->depth - 1];
 
-			if (err == MP_OK)
+			if (err == MP_OK && f->kind == R_DICT && passed_over(r, f->key, c)) {
+				bury(r, c);
+				v = MP_SKIPPED;
+				done = true;
+			} else if (err == MP_OK) {
 				err = begin(r, c, &v, &done);
+			}
 		}
 	}
 	if (err == MP_OK)
@@ -392,9 +407,9 @@ mp_err mp_json_check_nul(const char *text, size_t len, mp_diag *diag)
 	return MP_OK;
 }
 
-mp_err mp_json_read(mp_heap *heap, const char *text, size_t len, mp_val *root, mp_diag *diag)
+mp_err mp_json_read(mp_heap *heap, const char *text, size_t len, mp_val skip_key, mp_val *root, mp_diag *diag)
 {
-	struct jreader r = { .heap = heap, .diag = diag };
+	struct jreader r = { .heap = heap, .diag = diag, .skip_key = skip_key };
 	const char *end = NULL;
 	size_t skip = mp_json_value_start(text, len);
 	cJSON *tree;
@@ -426,12 +441,12 @@ struct mp_json_conv {
 	struct jreader r;
 };
 
-mp_json_conv *mp_json_conv_new(mp_heap *heap, mp_diag *diag)
+mp_json_conv *mp_json_conv_new(mp_heap *heap, mp_val skip_key, mp_diag *diag)
 {
 	mp_json_conv *c = calloc(1, sizeof *c);
 
 	if (c != NULL)
-		c->r = (struct jreader){ .heap = heap, .diag = diag };
+		c->r = (struct jreader){ .heap = heap, .diag = diag, .skip_key = skip_key };
 	return c;
 }
 
@@ -442,9 +457,13 @@ void mp_json_conv_free(mp_json_conv *c)
 	free(c);
 }
 
-mp_err mp_json_conv_value(mp_json_conv *c, cJSON *node, mp_val *out)
+mp_err mp_json_conv_member(mp_json_conv *c, mp_val key, cJSON *node, mp_val *out)
 {
-	return convert(&c->r, node, out);
+	if (!passed_over(&c->r, key, node))
+		return convert(&c->r, node, out);
+	cJSON_Delete(node);
+	*out = MP_SKIPPED;
+	return MP_OK;
 }
 
 mp_err mp_json_conv_key(mp_json_conv *c, const char *s, mp_val *out)

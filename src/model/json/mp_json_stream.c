@@ -167,7 +167,7 @@ static mp_err add_pair(struct pairs *p, mp_val key, mp_val value)
 
 static void report_progress(struct jstream *st)
 {
-	if (st->opts != NULL && st->opts->progress != NULL && st->pos >= st->next_progress) {
+	if (st->opts->progress != NULL && st->pos >= st->next_progress) {
 		st->opts->progress(st->opts->progress_ctx, st->pos);
 		st->next_progress = st->pos + PROGRESS_STEP;
 	}
@@ -214,7 +214,7 @@ static mp_err parsed_record(struct jstream *st, size_t base, enum mp_record rec)
 			err = MP_E_UNSUPPORTED;
 		} else if ((err = mp_json_conv_key(st->conv, m->string, &key)) != MP_OK) {
 			cJSON_Delete(m);
-		} else if ((err = mp_json_conv_value(st->conv, m, &value)) == MP_OK) {
+		} else if ((err = mp_json_conv_member(st->conv, key, m, &value)) == MP_OK) {
 			err = add_pair(p, key, value);
 		}
 	}
@@ -293,7 +293,7 @@ static mp_err walked_record(struct jstream *st, size_t base, enum mp_record rec,
 			if (children != NULL)
 				err = children(st, base + 1);
 			else if ((err = parse(st, base + 1, &node)) == MP_OK)
-				err = mp_json_conv_value(st->conv, node, &value);
+				err = mp_json_conv_member(st->conv, key, node, &value);
 			if (err != MP_OK || (err = add_pair(p, key, value)) != MP_OK)
 				return err;
 		} while (take(st, ','));
@@ -332,7 +332,7 @@ mp_err mp_json_read_snapshot(mp_heap *heap, const char *text, size_t len, const 
 		return MP_E_NOMEM;
 	*st = (struct jstream){ .text = text, .len = len, .k = mp_heap_keys(heap), .opts = opts,
 				.next_progress = PROGRESS_STEP };
-	st->conv = mp_json_conv_new(heap, &st->diag);
+	st->conv = mp_json_conv_new(heap, opts->skip_key, &st->diag);
 	if (st->conv != NULL)
 		err = mp_heap_make(heap, MP_T_LIST, NULL, 0, &st->children);
 	if (err == MP_OK)

@@ -13,6 +13,9 @@ struct mp_json_stream_opts {
 	   done with (never read again), so that the caller may drop their pages. */
 	void (*progress)(void *ctx, size_t consumed);
 	void *progress_ctx;
+	/* Lists under this key of a dict are parsed but not built (MP_SKIPPED in
+	   their place), as mp_json_read does; MP_ABSENT: none. */
+	mp_val skip_key;
 };
 
 /* Read the JSON snapshot in TEXT (LEN bytes, no NUL terminator needed) as
@@ -29,7 +32,7 @@ struct mp_json_stream_opts {
    message, and the caller reads the same text with mp_json_read and
    mp_snapshot_from_value, which then say what is wrong. On success the result
    equals what that way gives. MP_E_NOMEM is reported as such. On success
-   *OUT owns HEAP. OPTS may be NULL. */
+   *OUT owns HEAP. */
 mp_err mp_json_read_snapshot(mp_heap *heap, const char *text, size_t len, const struct mp_json_stream_opts *opts,
 			     mp_snapshot **out) MP_WUR;
 
