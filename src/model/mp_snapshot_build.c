@@ -397,6 +397,16 @@ mp_err mp_sb_device_end(mp_snapshot_builder *c)
 	return MP_OK;
 }
 
+mp_err mp_sb_record(mp_snapshot_builder *c, enum mp_record rec, const mp_val *items, size_t n)
+{
+	switch (rec) {
+	case MP_REC_TOP: return mp_sb_top(c, items, n);
+	case MP_REC_SEGMENT: return mp_sb_segment(c, items, n);
+	case MP_REC_BLOCK: return mp_sb_block(c, items, n);
+	default: return mp_sb_trace_entry(c, items, n);
+	}
+}
+
 uint32_t mp_sb_present(const mp_snapshot_builder *c)
 {
 	return c->snap->present;

@@ -44,6 +44,9 @@ mp_err mp_sb_blocks_end(mp_snapshot_builder *sb) MP_WUR;
 mp_err mp_sb_trace_entry(mp_snapshot_builder *sb, const mp_val *items, size_t n) MP_WUR;
 mp_err mp_sb_device_end(mp_snapshot_builder *sb) MP_WUR;
 
+/* The pairs of a record of kind REC (MP_REC_TOP, _SEGMENT, _BLOCK or _TRACE): one of the four above. */
+mp_err mp_sb_record(mp_snapshot_builder *sb, enum mp_record rec, const mp_val *items, size_t n) MP_WUR;
+
 /* The present bits of the top level (MP_F_TOP_*) given so far. */
 uint32_t mp_sb_present(const mp_snapshot_builder *sb);
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "mp_json.h"
+#include "mp_json_stream.h"
 #include "mp_pickle_read.h"
 #include "mp_pickle_stream.h"
 #include "mp_pickle_write.h"
@@ -46,8 +47,8 @@ enum mp_format mp_format_from_name(const char *path)
 	return MP_FMT_UNKNOWN;
 }
 
-/* Pages the pickle machine has passed are not needed again (strings are
-   copied into the heap), so drop them to keep the resident set small. */
+/* Pages a reader has passed are not needed again (strings are copied into
+   the heap), so drop them to keep the resident set small. */
 struct mapping {
 	const unsigned char *base;
 	size_t dropped;
@@ -116,21 +117,48 @@ static mp_err read_pickle(mp_heap *heap, const unsigned char *data, size_t len, 
 	return mp_pickle_read(heap, data, len, root, &opts, diag);
 }
 
-/* The stream reader first (records straight to the model); what it does not take, the generic
-   machine and mp_snapshot_from_value read again from the start. */
-static mp_err stream_pickle(const unsigned char *data, size_t len, unsigned flags, struct mapping *map,
-			    mp_snapshot **out)
+static mp_err stream_pickle(mp_heap *heap, const unsigned char *data, size_t len, unsigned flags,
+			    struct mapping *map, mp_snapshot **out)
+{
+	mp_val skip;
+	struct mp_pickle_opts opts = pickle_opts(heap, flags, map, &skip);
+
+	return mp_pickle_read_snapshot(heap, data, len, &opts, out);
+}
+
+/* The key whose lists the JSON readers pass over under FLAGS. */
+static mp_val json_skip_key(const mp_heap *heap, unsigned flags)
+{
+	return flags & MP_LOAD_NO_FRAMES ? mp_heap_keys(heap)->frames : MP_ABSENT;
+}
+
+static mp_err stream_json(mp_heap *heap, const unsigned char *data, size_t len, unsigned flags,
+			  struct mapping *map, mp_snapshot **out)
+{
+	struct mp_json_stream_opts opts = { .skip_key = json_skip_key(heap, flags) };
+
+	if (map != NULL) {
+		opts.progress = drop_consumed;
+		opts.progress_ctx = map;
+	}
+	return mp_json_read_snapshot(heap, (const char *)data, len, &opts, out);
+}
+
+/* A format's stream reader (records straight to the model): STREAM_PICKLE or STREAM_JSON. */
+typedef mp_err (*stream_fn)(mp_heap *heap, const unsigned char *data, size_t len, unsigned flags,
+			    struct mapping *map, mp_snapshot **out);
+
+/* The stream reader first, unless MP_LOAD_GENERIC or the environment variable OFF says not to;
+   what it does not take, the generic reader and mp_snapshot_from_value read again from the start. */
+static mp_err stream(stream_fn reader, const char *off, const unsigned char *data, size_t len, unsigned flags,
+		     struct mapping *map, mp_snapshot **out)
 {
 	mp_heap *heap;
-	mp_val skip;
-	struct mp_pickle_opts opts;
 	mp_err err;
 
-	if ((flags & MP_LOAD_GENERIC) || getenv("MEMPROF_NO_PICKLE_STREAM") != NULL ||
-	    (heap = mp_heap_new()) == NULL)
+	if ((flags & MP_LOAD_GENERIC) || getenv(off) != NULL || (heap = mp_heap_new()) == NULL)
 		return MP_E_UNSUPPORTED;
-	opts = pickle_opts(heap, flags, map, &skip);
-	err = mp_pickle_read_snapshot(heap, data, len, &opts, out);
+	err = reader(heap, data, len, flags, map, out);
 	if (err != MP_OK) {
 		mp_heap_free(heap);
 		if (map != NULL)
@@ -142,21 +170,23 @@ static mp_err stream_pickle(const unsigned char *data, size_t len, unsigned flag
 static mp_err load_once(const char *name, const unsigned char *data, size_t len, unsigned flags,
 			struct mapping *map, mp_snapshot **out, mp_diag *diag)
 {
+	enum mp_format fmt = mp_format_detect(data, len < 64 ? len : 64);
 	mp_heap *heap;
 	mp_val root;
 	mp_err err;
 
-	if (mp_format_detect(data, len < 64 ? len : 64) == MP_FMT_PICKLE &&
-	    stream_pickle(data, len, flags, map, out) == MP_OK)
+	if ((fmt == MP_FMT_PICKLE &&
+	     stream(stream_pickle, "MEMPROF_NO_PICKLE_STREAM", data, len, flags, map, out) == MP_OK) ||
+	    (fmt == MP_FMT_JSON && stream(stream_json, "MEMPROF_NO_JSON_STREAM", data, len, flags, map, out) == MP_OK))
 		return MP_OK;
 	if ((heap = mp_heap_new()) == NULL)
 		return mp_fail(diag, MP_E_NOMEM, "'%s': out of memory", name);
-	switch (mp_format_detect(data, len < 64 ? len : 64)) {
+	switch (fmt) {
 	case MP_FMT_PICKLE:
 		err = read_pickle(heap, data, len, flags, map, &root, diag);
 		break;
 	case MP_FMT_JSON:
-		err = mp_json_read(heap, (const char *)data, len, &root, diag);
+		err = mp_json_read(heap, (const char *)data, len, json_skip_key(heap, flags), &root, diag);
 		break;
 	default:
 		err = mp_fail(diag, MP_E_FORMAT, "'%s': %s", name,

@@ -21,10 +21,11 @@ enum mp_load_flags {
 	/* Frames are not needed (segsum): pass over them when the input allows.
 	   The result is marked projected and cannot be saved. */
 	MP_LOAD_NO_FRAMES = 1u << 0,
-	/* Read a pickle only the generic way (every value built, then converted)
-	   and on one thread, not with the stream reader and the thread reading
-	   ahead: their reference, for tests and benchmarks. The environment
-	   variable MEMPROF_NO_PICKLE_STREAM turns off the stream reader alone. */
+	/* Read a pickle or JSON only the generic way (every value built, then
+	   converted; a pickle on one thread), not with the stream readers and the
+	   thread reading ahead: their reference, for tests and benchmarks. The
+	   environment variables MEMPROF_NO_PICKLE_STREAM and MEMPROF_NO_JSON_STREAM
+	   turn off each stream reader alone. */
 	MP_LOAD_GENERIC = 1u << 1,
 };
 

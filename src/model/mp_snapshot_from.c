@@ -9,19 +9,9 @@
 /* Give dict V to the builder as a record of kind REC (TOP, SEGMENT, BLOCK or TRACE). */
 static mp_err give_record(mp_snapshot_builder *sb, const mp_heap *heap, enum mp_record rec, mp_val v)
 {
-	const mp_val *items;
-	size_t n;
-
 	if (mp_val_type(v) != MP_T_DICT)
 		return mp_sb_not_a_record(sb, rec, v);
-	items = mp_heap_items(heap, v);
-	n = mp_heap_len(heap, v);
-	switch (rec) {
-	case MP_REC_TOP: return mp_sb_top(sb, items, n);
-	case MP_REC_SEGMENT: return mp_sb_segment(sb, items, n);
-	case MP_REC_BLOCK: return mp_sb_block(sb, items, n);
-	default: return mp_sb_trace_entry(sb, items, n);
-	}
+	return mp_sb_record(sb, rec, mp_heap_items(heap, v), mp_heap_len(heap, v));
 }
 
 static mp_err read_segments(mp_snapshot_builder *sb, const mp_heap *heap, mp_val list)

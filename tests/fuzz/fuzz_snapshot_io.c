@@ -1,7 +1,8 @@
 /* fuzz_snapshot_io.c - the snapshot readers and writers on any bytes, the half of fuzz_pickle and fuzz_json
    they share: the full read, the projection segsum reads (frames passed over), each of them also the generic
    way (a pickle's stream reader, and the thread that passes over frames ahead of it, must give what the
-   generic machine alone and the conversion after it give, or give up), and for what loads, the round trip through memprof's own writer in both formats: what it writes it must
+   generic machine alone and the conversion after it give, or give up; JSON's stream reader what the
+   whole-text reader and the conversion give), and for what loads, the round trip through memprof's own writer in both formats: what it writes it must
    read back, and writing that again must give the same bytes. */
 #include "fuzz_snapshot_io.h"
 

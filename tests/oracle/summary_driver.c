@@ -121,7 +121,7 @@ int main(int argc, char **argv)
 	if (text == NULL)
 		return die("cannot read the input");
 	heap = mp_heap_new();
-	if (heap == NULL || mp_json_read(heap, text, len, &root, &diag) != MP_OK) {
+	if (heap == NULL || mp_json_read(heap, text, len, MP_ABSENT, &root, &diag) != MP_OK) {
 		fprintf(stderr, "summary_driver: %s\n", diag.msg);
 		free(text);
 		mp_heap_free(heap);

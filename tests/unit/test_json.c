@@ -76,7 +76,7 @@ static mp_err from_json(const char *text, size_t len, mp_val *v, mp_diag *diag)
 	CU_ASSERT_FATAL(copy != NULL);
 	memcpy(copy, text, len);
 	mp_diag_reset(diag);
-	err = mp_json_read(heap, copy, len, v, diag);
+	err = mp_json_read(heap, copy, len, MP_ABSENT, v, diag);
 	free(copy);
 	return err;
 }

@@ -22,13 +22,16 @@
    {"__bytes__": "<base64>"}, {"__int__": "<decimal>"}, {"__float__": "nan"},
    {"__dict__": [[k, v], ...]}, {"__str__": "<base64>"}). A number that is
    integral and within +-2^53 becomes an int, any other number a float (cJSON
-   keeps no trace of "1.0" versus "1"). The cJSON tree is freed as it is
+   keeps no trace of "1.0" versus "1"). A list under the key SKIP_KEY of a
+   dict (MP_ABSENT: none) is parsed but not built, MP_SKIPPED in its place,
+   as the pickle reader's skip keys do. The cJSON tree is freed as it is
    converted. Returns MP_OK and the frozen root in *ROOT, or with a one-line
    DIAG: MP_E_CORRUPT (syntax, invalid UTF-8, a malformed tag, an unhashable
    key), MP_E_LIMIT (nesting beyond MP_JSON_MAX_DEPTH, an over-long int),
    MP_E_TRUNCATED (no value at all), MP_E_NOMEM. On failure HEAP may hold
    unreachable values; the caller usually frees it. */
-mp_err mp_json_read(mp_heap *heap, const char *text, size_t len, mp_val *root, mp_diag *diag) MP_WUR;
+mp_err mp_json_read(mp_heap *heap, const char *text, size_t len, mp_val skip_key, mp_val *root,
+		   mp_diag *diag) MP_WUR;
 
 /* Append ROOT (a value of HEAP) to OUT as JSON in memprof's schema, tagging
    what JSON lacks so that mp_json_read gives back an equal value (floats that

@@ -28,6 +28,7 @@ struct rframe {
 struct jreader {
 	mp_heap *heap;
 	mp_diag *diag;
+	mp_val skip_key; /* a list under this key of a dict is passed over (MP_ABSENT: none) */
 	struct rframe *stack;
 	size_t depth, cap;
 	cJSON *grave; /* converted nodes awaiting cJSON_Delete, chained by next */
@@ -38,6 +39,11 @@ struct jreader {
    the heap's own allocations, made reading a third slower (glibc consolidating
    its free lists over and over) for no smaller peak. */
 #define GRAVE_BURST 65536
+/* What a list passed over counts for in a burst: more than its nodes (some
+   dozens for a traceback). Fewer lists a burst keep glibc's consolidations
+   short: segsum on the 100k-block JSON took 1.0 s counting each as one node,
+   0.75 s (as before lists were passed over) counting each as 1024. */
+#define PASSED_WEIGHT 1024
 
 /* Free the converted nodes held so far. */
 static void bury_flush(struct jreader *r)
@@ -285,6 +291,14 @@ static cJSON *detach_next(struct jreader *r, mp_err *err)
 	return c;
 }
 
+/* Whether C, under KEY in a dict, is a list to pass over (MP_SKIPPED in its
+   place, as the pickle reader's skip keys give): it was parsed, so its
+   syntax holds, but what it holds is not checked. */
+static bool passed_over(const struct jreader *r, mp_val key, const cJSON *c)
+{
+	return key == r->skip_key && key != MP_ABSENT && cJSON_IsArray(c);
+}
+
 static mp_err convert(struct jreader *r, cJSON *root, mp_val *out)
 {
 	mp_val v;
@@ -300,9 +314,17 @@ static mp_err convert(struct jreader *r, cJSON *root, mp_val *out)
 			done = has_value;
 		} else {
 			cJSON *c = detach_next(r, &err);
+			const struct rframe *f = &r->stack[r->depth - 1];
 
-			if (err == MP_OK)
+			if (err == MP_OK && f->kind == R_DICT && passed_over(r, f->key, c)) {
+				/* a whole subtree, to free with the converted nodes */
+				r->ngrave += PASSED_WEIGHT;
+				bury(r, c);
+				v = MP_SKIPPED;
+				done = true;
+			} else if (err == MP_OK) {
 				err = begin(r, c, &v, &done);
+			}
 		}
 	}
 	if (err == MP_OK)
@@ -314,11 +336,6 @@ static mp_err convert(struct jreader *r, cJSON *root, mp_val *out)
 }
 
 /* ---- parsing */
-
-static bool json_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
 
 /* JSON nesting at byte AT of TEXT (strings skipped). */
 static size_t depth_at(const char *text, size_t at)
@@ -364,10 +381,21 @@ static mp_err syntax_error(const char *text, size_t len, size_t at, mp_diag *dia
 		       line, col, at);
 }
 
+size_t mp_json_value_start(const char *text, size_t len)
+{
+	size_t at = 0;
+
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+		at = 3; /* a UTF-8 byte order mark */
+	while (at < len && mp_json_space(text[at]))
+		at++;
+	return at;
+}
+
 /* cJSON keeps strings NUL-terminated, so a NUL inside one would silently cut
    it: refuse raw NUL bytes and \u0000 escapes (memprof writes such strings
    in __str__). */
-static mp_err check_nul(const char *text, size_t len, mp_diag *diag)
+mp_err mp_json_check_nul(const char *text, size_t len, mp_diag *diag)
 {
 	const char *p = memchr(text, '\0', len);
 
@@ -386,27 +414,23 @@ static mp_err check_nul(const char *text, size_t len, mp_diag *diag)
 	return MP_OK;
 }
 
-mp_err mp_json_read(mp_heap *heap, const char *text, size_t len, mp_val *root, mp_diag *diag)
+mp_err mp_json_read(mp_heap *heap, const char *text, size_t len, mp_val skip_key, mp_val *root, mp_diag *diag)
 {
-	struct jreader r = { .heap = heap, .diag = diag };
+	struct jreader r = { .heap = heap, .diag = diag, .skip_key = skip_key };
 	const char *end = NULL;
-	size_t skip = 0;
+	size_t skip = mp_json_value_start(text, len);
 	cJSON *tree;
 	mp_err err;
 
-	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
-		skip = 3; /* a UTF-8 byte order mark */
-	while (skip < len && json_space(text[skip]))
-		skip++;
 	if (skip == len)
 		return mp_fail(diag, MP_E_TRUNCATED, "json: no value (empty input)");
-	err = check_nul(text, len, diag);
+	err = mp_json_check_nul(text, len, diag);
 	if (err != MP_OK)
 		return err;
 	tree = cJSON_ParseWithLengthOpts(text + skip, len - skip, &end, false);
 	if (tree == NULL)
 		return syntax_error(text, len, end ? (size_t)(end - text) : skip, diag);
-	while (end < text + len && json_space(*end))
+	while (end < text + len && mp_json_space(*end))
 		end++;
 	if (end < text + len) {
 		cJSON_Delete(tree);
@@ -416,4 +440,40 @@ mp_err mp_json_read(mp_heap *heap, const char *text, size_t len, mp_val *root, m
 	err = convert(&r, tree, root);
 	free(r.stack);
 	return err;
+}
+
+/* ---- one value at a time (mp_json_int.h) */
+
+struct mp_json_conv {
+	struct jreader r;
+};
+
+mp_json_conv *mp_json_conv_new(mp_heap *heap, mp_val skip_key, mp_diag *diag)
+{
+	mp_json_conv *c = calloc(1, sizeof *c);
+
+	if (c != NULL)
+		c->r = (struct jreader){ .heap = heap, .diag = diag, .skip_key = skip_key };
+	return c;
+}
+
+void mp_json_conv_free(mp_json_conv *c)
+{
+	if (c != NULL)
+		free(c->r.stack);
+	free(c);
+}
+
+mp_err mp_json_conv_member(mp_json_conv *c, mp_val key, cJSON *node, mp_val *out)
+{
+	if (!passed_over(&c->r, key, node))
+		return convert(&c->r, node, out);
+	cJSON_Delete(node);
+	*out = MP_SKIPPED;
+	return MP_OK;
+}
+
+mp_err mp_json_conv_key(mp_json_conv *c, const char *s, mp_val *out)
+{
+	return read_str(&c->r, s, false, out);
 }
