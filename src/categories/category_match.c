@@ -15,6 +15,9 @@
 #include "mp_frame_filter.h"
 #include "mp_table.h"
 
+/* A pool offset's top bit, in the summarised traceback's frames: a user frame. */
+#define USER_BIT ((size_t)1 << (sizeof(size_t) * 8 - 1))
+
 /* A distinct frame dict and the conditions it meets (WORDS words at BITS in the index's pool). */
 struct frame_entry {
 	mp_val frame;
@@ -33,7 +36,9 @@ struct category_frame_index {
 	uint64_t *pool; /* the entries' sets */
 	size_t pool_len, pool_cap;
 	uint64_t *any, *user; /* the summarised traceback's sets */
-	mp_val summarised;
+	uint64_t *need;       /* per rule: the conditions it needs in ANY, then in USER (2 * WORDS words) */
+	size_t *frame_bits;   /* its frames' sets (offsets in the pool; SIZE_MAX: no frame dict) */
+	size_t nframes, frame_bits_cap;
 };
 
 mp_err category_frame_index_new(const mp_category_classifier *cl, category_frame_index **out)
@@ -59,9 +64,21 @@ mp_err category_frame_index_new(const mp_category_classifier *cl, category_frame
 	fi->words = n / 64 + 1;
 	fi->any = calloc(fi->words, sizeof *fi->any);
 	fi->user = calloc(fi->words, sizeof *fi->user);
-	if (fi->any == NULL || fi->user == NULL) {
+	fi->need = calloc(fi->nrules * 2 * fi->words + 1, sizeof *fi->need);
+	if (fi->any == NULL || fi->user == NULL || fi->need == NULL) {
 		category_frame_index_free(fi);
 		return MP_E_NOMEM;
+	}
+	/* A rule's conditions as two masks: a traceback meets it when both are in its sets. */
+	for (size_t r = 0; r < fi->nrules; r++) {
+		const mp_category_rule *rule = category_rule(cl, r);
+
+		for (size_t k = 0; k < rule->nframes; k++) {
+			size_t i = fi->first[r] + k;
+			uint64_t *mask = fi->need + (2 * r + (rule->frames[k].innermost_user ? 1 : 0)) * fi->words;
+
+			mask[i / 64] |= (uint64_t)1 << (i % 64);
+		}
 	}
 	*out = fi;
 	return MP_OK;
@@ -77,6 +94,8 @@ void category_frame_index_free(category_frame_index *fi)
 	free(fi->pool);
 	free(fi->any);
 	free(fi->user);
+	free(fi->need);
+	free(fi->frame_bits);
 	free(fi);
 }
 
@@ -114,10 +133,11 @@ static void fill_bits(category_frame_index *fi, const mp_frame *f, uint64_t *bit
 
 /* The entry of frame I of FRAMES (its dict handle), made on first sight; NULL when frame I is no
    frame dict (*ERR stays MP_OK) or memory ran out (*ERR = MP_E_NOMEM). */
-static const struct frame_entry *frame_entry(category_frame_index *fi, mp_val frames, size_t i, mp_err *err)
+static const struct frame_entry *frame_entry(category_frame_index *fi, mp_val frames, const mp_val *items, size_t i,
+					     mp_err *err)
 {
 	const mp_snapshot *snap = fi->cl->snap;
-	mp_val handle = mp_heap_items(snap->heap, frames)[i];
+	mp_val handle = items[i];
 	struct frame_entry *e;
 	mp_table_probe p;
 	uint32_t id;
@@ -149,15 +169,19 @@ static const struct frame_entry *frame_entry(category_frame_index *fi, mp_val fr
 mp_err category_frames_summarise(category_frame_index *fi, mp_val frames)
 {
 	size_t n = mp_frames_len(fi->cl->snap, frames);
+	const mp_val *items = mp_heap_items(fi->cl->snap->heap, frames);
 	bool seen_user = false;
 	mp_err err;
 
 	memset(fi->any, 0, fi->words * sizeof *fi->any);
 	memset(fi->user, 0, fi->words * sizeof *fi->user);
-	fi->summarised = frames;
+	fi->nframes = 0;
+	if (mp_array_grow((void **)&fi->frame_bits, &fi->frame_bits_cap, n, sizeof *fi->frame_bits) != MP_OK)
+		return MP_E_NOMEM;
 	for (size_t i = 0; i < n; i++) {
-		const struct frame_entry *e = frame_entry(fi, frames, i, &err);
+		const struct frame_entry *e = frame_entry(fi, frames, items, i, &err);
 
+		fi->frame_bits[fi->nframes++] = e == NULL ? SIZE_MAX : e->bits | (e->user ? USER_BIT : 0);
 		if (e == NULL) {
 			if (err != MP_OK)
 				return err;
@@ -175,18 +199,14 @@ mp_err category_frames_summarise(category_frame_index *fi, mp_val frames)
 
 /* The first frame of the summarised traceback that meets condition I (of an innermost-user one:
    the innermost user frame), or -1. */
-static int32_t frame_of(category_frame_index *fi, size_t i, bool innermost_user)
+static int32_t frame_of(const category_frame_index *fi, size_t i, bool innermost_user)
 {
-	mp_val frames = fi->summarised;
-	size_t n = mp_frames_len(fi->cl->snap, frames);
-	mp_err err;
+	for (size_t k = 0; k < fi->nframes && k < INT32_MAX; k++) {
+		size_t bits = fi->frame_bits[k];
 
-	for (size_t k = 0; k < n && k < INT32_MAX; k++) {
-		const struct frame_entry *e = frame_entry(fi, frames, k, &err);
-
-		if (e == NULL || (innermost_user && !e->user))
+		if (bits == SIZE_MAX || (innermost_user && !(bits & USER_BIT)))
 			continue;
-		if (bit_is_set(fi->pool + e->bits, i))
+		if (bit_is_set(fi->pool + (bits & ~USER_BIT), i))
 			return (int32_t)k;
 		if (innermost_user)
 			break;
@@ -196,18 +216,16 @@ static int32_t frame_of(category_frame_index *fi, size_t i, bool innermost_user)
 
 bool category_frames_meet(category_frame_index *fi, size_t rule, int32_t *frame)
 {
-	const mp_category_rule *r = category_rule(fi->cl, rule);
-	size_t last = 0;
+	const uint64_t *need_any = fi->need + 2 * rule * fi->words, *need_user = need_any + fi->words;
+	const mp_category_rule *r;
 
 	*frame = -1;
-	for (size_t k = 0; k < r->nframes; k++) {
-		size_t i = fi->first[rule] + k;
-
-		if (!bit_is_set(r->frames[k].innermost_user ? fi->user : fi->any, i))
+	for (size_t w = 0; w < fi->words; w++)
+		if ((fi->any[w] & need_any[w]) != need_any[w] || (fi->user[w] & need_user[w]) != need_user[w])
 			return false;
-		last = k;
-	}
+	/* Met: the frame that meets its last condition is the one explain names. */
+	r = category_rule(fi->cl, rule);
 	if (r->nframes > 0)
-		*frame = frame_of(fi, fi->first[rule] + last, r->frames[last].innermost_user);
+		*frame = frame_of(fi, fi->first[rule] + r->nframes - 1, r->frames[r->nframes - 1].innermost_user);
 	return true;
 }
