@@ -26,6 +26,7 @@ static void drain(mp_out *out)
 		return;
 	if (fwrite(out->data, 1, out->len, out->sink) != out->len)
 		out->err = MP_E_ERRNO;
+	out->drained += out->len;
 	out->len = 0;
 }
 

@@ -19,6 +19,7 @@ typedef struct mp_out {
 	size_t len;
 	size_t cap;
 	FILE *sink;
+	uint64_t drained; /* bytes written to the sink so far */
 	mp_err err;
 } mp_out;
 

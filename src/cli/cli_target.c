@@ -183,6 +183,12 @@ static int emit(mp_command_ctx *c, const mp_out *text)
 	return MP_CMD_OK;
 }
 
+static FILE *stream(mp_command_ctx *c)
+{
+	(void)c;
+	return stdout;
+}
+
 const mp_command_front cli_front = {
 	.mask = MP_FRONT_CLI,
 	.snapshot = snapshot,
@@ -190,6 +196,7 @@ const mp_command_front cli_front = {
 	.target = target,
 	.label = target_name,
 	.emit = emit,
+	.stream = stream,
 	.warn = cli_keep_warning,
 };
 

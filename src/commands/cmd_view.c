@@ -1,6 +1,7 @@
 /* cmd_view.c - the views of one snapshot as _memory_viz and memory_summary() print them: segsum,
    summary, segments, memory, trace; and compare of two. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "command_int.h"
 #include "mp_block_query.h"
@@ -85,6 +86,7 @@ static int run_summary(mp_command_ctx *c, const mp_command_args *a)
 static int flame(mp_command_ctx *c, const mp_command_args *a, const char *title,
 		 mp_err (*analysis)(const mp_snapshot *, mp_out *, mp_diag *))
 {
+	const char *path = mp_arg(a, "-o");
 	mp_snapshot *snap;
 	char buf[64];
 	mp_out out;
@@ -95,13 +97,19 @@ static int flame(mp_command_ctx *c, const mp_command_args *a, const char *title,
 
 	if (rc != MP_CMD_OK)
 		return rc;
-	mp_out_init(&out);
+	/* Lines printed are written as they are made: hundreds of megabytes for a big snapshot. */
+	if ((path == NULL || strcmp(path, "-") == 0) && c->front->stream != NULL)
+		mp_out_init_file(&out, c->front->stream(c));
+	else
+		mp_out_init(&out);
 	mp_command_diag(c, &diag);
 	if ((err = analysis(snap, &out, &diag)) != MP_OK)
 		rc = mp_command_fail(c, cmd_label(c, a, 0, buf, sizeof buf), err, &diag);
+	else if (out.sink != NULL)
+		rc = mp_out_flush(&out) == MP_OK ? MP_CMD_OK : mp_command_fail(c, "output", out.err, NULL);
 	else
-		rc = cmd_flame(c, a->cmd->name, &out, mp_arg(a, "-o"), title);
-	if (rc == MP_CMD_OK && out.len == 0)
+		rc = cmd_flame(c, a->cmd->name, &out, path, title);
+	if (rc == MP_CMD_OK && out.len == 0 && out.drained == 0)
 		rc = MP_CMD_NOTHING;
 	mp_out_free(&out);
 	cmd_release(snap, owned);

@@ -95,6 +95,10 @@ typedef struct mp_command_front {
 	const char *(*label)(mp_command_ctx *c, int i, const char *word, char *buf, size_t size);
 	/* Text the command prints. MP_CMD_OK, or MP_CMD_BAD when it cannot be written. */
 	int (*emit)(mp_command_ctx *c, const mp_out *text);
+	/* Where text too big to hold (a flame graph's lines) may go as it is made, or NULL (then
+	   it is held and emitted): the CLI's standard output. Output cut short by an error then
+	   stays printed, the error after it. */
+	FILE *(*stream)(mp_command_ctx *c);
 	/* Where warnings go: mp_diag's callback. */
 	void (*warn)(void *ctx, const char *line);
 } mp_command_front;
