@@ -2,6 +2,7 @@
    innermost user frame of their allocation (a call site, or its function, file or module), the
    top N groups with their categories, then the rest and the total, which sum to the active bytes. */
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -228,15 +229,6 @@ static int cmp_device(int64_t a, int64_t b)
 	return (a > b) - (a < b);
 }
 
-/* Device, then the (interned) key: records of one group side by side. */
-static int cmp_device_key(const void *pa, const void *pb)
-{
-	const struct site_rec *a = pa, *b = pb;
-	int c = cmp_device(a->device, b->device);
-
-	return c != 0 ? c : (a->key > b->key) - (a->key < b->key);
-}
-
 /* Device ascending, then bytes descending, then the name: the same input always gives the
    same rows. */
 static int cmp_rank(const void *pa, const void *pb)
@@ -293,33 +285,45 @@ static mp_err key_records(struct sites *st)
 	return MP_OK;
 }
 
-/* Merge the records of one device and one name into a group. */
+/* Merge the records of one device and one name into a group (found by hash: a sort of every
+   record cost more than the rest of the grouping), then rank the groups. */
 static mp_err group_records(struct sites *st)
 {
-	struct site_group *g = NULL;
-	size_t distinct = 0;
+	mp_table index = { 0 };
+	size_t cap = 0;
+	mp_err err = MP_OK;
 
-	mp_sort(st->recs, st->nrecs, sizeof *st->recs, cmp_device_key);
-	for (size_t i = 0; i < st->nrecs; i++)
-		distinct += i == 0 || cmp_device_key(&st->recs[i], &st->recs[i - 1]) != 0;
-	if ((st->groups = malloc((distinct ? distinct : 1) * sizeof *st->groups)) == NULL)
-		return no_memory(st);
-	for (size_t i = 0; i < st->nrecs; i++) {
+	for (size_t i = 0; i < st->nrecs && err == MP_OK; i++) {
 		const struct site_rec *r = &st->recs[i];
+		uint64_t h = mp_table_hash_u64((uint64_t)(uintptr_t)r->key ^ ((uint64_t)r->device * 0x9e3779b97f4a7c15ull));
+		mp_table_probe p;
+		struct site_group *g;
+		uint32_t id;
 
-		if (g == NULL || cmp_device_key(r, &st->recs[i - 1]) != 0) {
-			g = &st->groups[st->ngroups++];
-			memset(g, 0, sizeof *g);
-			g->device = r->device;
-			g->key = r->key;
+		for (id = mp_table_find(&index, h, &p); id != MP_TABLE_NONE; id = mp_table_next(&index, &p))
+			if (st->groups[id].device == r->device && st->groups[id].key == r->key)
+				break;
+		if (id == MP_TABLE_NONE) {
+			if (mp_array_grow((void **)&st->groups, &cap, st->ngroups + 1, sizeof *st->groups) != MP_OK ||
+			    mp_table_add(&index, &p, (uint32_t)st->ngroups) != MP_OK) {
+				err = no_memory(st);
+				break;
+			}
+			id = (uint32_t)st->ngroups++;
+			memset(&st->groups[id], 0, sizeof st->groups[id]);
+			st->groups[id].device = r->device;
+			st->groups[id].key = r->key;
 		}
+		g = &st->groups[id];
 		g->sum.bytes += r->size;
 		g->sum.blocks++;
 		g->sum.cat_bytes[r->row] += r->size;
 		g->sum.cat_blocks[r->row]++;
 	}
-	mp_sort(st->groups, st->ngroups, sizeof *st->groups, cmp_rank);
-	return MP_OK;
+	mp_table_free(&index);
+	if (err == MP_OK)
+		mp_sort(st->groups, st->ngroups, sizeof *st->groups, cmp_rank);
+	return err;
 }
 
 /* ---- text */
