@@ -15,6 +15,17 @@ bench_big_pickle() {
 	echo "$big"
 }
 
+# bench_big_json PICKLE: the same snapshot in memprof's JSON (memprof convert, with $MEMPROF), made once beside it.
+bench_big_json() {
+	local json=${1%.pickle}.json
+	if [ ! -f "$json" ]; then
+		echo "bench: converting $1 to JSON (once)" >&2
+		"$MEMPROF" convert "$1" "$json.tmp.$$.json" >&2
+		mv "$json.tmp.$$.json" "$json"
+	fi
+	echo "$json"
+}
+
 # bench_need_time: GNU time, for wall time and peak RSS.
 bench_need_time() {
 	[ -x /usr/bin/time ] && return 0

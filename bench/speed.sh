@@ -4,7 +4,8 @@
 # segsum against PyTorch's `_memory_viz.py stats` (2.6, Debian trixie; one run). Outputs are checked
 # before any time is reported: segsum must print what the oracle prints, and each command must print the
 # same with the stream reader and the second thread as with the plain generic reader on one thread
-# (MEMPROF_NO_PICKLE_STREAM=1 MEMPROF_THREADS=1).
+# (MEMPROF_NO_PICKLE_STREAM=1 MEMPROF_THREADS=1). Then segsum and trace on the same snapshot as memprof's
+# JSON (converted once, cached beside the pickle), checked against the whole-text JSON reader.
 #
 # Usage, from the build directory:  MEMPROF=./memprof ../bench/speed.sh
 # Environment: MEMPROF, PYTHON, BENCH_SIZES (blocks; default "100000 1000000 3000000": the last is a
@@ -66,5 +67,16 @@ for n in $sizes; do
 		read -r w r <"$tmp/med"
 		cmp -s "$tmp/out" "$tmp/ref.txt" || { echo "speed: '$cmd' differs from the generic reader's" >&2; exit 1; }
 		row "memprof ${cmd//$big/FILE}" "$w" "$r" "$size" "$(awk -v a="$w" -v b="$sw" 'BEGIN { printf "%.1fx segsum'"'"'s time", a / b }')"
+	done
+	# The same snapshot as memprof's JSON: the stream reader, against the whole-text reader's output.
+	json=$(bench_big_json "$big")
+	jsize=$(stat -c %s "$json")
+	for cmd in segsum trace; do
+		MEMPROF_NO_JSON_STREAM=1 "$MEMPROF" "$cmd" "$json" >"$tmp/ref.txt" 2>/dev/null || true
+		median "$MEMPROF" "$cmd" "$json"
+		read -r w r <"$tmp/med"
+		cmp -s "$tmp/out" "$tmp/ref.txt" || { echo "speed: '$cmd' on the JSON differs from the whole-text reader's" >&2; exit 1; }
+		row "memprof $cmd FILE.json ($(awk -v s="$jsize" 'BEGIN { printf "%.0f MB", s / 1e6 }'))" "$w" "$r" "$jsize" \
+			"$(awk -v s="$jsize" -v w="$w" 'BEGIN { printf "%.0f MB/s", s / 1e6 / w }')"
 	done
 done
