@@ -62,12 +62,28 @@ def testbed(scenario, mode, work):
     return os.path.join(d, "core")
 
 
+def frames_heavy():
+    """A small snapshot in the shape bench/gen_big.py writes (fresh frame strings, shared and empty frames
+    lists, a short trace ring): the shapes the pickle stream reader reads in one go and a projection skips."""
+    import importlib.util
+    import pickle
+    import random
+    spec = importlib.util.spec_from_file_location("gen_big", os.path.join(TOP, "bench", "gen_big.py"))
+    gb = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gb)
+    rng = random.Random("seeds")
+    shared = [[gb.fresh_frame(rng) for _ in range(3)] for _ in range(4)]
+    segs = [gb.segment(rng, 0, 0x7F0000000000 + i * 0x10000000, n, 3, shared)[0] for i, n in enumerate((1, 4, 16))]
+    return pickle.dumps({"segments": segs, "device_traces": [gb.trace_ring(rng, segs, 12, 3, shared), []]}, 4)
+
+
 def main():
     memprof = sys.argv[1] if len(sys.argv) > 1 else os.path.join(TOP, "_build", "memprof")
     shutil.rmtree(CORPUS, ignore_errors=True)
     work = tempfile.mkdtemp(prefix="memprof-seeds-")
     try:
-        pickles = {"example.pickle": open(os.path.join(TOP, "tests", "data", "example.pickle"), "rb").read()}
+        pickles = {"example.pickle": open(os.path.join(TOP, "tests", "data", "example.pickle"), "rb").read(),
+                   "gen-big-small.pickle": frames_heavy()}
         small = os.path.join(work, "small")
         subprocess.run([sys.executable, os.path.join(TOP, "tests", "io", "gen_small.py"), "--out", small],
                        check=True, capture_output=True)
