@@ -148,10 +148,13 @@ static bool pairs(struct machine *m, size_t *p, mp_val *kv, size_t *n, int depth
 
 	for (*n = 0; *p < m->len && d[*p] != 'u'; (*n)++) {
 		mp_val *key = &kv[2 * *n];
-		bool got = d[*p] == 'h' && m->len - *p >= 2 ? (*p += 2, memo_value(m, d[*p - 1], key))
-							    : fast_value(m, MP_ABSENT, p, key, depth);
+		bool got;
 
-		if (*n == MP_FAST_PAIRS || !got || mp_val_type(*key) != MP_T_STR || *p >= m->len)
+		if (*n == MP_FAST_PAIRS)
+			return false;
+		got = d[*p] == 'h' && m->len - *p >= 2 ? (*p += 2, memo_value(m, d[*p - 1], key))
+						       : fast_value(m, MP_ABSENT, p, key, depth);
+		if (!got || mp_val_type(*key) != MP_T_STR || *p >= m->len)
 			return false;
 		for (size_t j = 0; j < *n; j++)
 			if (kv[2 * j] == *key)
