@@ -3,8 +3,10 @@
 
    A big snapshot is nearly all blocks and frames: dicts of a few atoms and
    lists of a few such dicts, in the shapes CPython writes ('}' MEMOIZE '('
-   pairs 'u', ']' MEMOIZE '(' items 'e', or a single pair or item with 's' or
-   'a'). These functions read one such value from its first opcode to its
+   pairs 'u', ']' MEMOIZE '(' items 'e', a single pair or item with 's' or
+   'a', or an empty list). Values fetched from the memo are taken when they
+   are complete (an atom, a frozen container, a list a projection passed
+   over). These functions read one such value from its first opcode to its
    last without the machine's stack, marks or open containers, and build it
    frozen (mp_heap_make). They count the memo puts inside it as the machine
    would (mp_pickle_count_put), and write the container's own entry once it
@@ -22,9 +24,9 @@
 #define MP_FAST_PAIRS 16
 
 /* The pairs of a dict from *P (just after its MARK) up to its SETITEMS, where
-   *P is left: keys strs, values atoms, lists passed over under a skip key, or
-   small containers; at most MP_FAST_PAIRS, no key twice, no second batch.
-   KV gets the *N pairs. */
+   *P is left: keys strs, values atoms, lists passed over under a skip key,
+   small containers or values fetched from the memo; at most MP_FAST_PAIRS, no
+   key twice, no second batch. KV gets the *N pairs. */
 bool mp_pickle_fast_pairs(struct machine *m, size_t *p, mp_val *kv, size_t *n);
 
 /* Read the dict (IS_DICT) or list at m->pos and push it; false with m->pos and

@@ -10,7 +10,9 @@
    a list of blocks or of trace entries ends when the next one opens. Each
    placeholder must end up exactly where its role said, once; anything else
    gives up (the caller then reads the pickle the generic way), so a guess
-   never changes a result. */
+   never changes a result. Most of a big snapshot never reaches the machine:
+   a list of blocks in CPython's shape goes to the builder block by block,
+   and frames and other small values are read in one go (mp_pickle_fast.c). */
 #include "mp_pickle_stream.h"
 
 #include <stdbool.h>
