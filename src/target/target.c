@@ -194,6 +194,11 @@ void mp_target_prefetch(mp_target *t, uint64_t addr, size_t len)
 	__builtin_prefetch(p + len - 1);
 }
 
+bool mp_target_prefetches(const mp_target *t)
+{
+	return t->ops->direct != NULL;
+}
+
 static uint64_t le(const unsigned char *p, size_t n)
 {
 	uint64_t v = 0;

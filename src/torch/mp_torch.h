@@ -96,6 +96,14 @@ mp_err mp_tensor_copy(mp_tensor *dst, const mp_tensor *src) MP_WUR;
 mp_err mp_torch_read_tensor(mp_target *t, const mp_torch_layout *l, uint64_t pyobj, mp_tensor *out,
 			    mp_diag *diag) MP_WUR;
 
+/* A hint that mp_torch_read_tensor(T, L, PYOBJ) comes soon, in stages that each read only what the stage
+   before asked for (call them on tensors further and further ahead): the Python object's cdata, then the
+   TensorImpl's members, then the StorageImpl's and the autograd meta's. A million tensors are a million
+   chains of dependent reads; prefetched so, a walk waits for several chains at once. Only where
+   mp_target_prefetches(T). This function can't fail. */
+enum mp_torch_stage { MP_TORCH_PREFETCH_OBJECT, MP_TORCH_PREFETCH_IMPL, MP_TORCH_PREFETCH_STORAGE };
+void mp_torch_prefetch_tensor(mp_target *t, const mp_torch_layout *l, uint64_t pyobj, enum mp_torch_stage stage);
+
 /* The same from a TensorImpl (a gradient, a tensor no Python object holds); PYOBJ 0 is not checked. */
 mp_err mp_torch_read_impl(mp_target *t, const mp_torch_layout *l, uint64_t impl, uint64_t pyobj, mp_tensor *out,
 			  mp_diag *diag) MP_WUR;

@@ -209,6 +209,51 @@ mp_err mp_torch_read_impl(mp_target *t, const mp_torch_layout *l, uint64_t impl,
 	return err;
 }
 
+/* The TensorImpl members read_impl reads, as one span. */
+static void prefetch_impl(mp_target *t, const mp_torch_layout *l, uint64_t impl)
+{
+	const uint32_t first[] = { l->impl_pyobj, l->impl_storage, l->impl_numel, l->impl_storage_offset, l->impl_dtype,
+				   l->impl_sizes, l->impl_autograd_meta };
+	const uint32_t last[] = { l->impl_pyobj + 8, l->impl_storage + 8, l->impl_numel + 8, l->impl_storage_offset + 8,
+				  l->impl_dtype + 2, l->impl_sizes + 8 + 16 * MP_TORCH_INLINE_DIMS,
+				  l->impl_autograd_meta + 8 };
+	uint32_t lo = UINT32_MAX, hi = 0;
+
+	for (size_t i = 0; i < sizeof first / sizeof first[0]; i++) {
+		lo = first[i] < lo ? first[i] : lo;
+		hi = last[i] > hi ? last[i] : hi;
+	}
+	mp_target_prefetch(t, impl + lo, hi - lo);
+}
+
+void mp_torch_prefetch_tensor(mp_target *t, const mp_torch_layout *l, uint64_t pyobj, enum mp_torch_stage stage)
+{
+	uint64_t impl, storage, meta;
+
+	if (!mp_target_prefetches(t))
+		return;
+	if (stage == MP_TORCH_PREFETCH_OBJECT) {
+		mp_target_prefetch(t, pyobj + l->var_cdata, 16);
+		return;
+	}
+	/* what the stage before asked for is read now: damage here is left to the read that follows */
+	if (impl_of(t, l, pyobj, &impl, NULL) != MP_OK)
+		return;
+	if (stage == MP_TORCH_PREFETCH_IMPL) {
+		prefetch_impl(t, l, impl);
+		return;
+	}
+	if (mp_target_read_u64(t, impl + l->impl_storage, &storage, NULL) == MP_OK && storage != 0) {
+		mp_target_prefetch(t, storage + l->storage_data, 8);
+		mp_target_prefetch(t, storage + l->storage_nbytes, 8);
+		mp_target_prefetch(t, storage + l->storage_device, 2);
+	}
+	if (mp_target_read_u64(t, impl + l->impl_autograd_meta, &meta, NULL) == MP_OK && meta != 0) {
+		mp_target_prefetch(t, meta + l->meta_grad, 8);
+		mp_target_prefetch(t, meta + l->meta_grad_fn, 8);
+	}
+}
+
 mp_err mp_torch_read_tensor(mp_target *t, const mp_torch_layout *l, uint64_t pyobj, mp_tensor *out, mp_diag *diag)
 {
 	uint64_t impl = 0;
