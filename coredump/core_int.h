@@ -21,6 +21,7 @@ struct mp_core {
 	Elf *elf;
 	mp_core_segment *segs;  /* PT_LOADs with memsz > 0, by address */
 	size_t nsegs;
+	const mp_core_segment *last; /* the segment mp_core_direct found last, NULL: none yet */
 	mp_core_file *files;    /* NT_FILE, by address */
 	size_t nfiles;
 	char *file_names;       /* the strings files[].path point into */

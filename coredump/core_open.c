@@ -257,16 +257,19 @@ size_t mp_core_read(mp_core *c, uint64_t addr, void *buf, size_t len, enum mp_co
 	return done;
 }
 
-const void *mp_core_direct(const mp_core *c, uint64_t addr, size_t len)
+const void *mp_core_direct(mp_core *c, uint64_t addr, size_t len)
 {
-	const mp_core_segment *s;
+	const mp_core_segment *s = c->last;
 	uint64_t next, off;
 
 	if (c->map == NULL || len == 0 || addr + len < addr)
 		return NULL;
-	s = find_segment(c, addr, &next);
-	if (s == NULL)
-		return NULL;
+	/* a million reads of one heap segment otherwise search the core's hundreds of segments a million times */
+	if (s == NULL || addr < s->vaddr || addr - s->vaddr >= s->memsz) {
+		if ((s = find_segment(c, addr, &next)) == NULL)
+			return NULL;
+		c->last = s;
+	}
 	off = addr - s->vaddr;
 	if (off >= s->avail || len > s->avail - off)
 		return NULL;

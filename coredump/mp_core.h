@@ -66,8 +66,9 @@ size_t mp_core_read(mp_core *c, uint64_t addr, void *buf, size_t len, enum mp_co
 
 /* The PT_LOAD segments in address order (valid until mp_core_close). */
 /* A pointer to the LEN bytes at ADDR inside the core file (mapped read-only) when the core
-   holds all of them in one segment, else NULL (then mp_core_read says what is missing). */
-const void *mp_core_direct(const mp_core *c, uint64_t addr, size_t len);
+   holds all of them in one segment, else NULL (then mp_core_read says what is missing). C remembers the
+   segment it found: a walk reads one heap segment many times in a row. */
+const void *mp_core_direct(mp_core *c, uint64_t addr, size_t len);
 
 size_t mp_core_segments(const mp_core *c, const mp_core_segment **out);
 

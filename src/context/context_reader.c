@@ -279,6 +279,15 @@ mp_err mp_ctx_get(mp_ctx_reader *r, uint64_t ctx, uint32_t *seq)
 	return MP_OK;
 }
 
+void mp_ctx_prefetch(mp_ctx_reader *r, uint64_t ctx)
+{
+	if (ctx == 0)
+		return;
+	mp_table_prefetch(&r->ptr_index, mp_table_hash_u64(ctx));
+	if (r->vptr != 0)
+		mp_target_prefetch(r->t, ctx, CT_SIZE);
+}
+
 size_t mp_ctx_nseqs(const mp_ctx_reader *r)
 {
 	return r->in.nseqs;

@@ -34,6 +34,10 @@ void mp_ctx_close(mp_ctx_reader *r);
    equal sequences. A context that cannot be read gets the empty sequence (id 0) and is counted.
    Decodes each pointer once. MP_E_NOMEM is the only error. */
 mp_err mp_ctx_get(mp_ctx_reader *r, uint64_t ctx, uint32_t *seq) MP_WUR;
+/* A hint that mp_ctx_get(R, CTX) comes soon: its memo slot and (from a core) the context's header are
+   asked of the memory system now. A million blocks have a million contexts, each lookup and each header a
+   cache miss that the caller's loop otherwise waits for one at a time. This function can't fail. */
+void mp_ctx_prefetch(mp_ctx_reader *r, uint64_t ctx);
 
 /* The number of sequences (ids are below it) and the frames of sequence SEQ (ids into the frame
    table, innermost first). */

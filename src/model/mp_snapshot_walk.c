@@ -10,6 +10,9 @@
 #include "mp_snapshot_build.h"
 #include "mp_snapshot_walk.h"
 
+/* How many blocks ahead of the one given the builder its context is prefetched (mp_ctx_prefetch). */
+enum { CTX_AHEAD = 8 };
+
 struct build {
 	mp_heap *heap;
 	const mp_keys *k;
@@ -170,8 +173,11 @@ static mp_err give_segment(struct build *b, const mp_walk *w, const mp_walk_segm
 	}
 	if ((err = mp_sb_segment(b->sb, kv, n / 2)) != MP_OK)
 		return err;
-	for (size_t i = 0; i < seg->nblocks && err == MP_OK; i++)
+	for (size_t i = 0; i < seg->nblocks && err == MP_OK; i++) {
+		if (b->ctx != NULL && i + CTX_AHEAD < seg->nblocks)
+			mp_ctx_prefetch(b->ctx, w->blocks[seg->first_block + i + CTX_AHEAD].context);
 		err = give_block(b, &w->blocks[seg->first_block + i]);
+	}
 	return err == MP_OK ? mp_sb_blocks_end(b->sb) : err;
 }
 

@@ -9,7 +9,7 @@ static void put_tensor(mp_out *out, const mp_owned *e, enum mp_units u)
 		mp_out_printf(out, ", %s", e->referrer);
 	mp_out_printf(out, "), %s [", mp_torch_dtype_name(e->tensor.dtype));
 	for (int i = 0; i < e->tensor.ndim; i++)
-		mp_out_printf(out, "%s%lld", i ? ", " : "", (long long)e->tensor.shape[i]);
+		mp_out_printf(out, "%s%lld", i ? ", " : "", (long long)mp_tensor_shape(&e->tensor)[i]);
 	mp_out_printf(out, "], storage 0x%llx, ", (unsigned long long)e->tensor.storage_data);
 	mp_format_size(out, (mp_i128)e->tensor.storage_nbytes, u);
 	mp_out_puts(out, e->counted ? "\n" : " (a view: its storage counts for another)\n");

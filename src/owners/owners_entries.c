@@ -27,8 +27,9 @@ mp_err owners_add(owners_build *b, const char *name, const char *module, const c
 		return err;
 	e = &o->tensors[o->ntensors];
 	*e = (mp_owned){ .name = strdup(name), .module = dup_or_null(module), .referrer = dup_or_null(referrer),
-			 .kind = kind, .tensor = *tensor, .block = SIZE_MAX };
-	if (e->name == NULL || (module != NULL && e->module == NULL) || (referrer != NULL && e->referrer == NULL)) {
+			 .kind = kind, .block = SIZE_MAX };
+	if (e->name == NULL || (module != NULL && e->module == NULL) || (referrer != NULL && e->referrer == NULL) ||
+	    mp_tensor_copy(&e->tensor, tensor) != MP_OK) {
 		free(e->name);
 		free(e->module);
 		free(e->referrer);
@@ -54,10 +55,13 @@ mp_err owners_add_grad(owners_build *b, const char *name, const char *module, co
 		b->out->partial = true;
 		return MP_OK;
 	}
-	if (asprintf(&gname, "%s.grad", name) < 0)
+	if (asprintf(&gname, "%s.grad", name) < 0) {
+		mp_tensor_release(&grad);
 		return MP_E_NOMEM;
+	}
 	err = owners_add(b, gname, module, NULL, MP_OWNER_GRADIENT, &grad);
 	free(gname);
+	mp_tensor_release(&grad);
 	return err;
 }
 

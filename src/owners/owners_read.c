@@ -21,6 +21,7 @@ void mp_owners_free(mp_owners *o)
 		free(o->tensors[i].name);
 		free(o->tensors[i].module);
 		free(o->tensors[i].referrer);
+		mp_tensor_release(&o->tensors[i].tensor);
 	}
 	free(o->tensors);
 	free(o->blocks);
@@ -32,6 +33,9 @@ static void build_free(owners_build *b)
 	mp_py_heap_close(b->heap);
 	if (b->have_threads)
 		mp_py_threads_free(&b->threads);
+	for (size_t i = 0; i < b->npytensors; i++)
+		if (b->pytensors[i].read)
+			mp_tensor_release(&b->pytensors[i].tensor);
 	free(b->pytensors);
 	mp_table_free(&b->by_pyobj);
 	free(b->modules);

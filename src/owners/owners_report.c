@@ -230,7 +230,7 @@ static void put_shape(mp_out *out, const mp_tensor *x)
 {
 	mp_out_putc(out, '[');
 	for (int i = 0; i < x->ndim; i++)
-		mp_out_printf(out, "%s%lld", i ? ", " : "", (long long)x->shape[i]);
+		mp_out_printf(out, "%s%lld", i ? ", " : "", (long long)mp_tensor_shape(x)[i]);
 	mp_out_putc(out, ']');
 }
 

@@ -9,6 +9,8 @@
 
 /* How many tensors the layout is chosen on. */
 enum { SAMPLE = 64 };
+/* How many tensors ahead of the one read each stage of mp_torch_prefetch_tensor goes. */
+enum { AHEAD_STORAGE = 6, AHEAD_IMPL = 12, AHEAD_OBJECT = 18 };
 
 static int classify(owners_build *b, uint64_t type)
 {
@@ -157,7 +159,18 @@ static mp_err read_tensors(owners_build *b)
 	for (size_t i = 0; i < b->npytensors; i++) {
 		py_tensor *x = &b->pytensors[i];
 		mp_diag d = { .msg = "" };
-		mp_err err = mp_torch_read_tensor(b->t, b->out->layout, x->pyobj, &x->tensor, &d);
+		mp_err err;
+
+		if (i + AHEAD_OBJECT < b->npytensors)
+			mp_torch_prefetch_tensor(b->t, b->out->layout, b->pytensors[i + AHEAD_OBJECT].pyobj,
+						 MP_TORCH_PREFETCH_OBJECT);
+		if (i + AHEAD_IMPL < b->npytensors)
+			mp_torch_prefetch_tensor(b->t, b->out->layout, b->pytensors[i + AHEAD_IMPL].pyobj,
+						 MP_TORCH_PREFETCH_IMPL);
+		if (i + AHEAD_STORAGE < b->npytensors)
+			mp_torch_prefetch_tensor(b->t, b->out->layout, b->pytensors[i + AHEAD_STORAGE].pyobj,
+						 MP_TORCH_PREFETCH_STORAGE);
+		err = mp_torch_read_tensor(b->t, b->out->layout, x->pyobj, &x->tensor, &d);
 
 		if (err == MP_OK) {
 			x->read = true;

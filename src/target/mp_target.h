@@ -77,6 +77,14 @@ void mp_target_close(mp_target *t);
    unreadable address when any byte cannot be read. LEN may be 0. */
 mp_err mp_target_read(mp_target *t, uint64_t addr, void *buf, size_t len, mp_diag *diag) MP_WUR;
 
+/* A hint that LEN bytes at ADDR will be read soon: a core's mapped bytes are asked of the memory system now,
+   so that a walk reading many small structs in a known order waits for several at once rather than for each
+   in turn; nothing for a target that copies (a process: its cache reads ahead), nor for unreadable bytes. */
+void mp_target_prefetch(mp_target *t, uint64_t addr, size_t len);
+/* Whether mp_target_prefetch does anything for T (a core): callers that must read to find what to prefetch
+   skip those reads otherwise. */
+bool mp_target_prefetches(const mp_target *t);
+
 /* Little-endian scalars at ADDR; same errors as mp_target_read. */
 mp_err mp_target_read_u64(mp_target *t, uint64_t addr, uint64_t *out, mp_diag *diag) MP_WUR;
 mp_err mp_target_read_u32(mp_target *t, uint64_t addr, uint32_t *out, mp_diag *diag) MP_WUR;

@@ -183,6 +183,22 @@ mp_err mp_target_read(mp_target *t, uint64_t addr, void *buf, size_t len, mp_dia
 	return MP_OK;
 }
 
+void mp_target_prefetch(mp_target *t, uint64_t addr, size_t len)
+{
+	const unsigned char *p;
+
+	if (len == 0 || t->ops->direct == NULL || addr + (len - 1) < addr || (p = t->ops->direct(t, addr, len)) == NULL)
+		return;
+	for (size_t off = 0; off < len; off += 64)
+		__builtin_prefetch(p + off);
+	__builtin_prefetch(p + len - 1);
+}
+
+bool mp_target_prefetches(const mp_target *t)
+{
+	return t->ops->direct != NULL;
+}
+
 static uint64_t le(const unsigned char *p, size_t n)
 {
 	uint64_t v = 0;

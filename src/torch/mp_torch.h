@@ -48,6 +48,10 @@ extern const size_t mp_torch_nlayouts;
 /* A TensorImpl's SizesAndStrides keeps this many sizes and strides inline (C10_SIZES_AND_STRIDES_MAX_INLINE_SIZE),
    more behind a pointer. */
 #define MP_TORCH_INLINE_DIMS 5
+/* The sizes an mp_tensor keeps in itself; a tensor of more dimensions keeps them in memory of its own
+   (mp_tensor_release). Not MP_TORCH_MAX_DIMS inline: the owners keep a tensor per Python tensor, and a million
+   of 616-byte records (1.2 GB with their copies) cost more than reading the tensors did. */
+#define MP_TORCH_SHAPE_INLINE 8
 #define MP_TORCH_DEVICE_CPU 0
 #define MP_TORCH_DEVICE_CUDA 1
 
@@ -61,10 +65,25 @@ typedef struct mp_tensor {
 	int device_type, device_index; /* of the storage's memory: MP_TORCH_DEVICE_* */
 	int dtype;                /* ScalarType */
 	int ndim;
-	int64_t shape[MP_TORCH_MAX_DIMS];
+	union {
+		int64_t in[MP_TORCH_SHAPE_INLINE]; /* ndim <= MP_TORCH_SHAPE_INLINE */
+		int64_t *out;                      /* else: owned, ndim of them (NULL only if they were not read) */
+	} dims;                                    /* read them with mp_tensor_shape */
 	uint64_t grad_impl;       /* the autograd meta's gradient (a TensorImpl), 0 when none */
 	bool has_grad_fn;         /* the autograd meta names a grad_fn: the result of a differentiable op */
 } mp_tensor;
+
+/* The NDIM sizes of X. */
+static inline const int64_t *mp_tensor_shape(const mp_tensor *x)
+{
+	return x->ndim > MP_TORCH_SHAPE_INLINE ? x->dims.out : x->dims.in;
+}
+
+/* Free what X owns (the sizes of a tensor of many dimensions); X is left empty of them. */
+void mp_tensor_release(mp_tensor *x);
+
+/* *DST = a copy of SRC that owns its own sizes (MP_E_NOMEM: *DST holds none). */
+mp_err mp_tensor_copy(mp_tensor *dst, const mp_tensor *src) MP_WUR;
 
 /* The tensor whose Python object (a torch.Tensor or a subclass such as nn.Parameter) is at PYOBJ, read with
    layout L and checked: the TensorImpl points back at PYOBJ, the storage's memory is on a device type memprof
@@ -72,9 +91,18 @@ typedef struct mp_tensor {
    without storage (a meta or sparse tensor) gives MP_E_UNSUPPORTED; a TensorImpl that does not point back at
    PYOBJ, MP_E_TYPE (no live tensor of its own behind the object: a wrapper that borrowed one, an object
    being destroyed; or another release's layout); memory that cannot be read, MP_E_NOTFOUND; anything else
-   wrong, MP_E_CORRUPT. */
+   wrong, MP_E_CORRUPT. *OUT owns nothing when it fails; when it succeeds the caller releases it
+   (mp_tensor_release). */
 mp_err mp_torch_read_tensor(mp_target *t, const mp_torch_layout *l, uint64_t pyobj, mp_tensor *out,
 			    mp_diag *diag) MP_WUR;
+
+/* A hint that mp_torch_read_tensor(T, L, PYOBJ) comes soon, in stages that each read only what the stage
+   before asked for (call them on tensors further and further ahead): the Python object's cdata, then the
+   TensorImpl's members, then the StorageImpl's and the autograd meta's. A million tensors are a million
+   chains of dependent reads; prefetched so, a walk waits for several chains at once. Only where
+   mp_target_prefetches(T). This function can't fail. */
+enum mp_torch_stage { MP_TORCH_PREFETCH_OBJECT, MP_TORCH_PREFETCH_IMPL, MP_TORCH_PREFETCH_STORAGE };
+void mp_torch_prefetch_tensor(mp_target *t, const mp_torch_layout *l, uint64_t pyobj, enum mp_torch_stage stage);
 
 /* The same from a TensorImpl (a gradient, a tensor no Python object holds); PYOBJ 0 is not checked. */
 mp_err mp_torch_read_impl(mp_target *t, const mp_torch_layout *l, uint64_t impl, uint64_t pyobj, mp_tensor *out,

@@ -27,8 +27,10 @@ const mp_torch_layout *mp_torch_choose(mp_target *t, const uint64_t *pyobjs, siz
 			mp_err err = mp_torch_read_tensor(t, l, pyobjs[j], &tensor, &d);
 
 			/* a tensor without storage is no evidence either way */
-			if (err == MP_OK)
+			if (err == MP_OK) {
 				ok++;
+				mp_tensor_release(&tensor);
+			}
 			else if (err != MP_E_UNSUPPORTED && first.msg[0] == '\0')
 				snprintf(first.msg, sizeof first.msg, "%s", d.msg);
 		}

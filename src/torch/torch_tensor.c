@@ -1,6 +1,7 @@
 /* torch_tensor.c - one tensor read from a target: THPVariable -> TensorImpl -> StorageImpl, each step checked
    so that a layout of another release, or a pointer to something else, fails here rather than naming memory
    that is not the tensor's. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "mp_torch.h"
@@ -46,7 +47,7 @@ static mp_err impl_of(mp_target *t, const mp_torch_layout *l, uint64_t pyobj, ui
 static mp_err read_shape(mp_target *t, const mp_torch_layout *l, mp_tensor *out, int64_t *extent, mp_diag *diag)
 {
 	uint64_t rank, at = out->impl + l->impl_sizes + 8, strides;
-	int64_t product = 1, last = 0, stride;
+	int64_t product = 1, last = 0, stride, *shape;
 	bool far = false;
 	mp_err err;
 
@@ -59,21 +60,24 @@ static mp_err read_shape(mp_target *t, const mp_torch_layout *l, mp_tensor *out,
 		return err;
 	strides = at + 8 * (rank > MP_TORCH_INLINE_DIMS ? rank : MP_TORCH_INLINE_DIMS);
 	out->ndim = (int)rank;
+	shape = out->dims.in;
+	if (rank > MP_TORCH_SHAPE_INLINE && (shape = out->dims.out = malloc(rank * sizeof *shape)) == NULL)
+		return mp_fail(diag, MP_E_NOMEM, "out of memory");
 	for (int i = 0; i < out->ndim; i++) {
-		if ((err = read_i64(t, at + 8 * (uint64_t)i, &out->shape[i], diag)) != MP_OK ||
+		if ((err = read_i64(t, at + 8 * (uint64_t)i, &shape[i], diag)) != MP_OK ||
 		    (err = read_i64(t, strides + 8 * (uint64_t)i, &stride, diag)) != MP_OK)
 			return err;
-		if (out->shape[i] < 0 || (out->shape[i] > 0 && product > INT64_MAX / out->shape[i]) || stride < 0 ||
+		if (shape[i] < 0 || (shape[i] > 0 && product > INT64_MAX / shape[i]) || stride < 0 ||
 		    stride > (int64_t)MAX_NBYTES)
 			return mp_fail(diag, MP_E_CORRUPT, "TensorImpl 0x%llx: size %lld, stride %lld in dimension %d",
-				       (unsigned long long)out->impl, (long long)out->shape[i], (long long)stride, i);
-		product *= out->shape[i];
+				       (unsigned long long)out->impl, (long long)shape[i], (long long)stride, i);
+		product *= shape[i];
 		/* LAST stays below MAX_NBYTES: what reaches further fits in no storage (unless the tensor is empty) */
-		if (out->shape[i] > 0 && stride > 0) {
-			if ((uint64_t)(out->shape[i] - 1) > (MAX_NBYTES - (uint64_t)last) / (uint64_t)stride)
+		if (shape[i] > 0 && stride > 0) {
+			if ((uint64_t)(shape[i] - 1) > (MAX_NBYTES - (uint64_t)last) / (uint64_t)stride)
 				far = true;
 			else
-				last += (out->shape[i] - 1) * stride;
+				last += (shape[i] - 1) * stride;
 		}
 	}
 	if (product != 0 && far)
@@ -123,8 +127,28 @@ static mp_err read_autograd(mp_target *t, const mp_torch_layout *l, mp_tensor *o
 	return MP_OK;
 }
 
-mp_err mp_torch_read_impl(mp_target *t, const mp_torch_layout *l, uint64_t impl, uint64_t pyobj, mp_tensor *out,
-			  mp_diag *diag)
+void mp_tensor_release(mp_tensor *x)
+{
+	if (x->ndim > MP_TORCH_SHAPE_INLINE)
+		free(x->dims.out);
+	x->ndim = 0;
+}
+
+mp_err mp_tensor_copy(mp_tensor *dst, const mp_tensor *src)
+{
+	*dst = *src;
+	if (src->ndim <= MP_TORCH_SHAPE_INLINE || src->dims.out == NULL)
+		return MP_OK;
+	if ((dst->dims.out = malloc((size_t)src->ndim * sizeof *dst->dims.out)) == NULL) {
+		dst->ndim = 0;
+		return MP_E_NOMEM;
+	}
+	memcpy(dst->dims.out, src->dims.out, (size_t)src->ndim * sizeof *dst->dims.out);
+	return MP_OK;
+}
+
+static mp_err read_impl(mp_target *t, const mp_torch_layout *l, uint64_t impl, uint64_t pyobj, mp_tensor *out,
+			mp_diag *diag)
 {
 	uint64_t back;
 	int64_t extent = 0;
@@ -173,6 +197,61 @@ mp_err mp_torch_read_impl(mp_target *t, const mp_torch_layout *l, uint64_t impl,
 			       (unsigned long long)impl, (unsigned long long)(out->storage_offset + extent) * size,
 			       (unsigned long long)out->storage_nbytes);
 	return read_autograd(t, l, out, diag);
+}
+
+mp_err mp_torch_read_impl(mp_target *t, const mp_torch_layout *l, uint64_t impl, uint64_t pyobj, mp_tensor *out,
+			  mp_diag *diag)
+{
+	mp_err err = read_impl(t, l, impl, pyobj, out, diag);
+
+	if (err != MP_OK)
+		mp_tensor_release(out);
+	return err;
+}
+
+/* The TensorImpl members read_impl reads, as one span. */
+static void prefetch_impl(mp_target *t, const mp_torch_layout *l, uint64_t impl)
+{
+	const uint32_t first[] = { l->impl_pyobj, l->impl_storage, l->impl_numel, l->impl_storage_offset, l->impl_dtype,
+				   l->impl_sizes, l->impl_autograd_meta };
+	const uint32_t last[] = { l->impl_pyobj + 8, l->impl_storage + 8, l->impl_numel + 8, l->impl_storage_offset + 8,
+				  l->impl_dtype + 2, l->impl_sizes + 8 + 16 * MP_TORCH_INLINE_DIMS,
+				  l->impl_autograd_meta + 8 };
+	uint32_t lo = UINT32_MAX, hi = 0;
+
+	for (size_t i = 0; i < sizeof first / sizeof first[0]; i++) {
+		lo = first[i] < lo ? first[i] : lo;
+		hi = last[i] > hi ? last[i] : hi;
+	}
+	mp_target_prefetch(t, impl + lo, hi - lo);
+}
+
+void mp_torch_prefetch_tensor(mp_target *t, const mp_torch_layout *l, uint64_t pyobj, enum mp_torch_stage stage)
+{
+	uint64_t impl, storage, meta;
+
+	if (!mp_target_prefetches(t))
+		return;
+	if (stage == MP_TORCH_PREFETCH_OBJECT) {
+		mp_target_prefetch(t, pyobj + l->var_cdata, 16);
+		return;
+	}
+	/* what the stage before asked for is read now: damage here is left to the read that follows */
+	if (impl_of(t, l, pyobj, &impl, NULL) != MP_OK)
+		return;
+	if (stage == MP_TORCH_PREFETCH_IMPL) {
+		prefetch_impl(t, l, impl);
+		return;
+	}
+	if (mp_target_read_u64(t, impl + l->impl_storage, &storage, NULL) == MP_OK && storage != 0) {
+		mp_target_prefetch(t, storage + l->storage_data, 8);
+		mp_target_prefetch(t, storage + l->storage_nbytes, 8);
+		mp_target_prefetch(t, storage + l->storage_device, 2);
+	}
+	if (mp_target_read_u64(t, impl + l->impl_autograd_meta, &meta, NULL) == MP_OK && meta != 0) {
+		mp_target_prefetch(t, meta + l->meta_grad, 8);
+		mp_target_prefetch(t, meta + l->meta_grad_fn, 8);
+	}
 }
 
 mp_err mp_torch_read_tensor(mp_target *t, const mp_torch_layout *l, uint64_t pyobj, mp_tensor *out, mp_diag *diag)

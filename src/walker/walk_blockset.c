@@ -7,6 +7,10 @@
 
 /* Reads between two looks at opts->interrupted. */
 enum { POLL_EVERY = 4096 };
+/* How many distinct blocks ahead of the one read the next are prefetched (mp_target_prefetch): Blocks lie
+   apart in the heap (between them the allocator's other objects, a traceback each), so each read of a core
+   missed the caches in turn. */
+enum { PREFETCH_AHEAD = 8 };
 
 mp_err wk_blockset_add(struct walk *wk, struct wk_blockset *bs, uint64_t addr)
 {
@@ -75,6 +79,8 @@ mp_err wk_blockset_read(struct walk *wk, struct wk_blockset *bs, wk_block_fn fn,
 	if ((bs->links = malloc(n * sizeof *bs->links)) == NULL)
 		return MP_E_NOMEM;
 	n = 0;
+	for (size_t i = 0; i < bs->n && i < PREFETCH_AHEAD; i++)
+		mp_target_prefetch(wk->t, bs->addr[i], (size_t)OFF(wk, BLOCK_SIZEOF));
 	for (size_t i = 0; i < bs->n && err == MP_OK; n++) {
 		uint64_t addr = bs->addr[i];
 		size_t times = 0;
@@ -83,6 +89,8 @@ mp_err wk_blockset_read(struct walk *wk, struct wk_blockset *bs, wk_block_fn fn,
 
 		while (i < bs->n && bs->addr[i] == addr)
 			i++, times++;
+		if (i + PREFETCH_AHEAD - 1 < bs->n)
+			mp_target_prefetch(wk->t, bs->addr[i + PREFETCH_AHEAD - 1], (size_t)OFF(wk, BLOCK_SIZEOF));
 		ok = wk_read_block(wk, addr, &b) == MP_OK;
 		bs->addr[n] = addr;
 		if (ok)

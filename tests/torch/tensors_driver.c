@@ -60,12 +60,12 @@ static int agrees(const mp_tensor *x, const cJSON *e)
 	else
 		snprintf(device, sizeof device, "%s", mp_torch_device_name(x->device_type));
 	cJSON_ArrayForEach(dim, cJSON_GetObjectItemCaseSensitive(e, "shape")) {
-		if (i >= x->ndim || (int64_t)dim->valuedouble != x->shape[i])
+		if (i >= x->ndim || (int64_t)dim->valuedouble != mp_tensor_shape(x)[i])
 			break;
 		i++;
 	}
 	for (int k = 0; k < x->ndim && n < sizeof shape - 24; k++)
-		n += (size_t)snprintf(shape + n, sizeof shape - n, "%s%lld", k ? ", " : "", (long long)x->shape[k]);
+		n += (size_t)snprintf(shape + n, sizeof shape - n, "%s%lld", k ? ", " : "", (long long)mp_tensor_shape(x)[k]);
 	if (x->data_ptr != num(e, "data_ptr") || x->nbytes != num(e, "nbytes") ||
 	    x->storage_data != num(e, "storage_ptr") || x->storage_nbytes != num(e, "storage_nbytes") ||
 	    strcmp(device, text(e, "device")) != 0 || strcmp(mp_torch_dtype_name(x->dtype), text(e, "dtype")) != 0 ||
