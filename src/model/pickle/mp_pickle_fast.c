@@ -28,6 +28,8 @@
 #define SPAN_PAIRS 4
 #define SPAN_GETS 8
 #define SPAN_PUTS 8
+/* Most dicts cached under one hash. */
+#define SPAN_CHAIN 8
 /* After this many lookups, the cache stays only if one in HIT_RATIO hit. */
 #define TRIAL_LOOKUPS 65536
 #define HIT_RATIO 8
@@ -219,17 +221,33 @@ static bool scan_dict(const struct machine *m, size_t at, struct scan *s)
 	return false;
 }
 
+/* The dict's hash, from four of its words and its length: hashing all of its bytes was an
+   eighth of a full read. Frames that differ differ in their name (the first word), their
+   file's name (the middle ones, the last) or their line (the last). Dicts that share a hash
+   are compared in full, and at most SPAN_CHAIN of them are cached (span_find): an input
+   made to collide costs the cache, not the time. */
 static uint64_t span_hash(const struct machine *m, size_t at, const struct scan *s)
 {
-	return mp_hash_bytes(m->data + at, s->end - at, s->ngets);
+	const unsigned char *d = m->data + at;
+	size_t len = s->end - at;
+	uint64_t w[4];
+
+	if (len < 24)
+		return mp_hash_bytes(d, len, s->ngets);
+	memcpy(&w[0], d + 3, 8);
+	memcpy(&w[1], d + len / 3, 8);
+	memcpy(&w[2], d + 2 * len / 3, 8);
+	memcpy(&w[3], d + len - 8, 8);
+	return mp_hash_finish(mp_hash_mix(mp_hash_mix(mp_hash_mix(mp_hash_mix(len * 0x87c37b91114253d5ull + s->ngets,
+									   w[0]), w[1]), w[2]), w[3]));
 }
 
 /* The dict read before with the bytes at AT and the same memo entries, or NULL; *PR
-   is left ready to add one. */
+   is left ready to add one. *FULL: SPAN_CHAIN dicts of its hash were compared in vain. */
 static const struct span *span_find(const struct mp_pickle_spans *c, const struct machine *m, size_t at,
-				    const struct scan *s, mp_table_probe *pr)
+				    const struct scan *s, mp_table_probe *pr, bool *full)
 {
-	size_t len = s->end - at;
+	size_t len = s->end - at, compared = 0;
 
 	for (uint32_t id = mp_table_find(&c->index, span_hash(m, at, s), pr); id != MP_TABLE_NONE;
 	     id = mp_table_next(&c->index, pr)) {
@@ -238,7 +256,9 @@ static const struct span *span_find(const struct mp_pickle_spans *c, const struc
 		if (e->len == len && e->ngets == s->ngets && memcmp(e->gets, s->gets, s->ngets * sizeof *s->gets) == 0 &&
 		    memcmp(c->bytes + e->at, m->data + at, len) == 0)
 			return e;
+		compared++;
 	}
+	*full = compared >= SPAN_CHAIN;
 	return NULL;
 }
 
@@ -271,8 +291,9 @@ static void span_add(struct machine *m, size_t at, const struct scan *s, mp_val 
 	mp_table_probe pr;
 
 	size_t len = s->end - at;
+	bool full = false;
 
-	if (c == NULL || span_find(c, m, at, s, &pr) != NULL ||
+	if (c == NULL || span_find(c, m, at, s, &pr, &full) != NULL || full ||
 	    mp_array_grow((void **)&c->spans, &c->cap, c->n + 1, sizeof *c->spans) != MP_OK ||
 	    mp_array_grow((void **)&c->bytes, &c->bytes_cap, c->nbytes + len, 1) != MP_OK ||
 	    mp_table_add(&c->index, &pr, (uint32_t)c->n) != MP_OK)
@@ -288,7 +309,8 @@ static void span_add(struct machine *m, size_t at, const struct scan *s, mp_val 
 static bool span_hit(struct machine *m, size_t *p, mp_val *v, const struct scan *s)
 {
 	mp_table_probe pr;
-	const struct span *e = span_find(m->spans, m, *p, s, &pr);
+	bool full;
+	const struct span *e = span_find(m->spans, m, *p, s, &pr, &full);
 	uint64_t index = m->memo_len;
 	bool hit = e != NULL;
 
