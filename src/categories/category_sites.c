@@ -291,7 +291,8 @@ static mp_err group_records(struct sites *st)
 {
 	mp_table index = { 0 };
 	size_t cap = 0;
-	mp_err err = MP_OK;
+	/* Room for one group at least: a device with no active block still points into the array. */
+	mp_err err = mp_array_grow((void **)&st->groups, &cap, 1, sizeof *st->groups) == MP_OK ? MP_OK : no_memory(st);
 
 	for (size_t i = 0; i < st->nrecs && err == MP_OK; i++) {
 		const struct site_rec *r = &st->recs[i];
