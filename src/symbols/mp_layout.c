@@ -30,6 +30,7 @@ static const char *const member_names[] = {
      the graph_pools key);
    - PP_USE_COUNT: the walker does not need it;
    - NCA_CLOCK_CONVERTER: only for converting trace times, which can be approximated;
+   - NCA_ANNOTATION_BUFFER and AnnotationEntry (2.5 on): external_annotations only, all or none;
    - DS_NUM_OOM_REJECTIONS, DS_RESERVED_BYTES_BY_PRIVATE_POOLS (2.14), TE_MEMPOOL,
      TE_COMPILE_CONTEXT, TE_USER_METADATA (after 2.6);
    - ES_*: ExpandableSegment has members only when built with the CUDA driver API (Linux CUDA
@@ -44,6 +45,11 @@ static bool field_optional(enum mp_layout_field f)
 {
 	switch (f) {
 	case MP_L_NCA_CLOCK_CONVERTER:
+	case MP_L_NCA_ANNOTATION_BUFFER: /* the annotation ring and its entries: 2.5 on */
+	case MP_L_AE_SIZEOF:
+	case MP_L_AE_DEVICE:
+	case MP_L_AE_TIME:
+	case MP_L_AE_METADATA:
 	case MP_L_DCA_DEVICE_ID:
 	case MP_L_DS_NUM_SYNC_ALL_STREAMS: /* these three: 2.3 on */
 	case MP_L_DS_NUM_DEVICE_ALLOC:
@@ -135,10 +141,11 @@ static int sizeof_field(enum mp_layout_field f)
 }
 
 /* Members a release has all of or none of (field_optional); the list ends at MP_L__COUNT. */
-static const enum mp_layout_field together[][5] = {
+static const enum mp_layout_field together[][6] = {
 	{ MP_L_DCA_EXPANDABLE_SEGMENTS, MP_L_BP_UNMAPPED, MP_L_BLOCK_MAPPED, MP_L_BLOCK_EXPANDABLE_SEGMENT, MP_L__COUNT },
 	{ MP_L_BLOCK_CONTEXT_WHEN_ALLOCATED, MP_L_BLOCK_CONTEXT_WHEN_SEGMENT_ALLOCATED, MP_L__COUNT },
 	{ MP_L_BLOCK_HISTORY, MP_L_HISTORY_CONTEXT, MP_L__COUNT },
+	{ MP_L_NCA_ANNOTATION_BUFFER, MP_L_AE_SIZEOF, MP_L_AE_DEVICE, MP_L_AE_TIME, MP_L_AE_METADATA, MP_L__COUNT },
 };
 
 static mp_err check_groups(const mp_layout *l, mp_diag *diag)

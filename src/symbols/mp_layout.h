@@ -20,6 +20,7 @@
 #define MP_LAYOUT_FIELDS                                                                      \
 	X(NCA_DEVICE_ALLOCATOR, "NativeCachingAllocator", "device_allocator")                  \
 	X(NCA_CLOCK_CONVERTER, "NativeCachingAllocator", "clock_converter")                    \
+	X(NCA_ANNOTATION_BUFFER, "NativeCachingAllocator", "annotation_buffer")                \
 	X(DCA_SIZEOF, "DeviceCachingAllocator", "sizeof")                                      \
 	X(DCA_STATS, "DeviceCachingAllocator", "stats")                                        \
 	X(DCA_DEVICE_ID, "DeviceCachingAllocator", "device_id")                                \
@@ -97,6 +98,10 @@
 	X(TE_TIME, "TraceEntry", "time_")                                                      \
 	X(TE_COMPILE_CONTEXT, "TraceEntry", "compile_context_")                                \
 	X(TE_USER_METADATA, "TraceEntry", "user_metadata_")                                    \
+	X(AE_SIZEOF, "AnnotationEntry", "sizeof")                                              \
+	X(AE_DEVICE, "AnnotationEntry", "device_")                                             \
+	X(AE_TIME, "AnnotationEntry", "time_")                                                 \
+	X(AE_METADATA, "AnnotationEntry", "metadata_")                                         \
 	X(CFG_SIZEOF, "CUDAAllocatorConfig", "sizeof")                                         \
 	X(CFG_MAX_SPLIT_SIZE, "CUDAAllocatorConfig", "m_max_split_size")                       \
 	X(CFG_ROUNDUP_POWER2_DIVISIONS, "CUDAAllocatorConfig", "m_roundup_power2_divisions")   \

@@ -46,6 +46,8 @@ static struct want wants_template[] = {
 	{ "AcceleratorAllocatorConfig", SCOPE_C10, true, false, { 0 } },
 	/* 2.0 only: a Block's history list of {addr, real_size, context} records. */
 	{ "History", SCOPE_CCA, true, false, { 0 } },
+	/* 2.5 on: the native allocator's annotation ring's entries. */
+	{ "AnnotationEntry", SCOPE_C10, true, false, { 0 } },
 };
 #define NWANTS (sizeof wants_template / sizeof wants_template[0])
 

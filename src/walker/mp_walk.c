@@ -44,6 +44,12 @@ void mp_walk_free(mp_walk *w)
 		free(w->trace[i].compile_context);
 		free(w->trace[i].user_metadata);
 	}
+	for (size_t i = 0; i < w->nannotations; i++) {
+		for (size_t k = 0; k < 2 * w->annotations[i].nmeta; k++)
+			free(w->annotations[i].meta[k]);
+		free(w->annotations[i].meta);
+	}
+	free(w->annotations);
 	free(w->devices);
 	free(w->segments);
 	free(w->blocks);
@@ -185,6 +191,8 @@ static mp_err walk_once(struct walk *wk, const mp_c10 *c10, const mp_layout *can
 	}
 	err = walk_devices(wk, das, n);
 	free(das);
+	if (err == MP_OK && !wk->opts->no_trace)
+		err = wk_annotations(wk, obj);
 	if (err == MP_OK && !wk->opts->no_trace)
 		wk_convert_times(wk, obj);
 	if (err == MP_OK)

@@ -58,6 +58,16 @@ typedef struct mp_walk_trace {
 	char *user_metadata;
 } mp_walk_trace;
 
+/* What a record_function call left in the native allocator's annotation ring while history was
+   recorded (2.5 on): the snapshot's external_annotations. */
+typedef struct mp_walk_annotation {
+	int device;
+	uint64_t tsc;    /* raw time stamp */
+	int64_t time_us; /* converted as the trace's */
+	size_t nmeta;
+	char **meta; /* NMETA key, value pairs (2 * NMETA strings) in the map's iteration order */
+} mp_walk_annotation;
+
 typedef struct mp_walk_device {
 	int index;
 	uint64_t address; /* of its DeviceCachingAllocator */
@@ -100,6 +110,8 @@ typedef struct mp_walk {
 	size_t nblocks;
 	mp_walk_trace *trace;
 	size_t ntrace;
+	mp_walk_annotation *annotations; /* oldest first */
+	size_t nannotations;
 	mp_walk_settings settings;
 	bool time_exact; /* times converted on the process's own TSC timeline (same boot) */
 	bool partial;    /* something was damaged: see the warnings */

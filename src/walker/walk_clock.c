@@ -160,7 +160,7 @@ void wk_convert_times(struct walk *wk, uint64_t allocator)
 	bool converted;
 	int bad;
 
-	if (w->ntrace == 0 || !HAS(wk, TE_TIME)) /* 2.1's entries carry no time: nothing to convert */
+	if ((w->ntrace == 0 && w->nannotations == 0) || !HAS(wk, TE_TIME)) /* 2.1's entries carry no time */
 		return;
 	start = calloc(NPAIRS, sizeof *start);
 	end = calloc(NPAIRS, sizeof *end);
@@ -190,6 +190,8 @@ void wk_convert_times(struct walk *wk, uint64_t allocator)
 	}
 	for (size_t i = 0; i < w->ntrace; i++)
 		w->trace[i].time_us = to_us(&c, w->trace[i].tsc);
+	for (size_t i = 0; i < w->nannotations; i++)
+		w->annotations[i].time_us = to_us(&c, w->annotations[i].tsc);
 out:
 	free(start);
 	free(end);

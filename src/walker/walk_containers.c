@@ -80,6 +80,39 @@ mp_err wk_string(struct walk *wk, uint64_t addr, char **out)
 	return MP_OK;
 }
 
+/* libstdc++'s _Hashtable (unordered_map): buckets at +0, bucket count at +8, the node list's head
+   (_M_before_begin._M_nxt) at +16, element count at +24; a node is {next, key, value[, cached hash]}. */
+enum { UMAP_HEAD = 16, UMAP_COUNT = 24, UMAP_NODE_KEY = 8 };
+
+mp_err wk_string_map_each(struct walk *wk, uint64_t addr, size_t max, wk_pair_fn fn, void *ctx)
+{
+	uint64_t head[2], node, seen = 0;
+	size_t string_size = wk->cxx11_abi != 0 ? 32 : 8;
+	mp_err err;
+
+	if ((err = wk_read(wk, addr + UMAP_HEAD, head, sizeof head)) != MP_OK)
+		return err;
+	if (head[1] > max)
+		return MP_E_LIMIT;
+	/* The list holds exactly COUNT nodes: a longer one (or a loop) is damage. */
+	for (node = head[0]; node != 0; seen++) {
+		char *key = NULL, *value = NULL;
+
+		if (seen == head[1] || node % 8 != 0)
+			return MP_E_CORRUPT;
+		if ((err = wk_string(wk, node + UMAP_NODE_KEY, &key)) != MP_OK ||
+		    (err = wk_string(wk, node + UMAP_NODE_KEY + string_size, &value)) != MP_OK ||
+		    (err = wk_read_u64(wk, node, &node)) != MP_OK) {
+			free(key);
+			free(value);
+			return err;
+		}
+		if ((err = fn(wk, key, value, ctx)) != MP_OK)
+			return err;
+	}
+	return seen == head[1] ? MP_OK : MP_E_CORRUPT;
+}
+
 /* _Rb_tree: comparator at +0, header node at +8 (color, parent = root, left = leftmost,
    right = rightmost), node_count at +40; nodes: color, parent, left, right, value at +32. */
 enum { RB_HEADER = 8, RB_ROOT = 16, RB_LEFTMOST = 24, RB_RIGHTMOST = 32, RB_COUNT = 40 };

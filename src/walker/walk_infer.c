@@ -1006,6 +1006,10 @@ mp_err wk_infer_layout(struct walk *wk, uint64_t obj, const mp_layout *prior, co
 	L_(in, NCA_CLOCK_CONVERTER) = L_(in, TE_TIME) != MP_LAYOUT_ABSENT
 					      ? clock_pairs(in, (size_t)L_(in, NCA_DEVICE_ALLOCATOR))
 					      : MP_LAYOUT_ABSENT;
+	/* The annotation ring (2.5 on) sits right before the device vector, where the prior has one. */
+	L_(in, NCA_ANNOTATION_BUFFER) = P_(in, NCA_ANNOTATION_BUFFER) != MP_LAYOUT_ABSENT
+						? L_(in, NCA_DEVICE_ALLOCATOR) - WK_RING_HEADER
+						: MP_LAYOUT_ABSENT;
 	if (!infer_private_pools(in)) {
 		err = MP_E_NOTFOUND;
 		goto done;

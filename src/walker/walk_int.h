@@ -79,6 +79,25 @@ mp_err wk_read_u64(struct walk *wk, uint64_t addr, uint64_t *out) MP_WUR;
 mp_err wk_vector(struct walk *wk, uint64_t addr, size_t elem, size_t max, uint64_t *begin,
 		 size_t *n) MP_WUR;
 
+/* A RingBuffer<T> (TraceEntry, AnnotationEntry) at RING: its vector's entries of ESIZE bytes, at most MAX,
+   the oldest at slot NEXT once it has wrapped (allocator-facts §3.7). */
+struct wk_ring {
+	uint64_t max_entries, next, vector, begin;
+	size_t n;
+};
+/* MP_OK (N 0 and VECTOR 0: never recorded), MP_E_TRUNCATED when the header cannot be read, MP_E_CORRUPT
+   when the vector or the indexes are not sound. */
+mp_err wk_ring(struct walk *wk, uint64_t ring, size_t esize, size_t max, struct wk_ring *out) MP_WUR;
+
+/* The annotations the native allocator's ring keeps (2.5 on), into W->annotations. */
+mp_err wk_annotations(struct walk *wk, uint64_t allocator) MP_WUR;
+
+/* Call FN with the key and value of each element of the std::unordered_map<std::string,
+   std::string> at ADDR, in its iteration order (at most MAX elements, else MP_E_LIMIT); FN takes the
+   malloc'd strings. */
+typedef mp_err (*wk_pair_fn)(struct walk *wk, char *key, char *value, void *ctx);
+mp_err wk_string_map_each(struct walk *wk, uint64_t addr, size_t max, wk_pair_fn fn, void *ctx) MP_WUR;
+
 /* A std::string at ADDR (either C++ ABI) as a malloc'd NUL-terminated copy. */
 mp_err wk_string(struct walk *wk, uint64_t addr, char **out) MP_WUR;
 

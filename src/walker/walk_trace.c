@@ -48,11 +48,31 @@ static mp_err entry_strings(struct walk *wk, uint64_t at, mp_walk_trace *tr)
 	return err;
 }
 
+mp_err wk_ring(struct walk *wk, uint64_t ring, size_t esize, size_t max, struct wk_ring *out)
+{
+	unsigned char hdr[WK_RING_HEADER];
+	uint64_t vec;
+
+	*out = (struct wk_ring){ 0 };
+	if (wk_read(wk, ring, hdr, sizeof hdr) != MP_OK)
+		return MP_E_TRUNCATED;
+	out->max_entries = wk_u64(hdr, OFF(wk, RB_MAX_ENTRIES));
+	out->next = wk_u64(hdr, OFF(wk, RB_NEXT));
+	out->vector = vec = wk_u64(hdr, OFF(wk, RB_VECTOR));
+	if (vec == 0)
+		return MP_OK; /* never recorded */
+	if (wk_vector(wk, vec, esize, max, &out->begin, &out->n) != MP_OK ||
+	    (out->n != 0 && out->next >= out->n) || out->n > out->max_entries)
+		return MP_E_CORRUPT;
+	return MP_OK;
+}
+
 mp_err wk_trace(struct walk *wk, mp_walk_device *dev)
 {
-	unsigned char hdr[WK_RING_HEADER], buf[TRACE_CHUNK * WK_MAX_ENTRY];
-	uint64_t ring = dev->address + (uint64_t)OFF(wk, DCA_ALLOC_BUFFER), vec, next, begin;
+	unsigned char buf[TRACE_CHUNK * WK_MAX_ENTRY];
+	uint64_t ring = dev->address + (uint64_t)OFF(wk, DCA_ALLOC_BUFFER), next, begin;
 	size_t esize = (size_t)OFF(wk, TE_SIZEOF), n;
+	struct wk_ring r;
 	mp_walk *w = wk->w;
 	uint8_t history = 0;
 	mp_err err;
@@ -61,21 +81,18 @@ mp_err wk_trace(struct walk *wk, mp_walk_device *dev)
 	if (HAS(wk, DCA_RECORD_HISTORY) &&
 	    mp_target_read_u8(wk->t, dev->address + (uint64_t)OFF(wk, DCA_RECORD_HISTORY), &history, NULL) == MP_OK)
 		dev->record_history = history == 1;
-	if ((err = wk_read(wk, ring, hdr, sizeof hdr)) != MP_OK) {
+	err = wk_ring(wk, ring, esize, WK_MAX_TRACE, &r);
+	dev->ring_max_entries = r.max_entries;
+	if (err == MP_E_TRUNCATED) {
 		wk_damaged(wk, "device %d: its trace ring is unreadable", dev->index);
 		return MP_OK;
 	}
-	dev->ring_max_entries = wk_u64(hdr, OFF(wk, RB_MAX_ENTRIES));
-	next = wk_u64(hdr, OFF(wk, RB_NEXT));
-	vec = wk_u64(hdr, OFF(wk, RB_VECTOR));
-	if (vec == 0)
-		return MP_OK; /* history was never recorded */
-	err = wk_vector(wk, vec, esize, WK_MAX_TRACE, &begin, &n);
-	if (err != MP_OK || (n != 0 && next >= n) || n > dev->ring_max_entries) {
+	if (err != MP_OK) {
 		wk_damaged(wk, "device %d: the trace ring (vector 0x%llx) is damaged; no trace for it", dev->index,
-			   (unsigned long long)vec);
+			   (unsigned long long)r.vector);
 		return MP_OK;
 	}
+	next = r.next, begin = r.begin, n = r.n;
 	for (size_t done = 0; done < n;) {
 		/* Logical entry DONE is ring slot (next + done) % n; read runs of slots at once. */
 		size_t slot = (size_t)((next + done) % n), run = n - slot;
