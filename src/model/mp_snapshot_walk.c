@@ -23,6 +23,7 @@ struct build {
 	size_t seq_lists_cap;
 	mp_val *frame_dicts; /* per frame of CTX, its dict once built */
 	size_t frame_dicts_cap;
+	bool shape_2_14; /* the snapshot as 2.14's _snapshot() shapes it: trace entries' pool_id, host keys */
 };
 
 static mp_err str(struct build *b, const char *s, mp_val *out)
@@ -184,7 +185,7 @@ static mp_err give_segment(struct build *b, const mp_walk *w, const mp_walk_segm
 /* A trace entry, as the pairs of its dict, to the builder. */
 static mp_err give_trace(struct build *b, const mp_walk *w, const mp_walk_trace *tr)
 {
-	mp_val kv[18];
+	mp_val kv[20]; /* at most 9 pairs */
 	size_t n = 0;
 	const char *action = mp_walk_action_name(tr->action);
 	mp_err err;
@@ -214,6 +215,14 @@ static mp_err give_trace(struct build *b, const mp_walk *w, const mp_walk_trace 
 	if (w->layout.off[MP_L_TE_USER_METADATA] != MP_LAYOUT_ABSENT) {
 		kv[n++] = b->k->user_metadata;
 		if ((err = str(b, tr->user_metadata != NULL ? tr->user_metadata : "", &kv[n++])) != MP_OK)
+			return err;
+	}
+	if (b->shape_2_14 && w->layout.off[MP_L_TE_MEMPOOL] != MP_LAYOUT_ABSENT) {
+		mp_val pool[2];
+
+		kv[n++] = b->k->pool_id;
+		if ((err = u64(b, tr->mempool[0], &pool[0])) != MP_OK || (err = u64(b, tr->mempool[1], &pool[1])) != MP_OK ||
+		    (err = mp_heap_make(b->heap, MP_T_TUPLE, pool, 2, &kv[n++])) != MP_OK)
 			return err;
 	}
 	/* PyTorch writes frames only for entries with a context. */
@@ -328,10 +337,36 @@ static mp_err settings_dict(struct build *b, const mp_walk_settings *s, mp_val *
 	return mp_heap_make(b->heap, MP_T_DICT, kv, n / 2, out);
 }
 
+/* External annotation I: its metadata in the map's order, then device and time_us, as _snapshot() has it. */
+static mp_err annotation(struct build *b, const mp_walk *w, size_t i, mp_val *out)
+{
+	const mp_walk_annotation *a = &w->annotations[i];
+	mp_val *kv = calloc(2 * a->nmeta + 4, sizeof *kv);
+	size_t n = 0;
+	mp_err err = MP_OK;
+
+	if (kv == NULL)
+		return MP_E_NOMEM;
+	for (size_t k = 0; k < 2 * a->nmeta && err == MP_OK; k++)
+		err = str(b, a->meta[k], &kv[n++]);
+	if (err == MP_OK) {
+		kv[n++] = b->k->device;
+		err = mp_heap_int(b->heap, a->device, &kv[n++]);
+	}
+	if (err == MP_OK) {
+		kv[n++] = b->k->time_us;
+		err = mp_heap_int(b->heap, a->time_us, &kv[n++]);
+	}
+	if (err == MP_OK)
+		err = mp_heap_make(b->heap, MP_T_DICT, kv, n / 2, out);
+	free(kv);
+	return err;
+}
+
 /* The segments with their blocks, each device's trace, then the top level, to the builder. */
 static mp_err give_all(struct build *b, const mp_walk *w, unsigned flags)
 {
-	mp_val kv[10], key;
+	mp_val kv[14], key;
 	size_t n = 0;
 	mp_err err = mp_heap_make(b->heap, MP_T_LIST, NULL, 0, &b->empty_list);
 
@@ -357,7 +392,15 @@ static mp_err give_all(struct build *b, const mp_walk *w, unsigned flags)
 			return err;
 	}
 	kv[n++] = b->k->external_annotations;
-	kv[n++] = b->empty_list;
+	if ((err = list_of(b, w->nannotations, annotation, w, 0, &kv[n++])) != MP_OK)
+		return err;
+	/* The pinned host allocator's state, which memprof does not read: always empty here (SCHEMA.md). */
+	if (b->shape_2_14) {
+		kv[n++] = b->k->host_segments;
+		kv[n++] = b->empty_list;
+		kv[n++] = b->k->host_traces;
+		kv[n++] = b->empty_list;
+	}
 	if (flags & MP_SW_DEVICE_STATS) {
 		if ((err = str(b, "device_stats", &key)) != MP_OK)
 			return err;
@@ -368,9 +411,20 @@ static mp_err give_all(struct build *b, const mp_walk *w, unsigned flags)
 	return mp_sb_top(b->sb, kv, n / 2);
 }
 
+/* Whether W's release shapes its snapshot as 2.14 does: by its version where memprof knows it, else by the
+   settings only 2.14 has. */
+static bool shaped_as_2_14(const mp_walk *w)
+{
+	unsigned major, minor;
+
+	if (sscanf(w->c10.version, "%u.%u", &major, &minor) == 2)
+		return major > 2 || (major == 2 && minor >= 14);
+	return w->settings.has_pinned_limits;
+}
+
 mp_err mp_snapshot_from_walk(const mp_walk *w, mp_target *t, unsigned flags, mp_snapshot **out, mp_diag *diag)
 {
-	struct build b = { .heap = mp_heap_new() };
+	struct build b = { .heap = mp_heap_new(), .shape_2_14 = shaped_as_2_14(w) };
 	mp_err err;
 
 	*out = NULL;

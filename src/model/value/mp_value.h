@@ -94,7 +94,7 @@ typedef struct mp_heap mp_heap;
 	K(large) K(small) K(alloc) K(free_requested) K(free_completed)       \
 	K(segment_alloc) K(segment_free) K(segment_map) K(segment_unmap)     \
 	K(snapshot) K(oom) K(annotate) K(user_defined) K(category)           \
-	K(external_annotations)
+	K(external_annotations) K(pool_id) K(host_segments) K(host_traces)
 
 typedef struct mp_keys {
 #define K(name) mp_val name;
