@@ -21,6 +21,11 @@ Both files are memprof JSON (src/model/SCHEMA.md; tags such as {"__tuple__": [..
                       capacity, e.g. 64 in the `history` scenario; `--ring-max truth`: the
                       truth's scenario_notes.ring_entries, if any) a ring that was full loses
                       its oldest entries to them instead. --ring-extra 0 compares exactly.
+                      pool_id too where the truth's entries have it (2.14).
+  external_annotations  where the truth has them: per entry, its keys in order (the metadata,
+                      device, time_us), values equal, time_us within T
+  top level           the truth's keys (but the test bed's own: device_stats, scenario,
+                      scenario_notes, time_is_tsc) are memprof's, in the same order
   device_stats        key by key, per device, when MEMPROF.json has a top-level device_stats
   allocator_settings  key by key (nested dicts too)
 
@@ -176,6 +181,8 @@ def active_total(truth, device):
 def compare_entry(t, m, path, rep, tol, maxdt):
     for k in ("action", "size", "stream"):
         rep.field("device_traces", path, t, m, k)
+    if "pool_id" in t:
+        rep.field("device_traces", path, t, m, "pool_id")
     addr = "device_free" if t.get("action") == "oom" else "addr"
     rep.field("device_traces", path, t, m, addr)
     a, b = t.get("time_us", MISSING), m.get("time_us", MISSING)
@@ -226,6 +233,38 @@ def compare_traces(truth, mine, rep, extra, ring_max, tol, pairs):
         parts.append(f"device {d}: {len(t)} entries" + (f" (-{drop} overwritten)" if drop else "")
                      + (f" + {want} snapshot" if want else ""))
     return "; ".join(parts) + (f"; time_us max |diff| {maxdt} us" if tt else "")
+
+
+def compare_annotations(truth, mine, rep, tol):
+    ta, ma = truth.get("external_annotations", MISSING), mine.get("external_annotations", MISSING)
+    if ta is MISSING:
+        return "not in truth (not compared)"
+    if ma is MISSING or len(ta) != len(ma):
+        rep.diff("external_annotations", "len(external_annotations)", len(ta),
+                 ma if ma is MISSING else len(ma))
+        return "%d in truth" % len(ta)
+    for i, (t, m) in enumerate(zip(ta, ma)):
+        path = f"external_annotations[{i}]"
+        if list(t) != list(m):
+            rep.diff("external_annotations", f"{path} keys", list(t), list(m))
+        for k in t:
+            if k == "time_us" and isinstance(t[k], int) and isinstance(m.get(k), int):
+                if abs(t[k] - m[k]) > tol:
+                    rep.diff("external_annotations", f"{path}.time_us", t[k], m[k])
+            else:
+                rep.field("external_annotations", path, t, m, k)
+    return "%d entries" % len(ta)
+
+
+TESTBED_KEYS = ("device_stats", "scenario", "scenario_notes", "time_is_tsc")
+
+
+def compare_top(truth, mine, rep):
+    t = [k for k in truth if k not in TESTBED_KEYS]
+    m = [k for k in mine if k not in TESTBED_KEYS]
+    if t != m:
+        rep.diff("top level", "keys", t, m)
+    return ", ".join(t)
 
 
 def compare_stats(truth, mine, rep):
@@ -397,6 +436,8 @@ def main():
                                          a.time_tolerance_us, pairs)),
         ("device_stats", compare_stats(truth, mine, rep)),
         ("allocator_settings", compare_settings(truth, mine, rep)),
+        ("external_annotations", compare_annotations(truth, mine, rep, a.time_tolerance_us)),
+        ("top level", compare_top(truth, mine, rep)),
     ]
     if a.frames == "compare":
         lines.append(("frames", compare_frames(truth, mine, rep, pairs)))
