@@ -116,6 +116,8 @@ refused() { # LABEL PATTERN ENV...
 	fi
 }
 cp "$gdbext" "$work/memprof.py"
+refused "no binding beside the script" "memprof_library.py"
+cp "$(dirname "$gdbext")/memprof_library.py" "$work/"
 refused "no library" "not found" MEMPROF_LIBRARY="$work/nonexistent/libmemprof.so.0"
 sed 's/^MEMPROF_VERSION = .*/MEMPROF_VERSION = "0.0.0-other"/' "$gdbext" >"$work/memprof.py"
 refused "a library of another version" "this extension is 0.0.0-other"
