@@ -42,7 +42,7 @@ static void usage(FILE *to)
 		if (commands[i]->alias_of == NULL)
 				fprintf(to, "  %-14s %s\n", commands[i]->name, commands[i]->summary);
 	fputs("\n'memprof COMMAND -h' describes one command. 'memprof snapshot TARGET -o FILE' is short for\n"
-	      "'memprof snapshot save TARGET FILE'.\n", to);
+	      "'memprof snapshot save TARGET FILE'. 'memprof -V' (--version) prints the version.\n", to);
 }
 
 static void help(const mp_command *cmd, const mp_option *extra)
@@ -50,7 +50,7 @@ static void help(const mp_command *cmd, const mp_option *extra)
 	mp_out out;
 
 	mp_out_init(&out);
-	mp_out_printf(&out, "usage: memprof %s %s\n\n", cmd->name, cmd->synopsis);
+	mp_out_printf(&out, "usage: memprof %s%s%s\n\n", cmd->name, cmd->synopsis[0] != '\0' ? " " : "", cmd->synopsis);
 	mp_command_help_body(cmd, extra, &out);
 	if (extra != NULL)
 		mp_out_puts(&out, "SNAPSHOT (TARGET) is a snapshot pickle or memprof JSON ('-' reads standard input), a\n"
@@ -149,7 +149,7 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return MP_CMD_OK;
 	}
-	if (strcmp(name, "--version") == 0) {
+	if (strcmp(name, "-V") == 0 || strcmp(name, "--version") == 0) {
 		puts("memprof " PACKAGE_VERSION);
 		return MP_CMD_OK;
 	}
