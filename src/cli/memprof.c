@@ -8,25 +8,9 @@
 #include "cli.h"
 #include "cli_prefetch.h"
 
-/* 'stats' was segsum on the command line until the command table gave each word one meaning
-   (in the debugger it was memory_summary()). */
-static const mp_command cli_cmd_stats = {
-	"stats", MP_FRONT_CLI, "the old name of segsum", "", "", NULL, NULL, "", NULL, 0, "segsum",
-};
-
-/* The command line's list: the shared commands, then its own. */
-static const mp_command *commands[32];
+/* The command line's list (cli_commands). */
+static const mp_command *const *commands;
 static size_t ncommands;
-
-static void list_commands(void)
-{
-	for (size_t i = 0; i < mp_ncommands; i++)
-		if (mp_commands[i]->fronts & MP_FRONT_CLI)
-			commands[ncommands++] = mp_commands[i];
-	commands[ncommands++] = &cli_cmd_convert;
-	commands[ncommands++] = &cli_cmd_stats;
-	commands[ncommands++] = &cli_cmd_watch;
-}
 
 static void usage(FILE *to)
 {
@@ -139,7 +123,7 @@ int main(int argc, char **argv)
 	const mp_command *cmd, *alias;
 	int rc;
 
-	list_commands();
+	ncommands = cli_commands(&commands);
 	if (argc < 2) {
 		usage(stderr);
 		return MP_CMD_BAD;
