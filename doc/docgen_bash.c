@@ -64,6 +64,18 @@ static const mp_command *run_by(const struct docgen_list *l, const mp_command *c
 	return r != NULL ? r : c;
 }
 
+/* Whether a command before the I-th of L (an old name aside) starts with the I-th's first word ("snapshot"). */
+static bool earlier_first_word(const struct docgen_list *l, size_t i)
+{
+	size_t n = strcspn(l->cmd[i]->name, " ");
+
+	for (size_t j = 0; j < i; j++)
+		if (l->cmd[j]->alias_of == NULL && strcspn(l->cmd[j]->name, " ") == n &&
+		    strncmp(l->cmd[j]->name, l->cmd[i]->name, n) == 0)
+			return true;
+	return false;
+}
+
 void bash_tables(FILE *out)
 {
 	struct docgen_list l;
@@ -71,11 +83,9 @@ void bash_tables(FILE *out)
 	docgen_cli_list(&l);
 	fputs("# The command line's commands (generated from its command table by doc/docgen).\n"
 	      "_memprof_commands='", out);
-	for (size_t i = 0, first = 1; i < l.n; i++)
-		if (l.cmd[i]->alias_of == NULL && strchr(l.cmd[i]->name, ' ') == NULL) {
-			fprintf(out, "%s%s", first ? "" : " ", l.cmd[i]->name);
-			first = 0;
-		}
+	for (size_t i = 0; i < l.n; i++)
+		if (l.cmd[i]->alias_of == NULL && !earlier_first_word(&l, i))
+			fprintf(out, "%s%.*s", i == 0 ? "" : " ", (int)strcspn(l.cmd[i]->name, " "), l.cmd[i]->name);
 	fputs("'\n\n# _memprof_options CMD: REPLY is the options of CMD (\"snapshot save\" for a subcommand).\n"
 	      "_memprof_options()\n{\n\tcase $1 in\n", out);
 	for (size_t i = 0; i < l.n; i++) {
