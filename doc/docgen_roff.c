@@ -1,5 +1,6 @@
 /* docgen_roff.c - text of the command tables as roff (man(7)) text. */
 #include <ctype.h>
+#include <string.h>
 
 #include "docgen.h"
 
@@ -53,6 +54,23 @@ void roff_word(FILE *out, const char *word)
 		put_char(out, *word);
 }
 
+/* "One of: A, B, C." for an option's blank-separated CHOICES, each in bold. */
+static void choices(FILE *out, const char *words)
+{
+	fputs(".br\nOne of:", out);
+	while (*words != '\0') {
+		size_t n = strcspn(words, " ");
+
+		fputs(" \\fB", out);
+		for (size_t i = 0; i < n; i++)
+			put_char(out, words[i]);
+		fputs("\\fR", out);
+		words += n;
+		words += strspn(words, " ");
+		fputs(*words != '\0' ? "," : ".\n", out);
+	}
+}
+
 void roff_options(FILE *out, const mp_option *opts)
 {
 	for (const mp_option *o = opts; o != NULL && o->name != NULL; o++) {
@@ -66,5 +84,7 @@ void roff_options(FILE *out, const mp_option *opts)
 		}
 		fputc('\n', out);
 		roff_text(out, o->help);
+		if (o->kind == MP_OPT_CHOICE && o->choices != NULL)
+			choices(out, o->choices);
 	}
 }
