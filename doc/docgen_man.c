@@ -51,9 +51,6 @@ static void command(FILE *out, const struct page *p, const struct docgen_list *l
 		fputs(".PP\n", out);
 		roff_text(out, cmd->description);
 	}
-	if (!p->cli && (cmd->flags & MP_CMD_EXPRESSION))
-		fputs(".PP\nIts first word is an expression gdb evaluates to an address (a pointer variable, "
-		      "a number).\n", out);
 	snapshot_word(out, p, cmd);
 	if (cmd->options != NULL && cmd->options[0].name != NULL) {
 		fputs(".PP\nOptions:\n", out);
