@@ -23,6 +23,9 @@ int cli_check_targets(mp_command_ctx *c, mp_command_args *a);
 
 /* The commands only the command line has. */
 extern const mp_command cli_cmd_convert, cli_cmd_watch;
+/* The command line's commands, in help order: the shared table's it offers, then its own (aliases
+   included); *LIST gets them, the return is how many. This function can't fail. */
+size_t cli_commands(const mp_command *const **list);
 
 /* Print "memprof: MESSAGE" on stderr, control characters escaped. */
 void cli_error(const char *fmt, ...) MP_PRINTF(1, 2);

@@ -8,25 +8,9 @@
 #include "cli.h"
 #include "cli_prefetch.h"
 
-/* 'stats' was segsum on the command line until the command table gave each word one meaning
-   (in the debugger it was memory_summary()). */
-static const mp_command cli_cmd_stats = {
-	"stats", MP_FRONT_CLI, "the old name of segsum", "", "", NULL, NULL, "", NULL, 0, "segsum",
-};
-
-/* The command line's list: the shared commands, then its own. */
-static const mp_command *commands[32];
+/* The command line's list (cli_commands). */
+static const mp_command *const *commands;
 static size_t ncommands;
-
-static void list_commands(void)
-{
-	for (size_t i = 0; i < mp_ncommands; i++)
-		if (mp_commands[i]->fronts & MP_FRONT_CLI)
-			commands[ncommands++] = mp_commands[i];
-	commands[ncommands++] = &cli_cmd_convert;
-	commands[ncommands++] = &cli_cmd_stats;
-	commands[ncommands++] = &cli_cmd_watch;
-}
 
 static void usage(FILE *to)
 {
@@ -42,7 +26,7 @@ static void usage(FILE *to)
 		if (commands[i]->alias_of == NULL)
 				fprintf(to, "  %-14s %s\n", commands[i]->name, commands[i]->summary);
 	fputs("\n'memprof COMMAND -h' describes one command. 'memprof snapshot TARGET -o FILE' is short for\n"
-	      "'memprof snapshot save TARGET FILE'.\n", to);
+	      "'memprof snapshot save TARGET FILE'. 'memprof -V' (--version) prints the version.\n", to);
 }
 
 static void help(const mp_command *cmd, const mp_option *extra)
@@ -50,7 +34,7 @@ static void help(const mp_command *cmd, const mp_option *extra)
 	mp_out out;
 
 	mp_out_init(&out);
-	mp_out_printf(&out, "usage: memprof %s %s\n\n", cmd->name, cmd->synopsis);
+	mp_out_printf(&out, "usage: memprof %s%s%s\n\n", cmd->name, cmd->synopsis[0] != '\0' ? " " : "", cmd->synopsis);
 	mp_command_help_body(cmd, extra, &out);
 	if (extra != NULL)
 		mp_out_puts(&out, "SNAPSHOT (TARGET) is a snapshot pickle or memprof JSON ('-' reads standard input), a\n"
@@ -139,7 +123,7 @@ int main(int argc, char **argv)
 	const mp_command *cmd, *alias;
 	int rc;
 
-	list_commands();
+	ncommands = cli_commands(&commands);
 	if (argc < 2) {
 		usage(stderr);
 		return MP_CMD_BAD;
@@ -149,7 +133,7 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return MP_CMD_OK;
 	}
-	if (strcmp(name, "--version") == 0) {
+	if (strcmp(name, "-V") == 0 || strcmp(name, "--version") == 0) {
 		puts("memprof " PACKAGE_VERSION);
 		return MP_CMD_OK;
 	}

@@ -12,6 +12,7 @@
 #include "mp_layout.h"
 #include "mp_out.h"
 #include "mp_session.h"
+#include "mp_session_table.h"
 #include "mp_snapshot.h"
 #include "mp_target.h"
 #include "mp_walk.h"
@@ -59,8 +60,6 @@ struct mp_session {
 	void *poll_ctx;
 };
 
-/* The session's command I (its own, then the shared table's: src/commands), or NULL past the last. */
-const mp_command *session_command(int i);
 /* The command NAME (an old name's command, *ALIAS set to the old name's entry when ALIAS is not NULL). */
 const mp_command *session_find_command(const char *name, const mp_command **alias);
 
