@@ -1,5 +1,6 @@
 # setup.py - the memprof wheel (`pip wheel .`, `pip install .`): the Python package pymemprof/memprof with what the
-# project's autotools build makes (libmemprof, the memprof CLI, the gdb command set). The build is the
+# project's autotools build makes (libmemprof, the memprof CLI, the gdb command set, the manual pages memprof(1)
+# and memprof-gdb(7) and the bash completion, which go to the environment's share/). The build is the
 # project's own: configure and make in a directory of the setuptools build, nothing compiled twice.
 # MEMPROF_PREBUILT=BUILDDIR takes an existing build instead (the tests: the one `make check` has just made).
 # The wheel is one per platform and any Python 3 (ctypes, no extension module): py3-none-linux_<arch>.
@@ -20,6 +21,10 @@ except ImportError:  # setuptools before 70.1
     from wheel.bdist_wheel import bdist_wheel
 
 TOP = os.path.dirname(os.path.abspath(__file__))
+# The manual pages and the bash completion the build makes, staged here by build_py for install_data.
+DATA = os.path.join("build", "memprof-data")
+DATA_FILES = [("share/man/man1", ["doc/memprof.1"]), ("share/man/man7", ["doc/memprof-gdb.7"]),
+              ("share/bash-completion/completions", ["doc/bash-completion/memprof"])]
 
 
 def _version():
@@ -42,6 +47,9 @@ class build_py_with_library(build_py):
         self._install(os.path.join(builddir, ".libs", "libmemprof.so.0"), os.path.join(pkg, "_lib"), 0o755)
         self._install(os.path.join(builddir, "memprof"), os.path.join(pkg, "_bin"), 0o755)
         self._gdb_script(os.path.join(pkg, "_gdb", "memprof.py"))
+        for _, files in DATA_FILES:
+            for f in files:
+                self._install(os.path.join(builddir, f), os.path.join(TOP, DATA), 0o644)
         with open(os.path.join(pkg, "_version.py"), "w") as f:
             f.write("# written by setup.py from configure.ac\nversion = %r\n" % _version())
 
@@ -53,7 +61,8 @@ class build_py_with_library(build_py):
             _run(["autoreconf", "-fi"], TOP)
         if not os.path.exists(os.path.join(builddir, "Makefile")):
             _run([os.path.join(TOP, "configure"), "--quiet"], builddir)
-        _run(["make", "-j%d" % (os.cpu_count() or 1), "memprof", "libmemprof.la"], builddir)
+        _run(["make", "-j%d" % (os.cpu_count() or 1), "memprof", "libmemprof.la"] +
+             [f for _, files in DATA_FILES for f in files], builddir)
         return builddir
 
     @staticmethod
@@ -96,6 +105,7 @@ setup(
     version=_version(),
     package_dir={"": "pymemprof"},
     packages=["memprof"],
+    data_files=[(where, [os.path.join(DATA, os.path.basename(f)) for f in files]) for where, files in DATA_FILES],
     distclass=NativeDistribution,
     cmdclass={"build_py": build_py_with_library, "bdist_wheel": bdist_wheel_platform},
 )

@@ -255,6 +255,33 @@ def test_gil_released_during_a_walk(job):
     assert took > 0.02 and turns > 0.2 * alone * took, (turns, alone, took)
 
 
+# -- the wheel
+def test_manylinux_wheel_carries_its_libraries():
+    """After auditwheel repair, the library and the CLI load libelf, libdw and libcjson from the wheel's own copies."""
+    if os.environ.get("MEMPROF_PYAPI_MANYLINUX") != "1":
+        pytest.skip("auditwheel was not available: the plain wheel links the system's libraries")
+    pkg = os.path.dirname(memprof.__file__)
+    for binary in (os.path.join(pkg, "_lib", "libmemprof.so.0"), os.path.join(pkg, "_bin", "memprof")):
+        out = subprocess.run(["ldd", binary], capture_output=True, text=True, check=True).stdout
+        for lib in ("libelf", "libdw", "libcjson"):
+            line = [x for x in out.splitlines() if lib in x]
+            assert line and "memprof.libs/" in line[0], (binary, lib, out)
+
+
+def test_wheel_installs_pages_and_completion():
+    """man finds memprof(1) and memprof-gdb(7) through the venv's bin on PATH; bash takes the completion."""
+    venv = os.path.dirname(os.path.dirname(sys.executable))
+    env = dict(os.environ, PATH=os.path.dirname(sys.executable) + ":/usr/bin:/bin")
+    env.pop("MANPATH", None)
+    for page, where in (("1 memprof", "man1/memprof.1"), ("7 memprof-gdb", "man7/memprof-gdb.7")):
+        found = subprocess.run(["man", "-w"] + page.split(), capture_output=True, text=True, env=env).stdout.strip()
+        assert found == os.path.join(venv, "share", "man", where)
+    completion = os.path.join(venv, "share", "bash-completion", "completions", "memprof")
+    r = subprocess.run(["bash", "-c", 'source "$1" && complete -p memprof', "-", completion],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and "memprof" in r.stdout, r.stderr
+
+
 # -- gdb
 def test_gdb_loads_the_packaged_command_set(job):
     gdb = shutil.which("gdb")

@@ -24,8 +24,8 @@ Both files are memprof JSON (src/model/SCHEMA.md; tags such as {"__tuple__": [..
                       pool_id too where the truth's entries have it (2.14).
   external_annotations  where the truth has them: per entry, its keys in order (the metadata,
                       device, time_us), values equal, time_us within T
-  top level           the truth's keys (but the test bed's own: device_stats, scenario,
-                      scenario_notes, time_is_tsc) are memprof's, in the same order
+  top level           the truth's keys that _snapshot() returns are memprof's, in the same order
+                      (the test bed's own keys aside); memprof adds none but device_stats
   device_stats        key by key, per device, when MEMPROF.json has a top-level device_stats
   allocator_settings  key by key (nested dicts too)
 
@@ -256,14 +256,18 @@ def compare_annotations(truth, mine, rep, tol):
     return "%d entries" % len(ta)
 
 
-TESTBED_KEYS = ("device_stats", "scenario", "scenario_notes", "time_is_tsc")
+SNAPSHOT_KEYS = ("segments", "device_traces", "allocator_settings", "external_annotations", "host_segments",
+                 "host_traces")  # what _snapshot() returns at the top, 2.0 to 2.14
 
 
 def compare_top(truth, mine, rep):
-    t = [k for k in truth if k not in TESTBED_KEYS]
-    m = [k for k in mine if k not in TESTBED_KEYS]
+    t = [k for k in truth if k in SNAPSHOT_KEYS]
+    m = [k for k in mine if k in SNAPSHOT_KEYS]
     if t != m:
         rep.diff("top level", "keys", t, m)
+    extra = [k for k in mine if k not in SNAPSHOT_KEYS and k != "device_stats"]
+    if extra:
+        rep.diff("top level", "keys of memprof's own", [], extra)
     return ", ".join(t)
 
 
