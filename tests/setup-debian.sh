@@ -5,7 +5,8 @@ set -euo pipefail
 packages=(
 	build-essential autoconf automake libtool pkg-config
 	libelf-dev libdw-dev libcjson-dev libcunit1-dev
-	python3 ca-certificates time
+	python3 python3-venv ca-certificates time
+	man-db groff-base
 	gdb gdbserver libfmt-dev
 	chromium python3-pil
 	mmdebstrap dpkg-dev
