@@ -82,16 +82,16 @@ class Session:
         if self.lib.mp_session_set(s, _library.encode(name), _library.encode(str(value))) != 0:
             raise MemprofError(_library.decode(self.lib.mp_session_error(s)))
 
-    def run(self, words, nothing_ok=True):
+    def run(self, words):
         """Run command WORDS (["segsum", "now"]): its output as bytes. A failure raises MemprofError; "found
-        nothing" (status 1) is a result unless NOTHING_OK is false. The GIL is released meanwhile."""
+        nothing" (status 1) is a result, which the output says. The GIL is released meanwhile."""
         with self._lock:
             s = self._live()
             rc = self.lib.mp_session_run(s, len(words), _library.argv(words))
             out = _library.output(self.lib, s)
             warned = [w for w in _library.decode(self.lib.mp_session_warnings(s)).splitlines() if w]
             error = _library.decode(self.lib.mp_session_error(s))
-        if rc == _library.ERROR or (rc == _library.NOTHING and not nothing_ok):
+        if rc == _library.ERROR:
             raise MemprofError(error or "memprof %s failed" % words[0], warned)
         for w in warned:
             warnings.warn(w, MemprofWarning, stacklevel=3)

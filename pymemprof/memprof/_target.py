@@ -30,6 +30,12 @@ def _is_core(path):
         return f.read(4) == _ELF
 
 
+def _word(path):
+    """PATH as a command's word: one that starts with '-' would read as an option."""
+    path = os.fspath(path)
+    return "./" + path if path.startswith("-") else path
+
+
 def _options(**opts):
     """Command words from keyword options: True a flag, None or False left out, a value after its option."""
     words = []
@@ -85,7 +91,7 @@ class Target:
             s.use_core(path, sysroot, solib_path)
             return
         s.use_none("'%s' is a snapshot file, not a process or core" % path)
-        s.run(["snapshot", "load", path, _LOADED])
+        s.run(["snapshot", "load", _word(path), _LOADED])
         self.word = _LOADED
 
     def close(self):
@@ -166,7 +172,7 @@ class Target:
         if _is_core(after):
             with Target(after) as t:
                 return self._compare_with(t)
-        return self._compare_file(os.fspath(after))
+        return self._compare_file(_word(after))
 
     def _compare_with(self, after):
         # Another session's snapshot reaches this one as a file.

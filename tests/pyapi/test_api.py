@@ -87,6 +87,13 @@ def test_snapshot_of_a_file_is_the_file(job):
     assert memprof.snapshot(job.snapshot_path) == job.snapshot
 
 
+def test_a_file_named_like_an_option(tmp_path, monkeypatch, job):
+    shutil.copy(job.snapshot_path, tmp_path / "-x.pickle")
+    monkeypatch.chdir(tmp_path)
+    assert memprof.snapshot("-x.pickle") == job.snapshot
+    assert memprof.compare("-x.pickle", "-x.pickle") == ""
+
+
 def test_a_change_is_seen(job):
     """The comparison can fail: one block's size changed must be found."""
     mine = memprof.snapshot(job.core)
