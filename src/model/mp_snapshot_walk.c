@@ -391,9 +391,12 @@ static mp_err give_all(struct build *b, const mp_walk *w, unsigned flags)
 		if ((err = settings_dict(b, &w->settings, &kv[n++])) != MP_OK)
 			return err;
 	}
-	kv[n++] = b->k->external_annotations;
-	if ((err = list_of(b, w->nannotations, annotation, w, 0, &kv[n++])) != MP_OK)
-		return err;
+	/* 2.0 to 2.4 have no annotation ring, and their snapshots no such key. */
+	if (w->layout.off[MP_L_NCA_ANNOTATION_BUFFER] != MP_LAYOUT_ABSENT) {
+		kv[n++] = b->k->external_annotations;
+		if ((err = list_of(b, w->nannotations, annotation, w, 0, &kv[n++])) != MP_OK)
+			return err;
+	}
 	/* The pinned host allocator's state, which memprof does not read: always empty here (SCHEMA.md). */
 	if (b->shape_2_14) {
 		kv[n++] = b->k->host_segments;

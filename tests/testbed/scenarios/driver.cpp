@@ -491,6 +491,13 @@ void write_truth(const std::string& path, const Extra& extra) {
 			j.key("stream");
 			j.i64(reinterpret_cast<int64_t>(te.stream_));
 			write_time(j, te);
+#if MEMPROF_TORCH_MINOR >= 14
+			j.key("pool_id"); // 2.14's _snapshot() names each entry's pool
+			j.begin_array();
+			j.u64(te.mempool_.first);
+			j.u64(te.mempool_.second);
+			j.end_array();
+#endif
 			if (te.context_) {
 				j.key("frames");
 				write_frames(j, te.context_);
@@ -502,10 +509,22 @@ void write_truth(const std::string& path, const Extra& extra) {
 	j.end_array();
 
 	write_settings(j, snap);
+#if MEMPROF_TORCH_MINOR >= 5 // the annotation ring came in 2.5 (this driver records none)
 	j.newline();
 	j.key("external_annotations");
 	j.begin_array();
 	j.end_array();
+#endif
+#if MEMPROF_TORCH_MINOR >= 14 // the pinned host allocator's state (this driver pins no memory)
+	j.newline();
+	j.key("host_segments");
+	j.begin_array();
+	j.end_array();
+	j.newline();
+	j.key("host_traces");
+	j.begin_array();
+	j.end_array();
+#endif
 
 	// memprof test bed additions (unknown keys to PyTorch's tools; memprof keeps them).
 	j.newline();
