@@ -31,7 +31,10 @@ for page in "$build/doc/memprof.1" "$build/doc/memprof-gdb.7"; do
 	MANWIDTH=400 man -l "$page" 2>/dev/null | col -b >"$work/$name.wide"
 done
 
-if "$python" "$top/tests/doc/man_check.py" "$memprof" "$lib" "$top" "$work/memprof.1.wide" "$work/memprof-gdb.7.wide" \
+# man_check.py loads the library through ctypes: an ASan build's runtime must come first (as fronts.sh does).
+preload=$(ldd "$lib" 2>/dev/null | awk '/lib(asan|ubsan)\.so/ { printf "%s:", $3 }')
+if LD_PRELOAD=${preload%:} ASAN_OPTIONS=${preload:+detect_leaks=0:abort_on_error=1} \
+	"$python" "$top/tests/doc/man_check.py" "$memprof" "$lib" "$top" "$work/memprof.1.wide" "$work/memprof-gdb.7.wide" \
 	>"$work/check.out"; then
 	ok
 else
