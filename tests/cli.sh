@@ -102,6 +102,25 @@ else
 	echo "FAIL: memory -o x.svg did not write an SVG naming the call sites"; fail=$((fail + 1))
 fi
 
+# -o onto what is not a regular file is written through, never replaced (renamed over, as root, /dev/null
+# became a plain file): a symlink keeps pointing at its target, which gets the data; a FIFO is read from.
+ln -s "$tmp/target.pickle" "$tmp/link.pickle"
+expect "snapshot -o through a symlink" 0 EMPTY EMPTY -- "$MEMPROF" snapshot "$example" -o "$tmp/link.pickle"
+if [ -L "$tmp/link.pickle" ] && cmp -s "$tmp/target.pickle" "$tmp/re.pickle"; then
+	pass=$((pass + 1))
+else
+	echo "FAIL: -o onto a symlink replaced the link or left its target unwritten"; fail=$((fail + 1))
+fi
+mkfifo "$tmp/fifo"
+cat "$tmp/fifo" >"$tmp/from-fifo" &
+expect "snapshot -o into a FIFO" 0 EMPTY EMPTY -- "$MEMPROF" snapshot "$example" --format pickle -o "$tmp/fifo"
+wait
+if [ -p "$tmp/fifo" ] && cmp -s "$tmp/from-fifo" "$tmp/re.pickle"; then
+	pass=$((pass + 1))
+else
+	echo "FAIL: -o onto a FIFO replaced it or its reader got other bytes"; fail=$((fail + 1))
+fi
+
 one_line_error "missing file" -- "$MEMPROF" segsum "$tmp/nope.pickle"
 one_line_error "directory" -- "$MEMPROF" segsum "$tmp"
 : >"$tmp/empty"
