@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mp_i64map.h"
 #include "mp_sim.h"
 
 #define MAX_STREAMS 16
@@ -15,10 +16,7 @@ typedef struct run {
 	mp_sim *sim;
 	uint64_t handle[MAX_STREAMS]; /* per SID; 0 the default stream */
 	bool declared[MAX_STREAMS];
-	/* allocations by ID: open addressing */
-	uint64_t *ids;
-	mp_sim_block **blocks;
-	size_t cap, n;
+	mp_i64map live;               /* allocation ID -> its block */
 } run;
 
 static void die(const char *what, long line)
@@ -27,75 +25,19 @@ static void die(const char *what, long line)
 	exit(2);
 }
 
-static size_t slot(const run *r, uint64_t id)
+static void remember(run *r, int64_t id, mp_sim_block *b)
 {
-	size_t i = (size_t)(id * 0x9e3779b97f4a7c15ULL) & (r->cap - 1);
-
-	while (r->blocks[i] != NULL && r->ids[i] != id)
-		i = (i + 1) & (r->cap - 1);
-	return i;
+	if (mp_i64map_put(&r->live, id, (int64_t)(intptr_t)b) != MP_OK)
+		die("out of memory", 0);
 }
 
-static void remember(run *r, uint64_t id, mp_sim_block *b)
+static mp_sim_block *lookup(run *r, int64_t id, long line)
 {
-	if (2 * (r->n + 1) > r->cap) {
-		size_t old = r->cap;
-		uint64_t *ids = r->ids;
-		mp_sim_block **blocks = r->blocks;
+	int64_t b;
 
-		r->cap = old ? 2 * old : 1024;
-		r->ids = calloc(r->cap, sizeof *r->ids);
-		r->blocks = calloc(r->cap, sizeof *r->blocks);
-		if (r->ids == NULL || r->blocks == NULL)
-			die("out of memory", 0);
-		for (size_t i = 0; i < old; i++)
-			if (blocks[i] != NULL) {
-				size_t j = slot(r, ids[i]);
-
-				r->ids[j] = ids[i];
-				r->blocks[j] = blocks[i];
-			}
-		free(ids);
-		free(blocks);
-	}
-	size_t i = slot(r, id);
-
-	r->n += r->blocks[i] == NULL;
-	r->ids[i] = id;
-	r->blocks[i] = b;
-}
-
-static mp_sim_block *lookup(run *r, uint64_t id, long line)
-{
-	size_t i;
-
-	if (r->cap == 0 || r->blocks[i = slot(r, id)] == NULL)
+	if (!mp_i64map_get(&r->live, id, &b))
 		die("no live allocation with that ID", line);
-	return r->blocks[i];
-}
-
-static void forget(run *r, uint64_t id)
-{
-	/* backward-shift deletion keeps the probe chains whole */
-	size_t i = slot(r, id), j = i;
-
-	if (r->blocks[i] == NULL)
-		return;
-	r->blocks[i] = NULL;
-	r->n--;
-	for (;;) {
-		j = (j + 1) & (r->cap - 1);
-		if (r->blocks[j] == NULL)
-			return;
-		size_t home = (size_t)(r->ids[j] * 0x9e3779b97f4a7c15ULL) & (r->cap - 1);
-
-		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
-			r->ids[i] = r->ids[j];
-			r->blocks[i] = r->blocks[j];
-			r->blocks[j] = NULL;
-			i = j;
-		}
-	}
+	return (mp_sim_block *)(intptr_t)b;
 }
 
 static uint64_t stream_of(const run *r, long sid, long line)
@@ -244,7 +186,7 @@ int main(int argc, char **argv)
 
 			if (err == MP_OK) {
 				print_addr(mp_sim_block_addr(blk));
-				remember(&r, (uint64_t)a, blk);
+				remember(&r, a, blk);
 			} else if (err == MP_E_NOMEM) {
 				printf("oom");
 				oom = true;
@@ -253,11 +195,11 @@ int main(int argc, char **argv)
 				die("the model cannot go on (host memory, or a device address range exhausted)", lineno);
 			}
 		} else if (strcmp(op, "free") == 0 && words == 2) {
-			mp_sim_free(r.sim, lookup(&r, (uint64_t)a, lineno));
-			forget(&r, (uint64_t)a);
+			mp_sim_free(r.sim, lookup(&r, a, lineno));
+			mp_i64map_del(&r.live, a);
 			printf("ok");
 		} else if (strcmp(op, "record") == 0 && words == 3) {
-			mp_sim_record_stream(r.sim, lookup(&r, (uint64_t)a, lineno), stream_of(&r, (long)b, lineno));
+			mp_sim_record_stream(r.sim, lookup(&r, a, lineno), stream_of(&r, (long)b, lineno));
 			printf("ok");
 		} else if (strcmp(op, "sync") == 0 && words == 1) {
 			mp_sim_sync(r.sim);
@@ -293,7 +235,6 @@ int main(int argc, char **argv)
 		die("no op", lineno);
 	print_state(&r, opno);
 	mp_sim_free_all(r.sim);
-	free(r.ids);
-	free(r.blocks);
+	mp_i64map_fini(&r.live);
 	return 0;
 }
