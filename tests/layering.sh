@@ -4,7 +4,7 @@
 set -u
 top=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$top" || exit 1
-layers=(src/base coredump src/target src/symbols src/python src/torch src/watch src/context src/walker src/model src/analysis src/allocsim src/owners src/oom src/categories src/timeline src/commands src/session src/cli)
+layers=(src/base coredump src/target src/symbols src/python src/torch src/watch src/context src/walker src/model src/analysis src/allocsim src/whatif src/owners src/oom src/categories src/timeline src/commands src/session src/cli)
 pass=0 fail=0
 
 # A private header's folder DIR may be included from ME's folder: DIR itself or a subfolder of it (a family

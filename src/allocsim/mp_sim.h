@@ -46,6 +46,10 @@ mp_err mp_sim_conf_parse(mp_sim_conf *c, const char *text, mp_diag *diag) MP_WUR
 /* C as PYTORCH_CUDA_ALLOC_CONF text, only what differs from the defaults ("" for none), in BUF of N bytes. */
 const char *mp_sim_conf_format(const mp_sim_conf *c, char *buf, size_t n);
 
+/* The size the allocator makes of a request of SIZE bytes under C (round_size: 512-byte steps, or the next of
+   roundup_power2_divisions' steps). */
+int64_t mp_sim_round_size(const mp_sim_conf *c, int64_t size);
+
 /* A release of PyTorch, for its rules: 2.0 to 2.14 are known (mp_sim_release_known). */
 typedef struct mp_sim_release {
 	int major, minor;
@@ -62,6 +66,10 @@ typedef struct mp_sim_block mp_sim_block;
 mp_sim *mp_sim_new(const mp_sim_conf *conf, mp_sim_release r, int64_t total, int64_t outside);
 void mp_sim_free_all(mp_sim *s);
 
+/* Whether the model had to stop (out of host memory, or a device address range exhausted, which the real
+   allocator raises as a driver error): nothing it says afterwards holds. */
+bool mp_sim_failed(const mp_sim *s);
+
 /* torch.cuda.set_per_process_memory_fraction(F). */
 void mp_sim_set_fraction(mp_sim *s, double f);
 /* Change the settings, as torch.cuda.memory._set_allocator_settings does (the state stays). */
@@ -77,8 +85,12 @@ mp_err mp_sim_malloc(mp_sim *s, int64_t size, uint64_t stream, mp_sim_block **ou
 void mp_sim_free(mp_sim *s, mp_sim_block *b);
 /* B was used on STREAM (recordStream). */
 void mp_sim_record_stream(mp_sim *s, mp_sim_block *b, uint64_t stream);
-/* B's pending events are over and the allocator has seen it (a trace's free_completed). */
-void mp_sim_complete(mp_sim *s, mp_sim_block *b);
+/* Name B by TAG (not 0) while it waits for events after its free, so that its completion can be told later
+   (B itself may be gone by then: the allocator's own synchronisation completes it and merges it away). */
+void mp_sim_tag(mp_sim *s, mp_sim_block *b, int64_t tag);
+/* The block freed under TAG has no pending events left and the allocator has seen it (a trace's free_completed);
+   nothing when the allocator completed it already. */
+void mp_sim_complete(mp_sim *s, int64_t tag);
 /* cudaDeviceSynchronize / cudaStreamSynchronize: the events recorded so far (on STREAM) complete; the allocator
    notices at its next look at them. */
 void mp_sim_sync(mp_sim *s);

@@ -37,6 +37,8 @@ void sim_free_block(mp_sim *s, mp_sim_block *b)
 	int64_t original = b->size, requested = b->requested, net_blocks = 0, net_bytes = 0;
 	mp_sim_block *candidates[2] = { b->prev, b->next };
 
+	sim_untag(s, b);
+
 	for (int i = 0; i < 2; i++) {
 		int64_t subsumed = sim_try_merge_blocks(s, b, candidates[i], b->pool);
 
@@ -193,8 +195,14 @@ void sim_synchronize_and_free_events(mp_sim *s, const sim_private *only)
 	}
 }
 
-void mp_sim_complete(mp_sim *s, mp_sim_block *b)
+void mp_sim_complete(mp_sim *s, int64_t tag)
 {
+	int64_t v;
+	mp_sim_block *b;
+
+	if (!mp_i64map_get(&s->tags, tag, &v))
+		return; /* completed already: the allocator synchronised it */
+	b = (mp_sim_block *)(intptr_t)v;
 	/* its events leave their queues; a free deferred by a capture is done with too */
 	for (size_t i = 0; i < s->nstreams; i++) {
 		sim_stream *st = &s->streams[i];

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mp_i64map.h"
 #include "mp_sim.h"
 
 #define SIM_MIN_BLOCK 512                 /* kMinBlockSize: every size is rounded to at least this */
@@ -86,6 +87,7 @@ struct mp_sim_block {
 	sim_use *uses;         /* stream_uses */
 	size_t nuses, cap_uses;
 	bool deferred;         /* in needs_events_deferred_until_no_capture */
+	int64_t tag;           /* mp_sim_tag's name while it waits for events, 0 */
 	mp_sim_block *all_prev, *all_next; /* every live Block object, for walks */
 };
 
@@ -157,6 +159,7 @@ struct mp_sim {
 	size_t nstreams, cap_streams;
 	sim_expseg *expandable_segments;
 	mp_sim_block *all;       /* every Block object */
+	mp_i64map tags;          /* tag -> block waiting for events (mp_sim_tag) */
 	int64_t total_allocated_memory;
 	bool set_fraction;
 	int64_t allowed_memory_maximum;
@@ -167,6 +170,8 @@ struct mp_sim {
 /* A new Block in the model's list of blocks (NULL, and S->failed, when out of memory); its deletion. */
 mp_sim_block *sim_block_new(mp_sim *s, uint64_t stream, int64_t size, sim_pool *pool, int64_t addr);
 void sim_block_delete(mp_sim *s, mp_sim_block *b);
+/* B no longer waits for events: its tag, if any, is forgotten. */
+void sim_untag(mp_sim *s, mp_sim_block *b);
 static inline bool sim_block_is_split(const mp_sim_block *b)
 {
 	return b->prev != NULL || b->next != NULL;
@@ -179,7 +184,6 @@ void sim_erase_from_blocks(mp_sim_block *b);
 void sim_stat_add(mp_sim_stat *st, int64_t delta);
 
 /* The steps of malloc and free, by the allocator's names. */
-int64_t sim_round_size(const mp_sim *s, int64_t size);
 int64_t sim_allocation_size(int64_t size);
 sim_pool *sim_get_pool(mp_sim *s, int64_t size, uint64_t stream);
 void sim_free_block(mp_sim *s, mp_sim_block *b);

@@ -25,7 +25,7 @@ static int64_t next_division(int64_t size, int64_t divisions)
 	return down == size ? size : down + step;
 }
 
-int64_t sim_round_size(const mp_sim *s, int64_t size)
+int64_t mp_sim_round_size(const mp_sim_conf *c, int64_t size)
 {
 	if (size < SIM_MIN_BLOCK)
 		return SIM_MIN_BLOCK;
@@ -35,7 +35,7 @@ int64_t sim_round_size(const mp_sim *s, int64_t size)
 		index = 0;
 	if (index > MP_SIM_INTERVALS - 1)
 		index = MP_SIM_INTERVALS - 1;
-	int64_t divisions = s->conf.divisions[index];
+	int64_t divisions = c->divisions[index];
 
 	if (divisions > 1 && size > SIM_MIN_BLOCK * divisions)
 		return next_division(size, divisions);
@@ -205,7 +205,7 @@ mp_err mp_sim_malloc(mp_sim *s, int64_t orig_size, uint64_t stream, mp_sim_block
 		return MP_E_UNSUPPORTED;
 	if (s->ncaptures == 0)
 		sim_process_events(s); /* event queries are not allowed while a capture may be under way */
-	p.size = sim_round_size(s, orig_size);
+	p.size = mp_sim_round_size(&s->conf, orig_size);
 	p.pool = sim_get_pool(s, p.size, stream);
 	p.alloc_size = sim_allocation_size(p.size);
 	found = get_free_block(s, &p);

@@ -55,9 +55,15 @@ void mp_sim_free_all(mp_sim *s)
 	free(s->streams);
 	free(s->captures);
 	free(s->deferred);
+	mp_i64map_fini(&s->tags);
 	sim_arena_fini(&s->malloc_arena);
 	sim_arena_fini(&s->reserve_arena);
 	free(s);
+}
+
+bool mp_sim_failed(const mp_sim *s)
+{
+	return s->failed;
 }
 
 void mp_sim_set_conf(mp_sim *s, const mp_sim_conf *conf)
@@ -96,8 +102,26 @@ mp_sim_block *sim_block_new(mp_sim *s, uint64_t stream, int64_t size, sim_pool *
 	return b;
 }
 
+void sim_untag(mp_sim *s, mp_sim_block *b)
+{
+	if (b->tag != 0) {
+		mp_i64map_del(&s->tags, b->tag);
+		b->tag = 0;
+	}
+}
+
+void mp_sim_tag(mp_sim *s, mp_sim_block *b, int64_t tag)
+{
+	sim_untag(s, b);
+	if (tag != 0 && mp_i64map_put(&s->tags, tag, (int64_t)(intptr_t)b) == MP_OK)
+		b->tag = tag;
+	else if (tag != 0)
+		s->failed = true;
+}
+
 void sim_block_delete(mp_sim *s, mp_sim_block *b)
 {
+	sim_untag(s, b);
 	if (b->in_set)
 		sim_set_erase(b->mapped ? &b->pool->blocks : &b->pool->unmapped, b);
 	if (b->all_prev != NULL)

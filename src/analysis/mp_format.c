@@ -177,3 +177,19 @@ void mp_format_report_free(mp_out *out, mp_i128 external, mp_i128 internal)
 	if (total != 0)
 		mp_out_printf(out, " (%.1f%% internal)", mp_format_int_div(internal, total) * 100);
 }
+
+const char *mp_format_torch_size(char *buf, size_t n, int64_t v)
+{
+	const char *sign = v < 0 ? "-" : "";
+	uint64_t m = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+
+	if (m <= 1024)
+		snprintf(buf, n, "%s%llu bytes", sign, (unsigned long long)m);
+	else if (m <= ((uint64_t)1 << 20))
+		snprintf(buf, n, "%s%.2f KiB", sign, (double)m / 1024.0);
+	else if (m <= ((uint64_t)1 << 30))
+		snprintf(buf, n, "%s%.2f MiB", sign, (double)m / 1048576.0);
+	else
+		snprintf(buf, n, "%s%.2f GiB", sign, (double)m / 1073741824.0);
+	return buf;
+}

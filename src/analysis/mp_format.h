@@ -40,6 +40,11 @@ const char *mp_units_name(enum mp_units u);
    them ("1.5MiB"). This function can't fail. */
 void mp_format_size(mp_out *out, mp_i128 n, enum mp_units u);
 
+/* V as PyTorch's own format_size (c10) prints sizes in its messages: up to 1024 "N bytes", up to 1 MiB
+   "x.xx KiB", up to 1 GiB "x.xx MiB", else "x.xx GiB"; a negative V (a difference) as '-' and the size of its
+   magnitude. In BUF of N bytes; returns BUF. This function can't fail. */
+const char *mp_format_torch_size(char *buf, size_t n, int64_t v);
+
 /* Write _report_free(EXTERNAL, INTERNAL), e.g. "1.5KiB (33.3% internal)". */
 void mp_format_report_free(mp_out *out, mp_i128 external, mp_i128 internal);
 

@@ -1,5 +1,7 @@
 /* command_owners.c - a snapshot with the owners of its blocks, for the commands that name them (block,
    categories): from one walk of the target, so that the owners' block indexes are the snapshot's. */
+#include <stdio.h>
+
 #include "command_int.h"
 #include "mp_owners_report.h"
 #include "mp_snapshot_walk.h"
@@ -36,6 +38,7 @@ int cmd_snapshot_owners_then(mp_command_ctx *c, const mp_command_args *a, int i,
 		return cmd_snapshot(c, a, i, 0, walk_flags, snap, owned);
 	}
 	mp_command_diag(c, &diag);
+	snprintf(c->release, sizeof c->release, "%s", w->c10.version);
 	if ((err = mp_snapshot_from_walk(w, t, walk_flags, snap, &diag)) != MP_OK) {
 		rc = mp_command_fail(c, "snapshot", err, &diag);
 	} else {

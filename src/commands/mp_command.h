@@ -114,6 +114,7 @@ struct mp_command_ctx {
 	   said there rather than as an error, and compare lists the blocks allocated and freed too. */
 	bool interactive;
 	const char *name;         /* the command as typed (an old spelling names its failures) */
+	char release[32];         /* the PyTorch release of the target walked ("2.6.0"), "" for a file */
 	char error[640];          /* the failure, one line without "memprof: " */
 	/* The error is about which words the command takes (an unknown option, a word missing or too
 	   many): the front end says where its help is. A bad value is said in the one line. */

@@ -16,17 +16,7 @@ static const char *const units[] = { "bytes", "KiB", "MiB", "GiB" };
 
 const char *oom_size_text(char *buf, size_t n, int64_t v)
 {
-	double x = (double)v / 1024.0;
-	int u = 1;
-
-	if (v < 1024) {
-		snprintf(buf, n, "%lld bytes", (long long)v);
-		return buf;
-	}
-	for (; u < 3 && x >= 1024.0; u++)
-		x /= 1024.0;
-	snprintf(buf, n, "%.2f %s", x, units[u]);
-	return buf;
+	return mp_format_torch_size(buf, n, v);
 }
 
 void mp_oom_format_size(mp_out *out, int64_t n)

@@ -1,6 +1,7 @@
 /* mp_frame_filter.c - _memory_viz.py's frame filter and the user-frame test built on it. */
 #include "mp_frame_filter.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* _frame_filter: frames whose name or filename contains one of these are left out. */
@@ -50,4 +51,36 @@ static bool in_torch(const mp_frame *fr)
 bool mp_frame_is_user(const mp_frame *fr)
 {
 	return mp_frame_kept(fr) && is_python(fr) && !in_torch(fr);
+}
+
+bool mp_frame_is_own(const mp_frame *fr)
+{
+	static const char *const installed[] = { "/site-packages/", "/dist-packages/", "/lib/python3" };
+
+	return mp_frame_is_user(fr) &&
+	       !contains_any(fr->filename, fr->filename_len, installed, sizeof installed / sizeof installed[0]);
+}
+
+const char *mp_frames_site(const mp_snapshot *snap, mp_val frames, char *buf, size_t n)
+{
+	size_t count = mp_frames_len(snap, frames);
+	bool (*const tests[])(const mp_frame *) = { mp_frame_is_own, mp_frame_is_user, is_python };
+	mp_frame f;
+
+	if (n > 0)
+		buf[0] = '\0';
+	for (size_t t = 0; t < sizeof tests / sizeof tests[0]; t++)
+		for (size_t i = 0; i < count; i++) {
+			if (!mp_frames_get(snap, frames, i, &f) || !tests[t](&f))
+				continue;
+			const char *base = f.filename;
+
+			for (size_t k = 0; k < f.filename_len; k++)
+				if (f.filename[k] == '/')
+					base = f.filename + k + 1;
+			snprintf(buf, n, "%.*s:%lld (%.*s)", (int)(f.filename_len - (size_t)(base - f.filename)), base,
+				 (long long)f.line, (int)f.name_len, f.name);
+			return buf;
+		}
+	return buf;
 }

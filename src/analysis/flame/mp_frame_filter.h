@@ -16,4 +16,13 @@ bool mp_frame_kept(const mp_frame *fr);
    PyTorch itself (no 'torch/' directory in its path). */
 bool mp_frame_is_user(const mp_frame *fr);
 
+/* Whether FR is the job's own code: a user frame outside installed packages (site-packages, dist-packages)
+   and the interpreter's standard library: where a person would change the program. */
+bool mp_frame_is_own(const mp_frame *fr);
+
+/* The place FRAMES (of SNAP) name for a person: the innermost frame of the job's own code, else the
+   innermost user frame, else the innermost Python frame, as "FILE.py:LINE (function)" with FILE's base
+   name, in BUF of N bytes; "" when FRAMES has none. Returns BUF. */
+const char *mp_frames_site(const mp_snapshot *snap, mp_val frames, char *buf, size_t n);
+
 #endif

@@ -1,0 +1,249 @@
+/* whatif.c - the job's history, its device and settings, and the check of the model against what the job did;
+   then a replay under other settings. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mp_array.h"
+#include "mp_format.h"
+#include "mp_frame_filter.h"
+#include "mp_whatif.h"
+
+/* Whether SNAP's top level has the key NAME. */
+static bool has_top_key(const mp_snapshot *snap, const char *name)
+{
+	if (!mp_val_is_container(snap->shape))
+		return false;
+	const mp_val *keys = mp_heap_items(snap->heap, snap->shape);
+
+	for (size_t i = 0; i < mp_heap_len(snap->heap, snap->shape); i++) {
+		size_t len;
+		const char *s = mp_val_type(keys[i]) == MP_T_STR ? mp_heap_atom(snap->heap, keys[i], &len) : NULL;
+
+		if (s != NULL && len == strlen(name) && memcmp(s, name, len) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The release a snapshot's shape tells: 2.14 added the host allocator's keys, 2.5 the annotations. Only the
+   rules that differ between these (src/allocsim/sim_rules.c) depend on the guess. */
+static mp_sim_release guess_release(const mp_snapshot *snap)
+{
+	if (has_top_key(snap, "host_segments"))
+		return (mp_sim_release){ 2, 14 };
+	if (has_top_key(snap, "external_annotations"))
+		return (mp_sim_release){ 2, 6 };
+	return (mp_sim_release){ 2, 4 };
+}
+
+/* The shape of a state, to compare the model's with the job's: per segment its size, blocks and live bytes,
+   sorted (addresses differ: the model's device is not the job's). */
+typedef struct seg_shape {
+	int64_t size, nblocks, live;
+} seg_shape;
+typedef struct shapes {
+	seg_shape *v;
+	size_t n, cap;
+	bool nomem;
+} shapes;
+
+static int by_shape(const void *pa, const void *pb)
+{
+	const seg_shape *a = pa, *b = pb;
+
+	if (a->size != b->size)
+		return a->size < b->size ? -1 : 1;
+	if (a->nblocks != b->nblocks)
+		return a->nblocks < b->nblocks ? -1 : 1;
+	return (a->live > b->live) - (a->live < b->live);
+}
+
+static void add_segment(void *ctx, const mp_sim_seg_info *g)
+{
+	shapes *s = ctx;
+
+	if (mp_array_grow((void **)&s->v, &s->cap, s->n + 1, sizeof *s->v) != MP_OK) {
+		s->nomem = true;
+		return;
+	}
+	s->v[s->n++] = (seg_shape){ .size = g->total_size };
+}
+
+static void add_block(void *ctx, const mp_sim_block_info *b)
+{
+	shapes *s = ctx;
+
+	if (s->n == 0 || s->nomem)
+		return;
+	s->v[s->n - 1].nblocks++;
+	if (b->state == MP_SIM_ACTIVE_ALLOCATED)
+		s->v[s->n - 1].live += b->size;
+}
+
+static void look(void *ctx, const mp_sim *s)
+{
+	shapes *sh = ctx;
+
+	if (mp_sim_walk(s, add_segment, add_block, sh) != MP_OK)
+		sh->nomem = true;
+}
+
+/* Whether the model's state after the request has the job's segments, block for block. */
+static bool same_state(const mp_whatif *w, shapes *model, char *why, size_t n)
+{
+	const mp_snapshot *snap = w->snap;
+	const mp_keys *k = mp_heap_keys(snap->heap);
+	shapes job = { 0 };
+	bool same;
+
+	for (size_t i = 0; i < snap->nsegments && !job.nomem; i++) {
+		const mp_segment *g = &snap->segments[i];
+
+		if (g->device != w->h.device)
+			continue;
+		add_segment(&job, &(mp_sim_seg_info){ .total_size = g->total_size });
+		for (size_t j = 0; j < g->nblocks; j++) {
+			const mp_block *b = &mp_segment_blocks(snap, g)[j];
+
+			add_block(&job, &(mp_sim_block_info){ .size = b->size,
+				.state = mp_val_is(b->state, k->active_allocated) ? MP_SIM_ACTIVE_ALLOCATED : MP_SIM_INACTIVE });
+		}
+	}
+	mp_sort(job.v, job.n, sizeof *job.v, by_shape);
+	mp_sort(model->v, model->n, sizeof *model->v, by_shape);
+	same = !job.nomem && !model->nomem && job.n == model->n &&
+	       (job.n == 0 || memcmp(job.v, model->v, job.n * sizeof *job.v) == 0);
+	if (!same)
+		snprintf(why, n, "the model's %zu segments after the request are not the job's %zu, block for block",
+			 model->n, job.n);
+	free(job.v);
+	return same;
+}
+
+/* The model under the job's own settings must run out at the job's request, no earlier, with the memory the
+   job had reserved then, in the job's segments. */
+static mp_err check(mp_whatif *w)
+{
+	char a[32], b[32];
+	shapes model = { 0 };
+	mp_err err;
+
+	w->faithful = false;
+	if (w->h.request < 0) {
+		snprintf(w->unfaithful, sizeof w->unfaithful, "the trace has no OOM to check the model against");
+		return MP_OK;
+	}
+	if (!w->dev_known) {
+		snprintf(w->unfaithful, sizeof w->unfaithful, "the free memory at the OOM is unknown");
+		return MP_OK;
+	}
+	if (w->h.private_pools) {
+		snprintf(w->unfaithful, sizeof w->unfaithful, "requests went to private pools, which the replay does "
+			 "not route");
+		return MP_OK;
+	}
+	if ((err = mp_sim_replay(&w->h, &w->recorded, w->release, w->dev, false, look, &model, &w->baseline)) != MP_OK)
+		return err;
+	if (w->baseline.refused)
+		snprintf(w->unfaithful, sizeof w->unfaithful, "the model could not replay the requests");
+	else if (w->baseline.oom_op != w->h.request)
+		snprintf(w->unfaithful, sizeof w->unfaithful, w->baseline.oom_op < 0
+			 ? "the model under the job's settings serves the request the job could not"
+			 : "the model under the job's settings runs out %lld requests before the job did",
+			 (long long)(w->h.request - w->baseline.oom_op));
+	else if (w->baseline.reserved_at_oom != w->h.reserved)
+		snprintf(w->unfaithful, sizeof w->unfaithful, "the model reserves %s at the OOM where the job had %s",
+			 mp_format_torch_size(a, sizeof a, w->baseline.reserved_at_oom),
+			 mp_format_torch_size(b, sizeof b, w->h.reserved));
+	else
+		w->faithful = same_state(w, &model, w->unfaithful, sizeof w->unfaithful);
+	free(model.v);
+	return MP_OK;
+}
+
+mp_err mp_whatif_open(const mp_snapshot *snap, const mp_whatif_opts *opts, mp_whatif **out, mp_diag *diag)
+{
+	mp_whatif *w = calloc(1, sizeof *w);
+	int64_t device = opts->device;
+	mp_err err;
+
+	*out = NULL;
+	if (w == NULL)
+		return MP_E_NOMEM;
+	w->snap = snap;
+	w->release = opts->release;
+	if (w->release.major == 0) {
+		w->release = guess_release(snap);
+		w->release_guessed = true;
+	}
+	mp_sim_conf_from_snapshot(snap, &w->recorded, w->recorded_text, sizeof w->recorded_text);
+	if (device < 0) {
+		/* the device whose trace ends in an OOM, else the first */
+		const mp_keys *k = mp_heap_keys(snap->heap);
+
+		device = 0;
+		for (size_t d = 0; d < snap->ndevice_traces; d++)
+			for (size_t i = 0; i < snap->device_traces[d].n; i++)
+				if (mp_val_is(snap->trace[snap->device_traces[d].first + i].action, k->oom))
+					device = (int64_t)d;
+	}
+	if ((err = mp_sim_history_read(snap, device, &w->recorded, &w->h, diag)) != MP_OK) {
+		free(w);
+		return err;
+	}
+	int64_t free_mem = w->h.device_free >= 0 ? w->h.device_free : opts->device_free;
+
+	if (free_mem >= 0) {
+		int64_t usable = w->h.reserved + free_mem;
+
+		w->dev_known = true;
+		w->dev.total = opts->capacity > usable ? opts->capacity : usable;
+		w->dev.outside = w->dev.total - usable;
+	}
+	if ((err = check(w)) != MP_OK) {
+		mp_whatif_close(w);
+		return err;
+	}
+	*out = w;
+	return MP_OK;
+}
+
+void mp_whatif_close(mp_whatif *w)
+{
+	if (w == NULL)
+		return;
+	mp_sim_history_fini(&w->h);
+	free(w);
+}
+
+mp_err mp_whatif_try(const mp_whatif *w, const mp_sim_conf *conf, mp_sim_outcome *out)
+{
+	mp_sim_device dev = w->dev;
+
+	if (!w->dev_known) {
+		/* no OOM to size the device by: as much as the model asks for, to see peaks */
+		dev.total = (int64_t)1 << 50;
+		dev.outside = 0;
+	}
+	return mp_sim_replay(&w->h, conf, w->release, dev, true, NULL, NULL, out);
+}
+
+bool mp_whatif_passes(const mp_sim_outcome *o, bool step)
+{
+	return !o->refused && o->oom_op < 0 && o->request_served &&
+	       (!step || (o->step_replayed && o->step_oom_op < 0));
+}
+
+const char *mp_whatif_site(const mp_whatif *w, int64_t op, char *buf, size_t n)
+{
+	const mp_sim_op *o;
+	const mp_snapshot *snap = w->snap;
+
+	if (n > 0)
+		buf[0] = '\0';
+	if (op < 0 || (size_t)op >= w->h.nops || (o = &w->h.ops[op])->entry < 0)
+		return buf;
+	return mp_frames_site(snap, snap->trace[snap->device_traces[w->h.device].first + (size_t)o->entry].frames, buf,
+			      n);
+}
