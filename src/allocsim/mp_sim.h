@@ -49,6 +49,9 @@ const char *mp_sim_conf_format(const mp_sim_conf *c, char *buf, size_t n);
 /* The size the allocator makes of a request of SIZE bytes under C (round_size: 512-byte steps, or the next of
    roundup_power2_divisions' steps). */
 int64_t mp_sim_round_size(const mp_sim_conf *c, int64_t size);
+/* What cudaMalloc is asked for a request of ROUNDED bytes (get_allocation_size): 2 MiB for the small pool,
+   20 MiB up to 10 MiB, else ROUNDED rounded up to 2 MiB. */
+int64_t mp_sim_allocation_size(int64_t rounded);
 
 /* A release of PyTorch, for its rules: 2.0 to 2.14 are known (mp_sim_release_known). */
 typedef struct mp_sim_release {

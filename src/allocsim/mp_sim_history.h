@@ -91,11 +91,22 @@ typedef struct mp_sim_outcome {
 /* Called with the model as it stands right after the request (or the op that ran out before it). */
 typedef void (*mp_sim_look_fn)(void *ctx, const mp_sim *s);
 
-/* Replay H under CONF and release R's rules on device DEV: the ops up to and including the request (all of
-   them when there is none), then, when STEP and the history has a previous step, that step's ops after its
-   match again, as the step that follows the request. LOOK (may be NULL) sees the model after the request.
+/* How to replay: under which settings and rules, on which device, and with what changed in the job. */
+typedef struct mp_sim_replay_opts {
+	const mp_sim_conf *conf;
+	mp_sim_release release;
+	mp_sim_device dev;
+	bool step;                 /* replay the step after the request when the history has one */
+	int64_t empty_cache_after; /* an empty_cache() right after this op, −1 none */
+	const int64_t *freed;      /* allocations given up right before the request (a holder deleted) */
+	size_t nfreed;
+	mp_sim_look_fn look;       /* sees the model after the request; may be NULL */
+	void *look_ctx;
+} mp_sim_replay_opts;
+
+/* Replay H as O says: the ops up to and including the request (all of them when there is none), then, with
+   O->step and a previous step in H, that step's ops after its match again, as the step after the request.
    MP_E_NOMEM. */
-mp_err mp_sim_replay(const mp_sim_history *h, const mp_sim_conf *conf, mp_sim_release r, mp_sim_device dev,
-		     bool step, mp_sim_look_fn look, void *look_ctx, mp_sim_outcome *out) MP_WUR;
+mp_err mp_sim_replay(const mp_sim_history *h, const mp_sim_replay_opts *o, mp_sim_outcome *out) MP_WUR;
 
 #endif

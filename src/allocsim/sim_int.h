@@ -184,7 +184,6 @@ void sim_erase_from_blocks(mp_sim_block *b);
 void sim_stat_add(mp_sim_stat *st, int64_t delta);
 
 /* The steps of malloc and free, by the allocator's names. */
-int64_t sim_allocation_size(int64_t size);
 sim_pool *sim_get_pool(mp_sim *s, int64_t size, uint64_t stream);
 void sim_free_block(mp_sim *s, mp_sim_block *b);
 int64_t sim_try_merge_blocks(mp_sim *s, mp_sim_block *dst, mp_sim_block *src, sim_pool *pool);

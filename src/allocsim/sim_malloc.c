@@ -42,7 +42,7 @@ int64_t mp_sim_round_size(const mp_sim_conf *c, int64_t size)
 	return (size + SIM_MIN_BLOCK - 1) / SIM_MIN_BLOCK * SIM_MIN_BLOCK;
 }
 
-int64_t sim_allocation_size(int64_t size)
+int64_t mp_sim_allocation_size(int64_t size)
 {
 	if (size <= SIM_SMALL_SIZE)
 		return SIM_SMALL_BUFFER;
@@ -207,7 +207,7 @@ mp_err mp_sim_malloc(mp_sim *s, int64_t orig_size, uint64_t stream, mp_sim_block
 		sim_process_events(s); /* event queries are not allowed while a capture may be under way */
 	p.size = mp_sim_round_size(&s->conf, orig_size);
 	p.pool = sim_get_pool(s, p.size, stream);
-	p.alloc_size = sim_allocation_size(p.size);
+	p.alloc_size = mp_sim_allocation_size(p.size);
 	found = get_free_block(s, &p);
 	if (!found) {
 		if (s->set_fraction && s->conf.gc_threshold > 0)

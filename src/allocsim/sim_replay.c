@@ -112,25 +112,31 @@ static void step(replay *r, mp_sim_outcome *out)
 	free(op_of);
 }
 
-mp_err mp_sim_replay(const mp_sim_history *h, const mp_sim_conf *conf, mp_sim_release rel, mp_sim_device dev,
-		     bool with_step, mp_sim_look_fn look, void *look_ctx, mp_sim_outcome *out)
+mp_err mp_sim_replay(const mp_sim_history *h, const mp_sim_replay_opts *opts, mp_sim_outcome *out)
 {
 	replay r = { .h = h };
 	int64_t end = h->request >= 0 ? h->request : (int64_t)h->nops - 1;
-	int64_t steps = with_step && h->step_match >= 0 ? h->request - h->step_match : 0;
+	int64_t steps = opts->step && h->step_match >= 0 ? h->request - h->step_match : 0;
 
 	*out = (mp_sim_outcome){ .oom_op = -1, .step_oom_op = -1 };
 	r.nblocks = h->nallocs + steps;
 	if ((r.blocks = calloc((size_t)(r.nblocks ? r.nblocks : 1), sizeof *r.blocks)) == NULL ||
-	    (r.s = mp_sim_new(conf, rel, dev.total, dev.outside)) == NULL) {
+	    (r.s = mp_sim_new(opts->conf, opts->release, opts->dev.total, opts->dev.outside)) == NULL) {
 		free(r.blocks);
 		return MP_E_NOMEM;
 	}
 	for (int64_t i = 0; i <= end; i++) {
 		const mp_sim_op *o = &h->ops[i];
 
-		if (o->kind == MP_SIM_OP_REQUEST)
+		if (o->kind == MP_SIM_OP_REQUEST) {
+			/* the holders given up go first, as a del before the request would */
+			for (size_t k = 0; k < opts->nfreed; k++)
+				if (opts->freed[k] >= 0 && opts->freed[k] < r.nblocks && r.blocks[opts->freed[k]] != NULL) {
+					mp_sim_free(r.s, r.blocks[opts->freed[k]]);
+					r.blocks[opts->freed[k]] = NULL;
+				}
 			out->reserved_at_request = mp_sim_stats_of(r.s)->reserved_bytes.current;
+		}
 		if (!run(&r, o, o->alloc)) {
 			out->oom_op = i;
 			out->reserved_at_oom = mp_sim_stats_of(r.s)->reserved_bytes.current;
@@ -138,9 +144,11 @@ mp_err mp_sim_replay(const mp_sim_history *h, const mp_sim_conf *conf, mp_sim_re
 		}
 		if (o->kind == MP_SIM_OP_REQUEST)
 			out->request_served = true;
+		if (i == opts->empty_cache_after)
+			mp_sim_empty_cache(r.s);
 	}
-	if (look != NULL)
-		look(look_ctx, r.s);
+	if (opts->look != NULL)
+		opts->look(opts->look_ctx, r.s);
 	out->segment_allocs = mp_sim_stats_of(r.s)->num_device_alloc;
 	out->segment_frees = mp_sim_stats_of(r.s)->num_device_free;
 	if (out->request_served && steps > 0)

@@ -18,6 +18,7 @@
 #include "mp_err.h"
 #include "mp_format.h"
 #include "mp_out.h"
+#include "mp_sim.h"
 #include "mp_snapshot.h"
 
 /* The numbers PyTorch's OutOfMemoryError message printed (−1 when the message does not say). Sizes are
@@ -57,6 +58,7 @@ typedef struct mp_oom_request {
 	bool has_message;
 	mp_oom_message message;
 	char where[160];       /* how it was found: "trace entry 812", "torch.OutOfMemoryError handled in thread ..." */
+	mp_sim_release release; /* the PyTorch release whose allocator raised it ({0, 0}: unknown, guessed) */
 } mp_oom_request;
 
 /* The last 'oom' entry of DEVICE's trace in SNAP (DEVICE −1: of any device) as a request. MP_E_NOTFOUND when
@@ -99,16 +101,39 @@ enum mp_oom_remedy_id {
 	MP_OOM_R_FREE,         /* free what a named owner (or call site, or block) holds */
 	MP_OOM_R_PRIVATE_POOL, /* release a private pool: drop the MemPool or CUDA graph that owns it */
 	MP_OOM_R_NOTHING,      /* nothing of the allocator's: the live tensors exceed the device */
+	MP_OOM_R_SETTING,      /* another of the user's own settings changed (roundup_power2_divisions, ...) */
 	MP_OOM__NREMEDIES
 };
 const char *mp_oom_remedy_name(enum mp_oom_remedy_id id);
 
+/* What a claim about another run rests on. */
+enum mp_oom_evidence {
+	MP_OOM_EV_STATE,  /* estimated from the state at the OOM alone */
+	MP_OOM_EV_REPLAY, /* the job's recorded requests replayed through the allocator model (src/whatif) */
+};
+const char *mp_oom_evidence_name(enum mp_oom_evidence e);
+
 typedef struct mp_oom_remedy {
 	enum mp_oom_remedy_id id;
 	bool works;        /* memprof claims it would have served the request; false: considered, would not */
+	enum mp_oom_evidence evidence;
+	bool covers_step;  /* works: the replay served the rest of the step too, not only the request */
 	char action[240];  /* the setting or the action */
 	char why[400];
+	bool has_conf;     /* a setting: CONF is the whole PYTORCH_CUDA_ALLOC_CONF to run with ("": unset) */
+	char conf[200];
+	/* empty_cache: right after this line of the job's code ("" when no place is named) */
+	char place_file[200];
+	int64_t place_line;
+	char place_function[80];
 } mp_oom_remedy;
+
+/* A setting of the user's own that causes the OOM: without it (or with it changed), the job gets past. */
+typedef struct mp_oom_setting_cause {
+	char setting[120];  /* "max_split_size_mb:21" */
+	enum mp_oom_evidence evidence;
+	char why[400];
+} mp_oom_setting_cause;
 
 /* Free memory of one (pool, stream): how broken up it is. */
 typedef struct mp_oom_frag {
@@ -135,13 +160,15 @@ enum mp_oom_verdict {
 };
 
 #define MP_OOM_MAX_CAUSES MP_OOM__NCAUSES
-#define MP_OOM_MAX_REMEDIES 16
+#define MP_OOM_MAX_REMEDIES 24
 #define MP_OOM_MAX_HOLDERS 8
 #define MP_OOM_MAX_FRAGS 32
 
 typedef struct mp_oom {
 	mp_oom_request req;
 	/* the allocator's settings as read (allocator_settings), defaults where absent */
+	mp_sim_conf conf;
+	char conf_text[256];     /* the job's PYTORCH_CUDA_ALLOC_CONF as it last set it, "" */
 	int64_t max_split_size;  /* INT64_MAX: none */
 	bool expandable;
 	double gc_threshold;
@@ -153,6 +180,10 @@ typedef struct mp_oom {
 	bool size_exact;                      /* false: the message gives the allocation size only; ROUNDED is
 						 the smallest size the allocator's failure allows (2 and 20 MiB
 						 allocations) or that allocation size (within 2 MiB above) */
+	/* the bounds of the request's rounded size when not exact: more than SIZE_ABOVE and at most SIZE_MAX;
+	   a 20 MiB allocation also allows more than 18 MiB and at most 20 MiB (SIZE_ALSO_LARGE) */
+	int64_t size_above, size_max;
+	bool size_also_large;
 	int64_t best_fit_addr, best_fit_size; /* the block that would serve it, −1 */
 	int64_t largest_free;                 /* on the request's stream and pool (default pools) */
 	int64_t released_by_retry;            /* what the retry would release now */
@@ -170,6 +201,11 @@ typedef struct mp_oom {
 	int ncauses;
 	mp_oom_remedy remedies[MP_OOM_MAX_REMEDIES];
 	int nremedies;
+	/* the replay of the job's requests: the settings remedies' evidence when the model passed its check */
+	bool replayed;
+	char no_replay[300];  /* why the remedies rest on the state alone */
+	mp_oom_setting_cause setting_causes[4];
+	int nsetting_causes;
 	mp_oom_holder holders[MP_OOM_MAX_HOLDERS];
 	int nholders;
 	const char *holders_by; /* "owner", "call site", "block" */

@@ -92,6 +92,7 @@ mp_err mp_oom_explain(const mp_snapshot *snap, const mp_oom_request *req, mp_oom
 	computed_message(o);
 	oom_causes(&v, o);
 	oom_fragmentation(&v, o);
+	oom_remedies_replayed(&v, o);
 	if ((err = oom_groups_make(&v, o, &gr)) == MP_OK)
 		err = oom_remedies(&v, o, &gr);
 	oom_groups_free(&gr);

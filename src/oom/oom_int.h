@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdarg.h>
 #include <stdint.h>
 
 #include "mp_oom.h"
@@ -132,6 +133,15 @@ typedef struct oom_oversize {
 oom_oversize oom_oversize_best(const oom_view *v, const mp_oom *o, bool stream_only);
 /* Whether SEG qualifies at M. */
 bool oom_oversize_qualifies(const oom_view *v, const oom_seg *seg, const mp_oom *o, int64_t m);
+
+/* Add a remedy (NULL when the list is full: the claim is dropped); the caller sets its evidence, conf, place. */
+mp_oom_remedy *oom_remedy_add(mp_oom *o, enum mp_oom_remedy_id id, bool works, const char *action, const char *fmt,
+			      ...) MP_PRINTF(5, 6);
+mp_oom_remedy *oom_remedy_vadd(mp_oom *o, enum mp_oom_remedy_id id, bool works, const char *action, const char *fmt,
+			       va_list ap);
+/* The remedies that replaying the job's requests proves or refutes (oom_replayed.c): false when there is no
+   replay to rest them on (O->no_replay says why). */
+bool oom_remedies_replayed(const oom_view *v, mp_oom *o);
 
 /* O as the JSON object of mp_oom_report (oom_json.c). */
 void oom_report_json(const mp_oom *o, mp_out *out);

@@ -42,6 +42,12 @@ static cJSON *request(const mp_oom *o)
 	cJSON_AddNumberToObject(r, "size", (double)o->req.size);
 	cJSON_AddNumberToObject(r, "rounded", (double)o->rounded);
 	cJSON_AddBoolToObject(r, "size_exact", o->size_exact);
+	if (!o->size_exact) {
+		/* the rounded size lies in (min, max], or with also_large in (18 MiB, 20 MiB] too */
+		cJSON_AddNumberToObject(r, "min", (double)o->size_above);
+		cJSON_AddNumberToObject(r, "max", (double)o->size_max);
+		cJSON_AddBoolToObject(r, "also_18_to_20_mib", o->size_also_large);
+	}
 	cJSON_AddStringToObject(r, "pool", o->small_pool ? "small" : "large");
 	cJSON_AddNumberToObject(r, "allocation_size", (double)o->alloc_size);
 	add_size(r, "device_free", o->req.device_free);
@@ -95,9 +101,23 @@ static cJSON *remedies(const mp_oom *o, bool works)
 			continue;
 		cJSON *r = cJSON_CreateObject();
 
-		cJSON_AddStringToObject(r, "id", mp_oom_remedy_name(o->remedies[i].id));
-		cJSON_AddStringToObject(r, "action", o->remedies[i].action);
-		cJSON_AddStringToObject(r, "why", o->remedies[i].why);
+		const mp_oom_remedy *m = &o->remedies[i];
+
+		cJSON_AddStringToObject(r, "id", mp_oom_remedy_name(m->id));
+		cJSON_AddStringToObject(r, "action", m->action);
+		cJSON_AddStringToObject(r, "why", m->why);
+		cJSON_AddStringToObject(r, "evidence", mp_oom_evidence_name(m->evidence));
+		if (works)
+			cJSON_AddStringToObject(r, "covers", m->covers_step ? "step" : "request");
+		if (m->has_conf)
+			cJSON_AddStringToObject(r, "conf", m->conf);
+		if (m->place_file[0] != '\0') {
+			cJSON *p = cJSON_AddObjectToObject(r, "empty_cache_after");
+
+			cJSON_AddStringToObject(p, "file", m->place_file);
+			cJSON_AddNumberToObject(p, "line", (double)m->place_line);
+			cJSON_AddStringToObject(p, "function", m->place_function);
+		}
 		cJSON_AddItemToArray(a, r);
 	}
 	return a;
@@ -149,6 +169,17 @@ void oom_report_json(const mp_oom *o, mp_out *out)
 		cJSON_AddItemToArray(d, cJSON_CreateString(o->decision[i]));
 	cJSON_AddItemToObject(j, "decision", d);
 	cJSON_AddItemToObject(j, "causes", causes(o));
+	x = cJSON_AddArrayToObject(j, "setting_causes");
+	for (int i = 0; i < o->nsetting_causes; i++) {
+		cJSON *c = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(c, "setting", o->setting_causes[i].setting);
+		cJSON_AddStringToObject(c, "evidence", mp_oom_evidence_name(o->setting_causes[i].evidence));
+		cJSON_AddStringToObject(c, "why", o->setting_causes[i].why);
+		cJSON_AddItemToArray(x, c);
+	}
+	cJSON_AddBoolToObject(j, "replayed", o->replayed);
+	cJSON_AddStringToObject(j, "no_replay", o->replayed ? "" : o->no_replay);
 	cJSON_AddItemToObject(j, "remedies", remedies(o, true));
 	cJSON_AddItemToObject(j, "not_helping", remedies(o, false));
 	x = others(o);

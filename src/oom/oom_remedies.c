@@ -9,7 +9,7 @@
 
 static const char *const remedy_names[MP_OOM__NREMEDIES] = {
 	"expandable_segments", "max_split_size_mb", "garbage_collection_threshold", "empty_cache", "free",
-	"release_private_pool", "nothing",
+	"release_private_pool", "nothing", "setting",
 };
 
 const char *mp_oom_remedy_name(enum mp_oom_remedy_id id)
@@ -17,51 +17,59 @@ const char *mp_oom_remedy_name(enum mp_oom_remedy_id id)
 	return (unsigned)id < MP_OOM__NREMEDIES ? remedy_names[id] : "?";
 }
 
-static void remedy(mp_oom *o, enum mp_oom_remedy_id id, bool works, const char *action, const char *fmt, ...)
-	MP_PRINTF(5, 6);
-static void remedy(mp_oom *o, enum mp_oom_remedy_id id, bool works, const char *action, const char *fmt, ...)
+static mp_oom_remedy *remedy(mp_oom *o, enum mp_oom_remedy_id id, bool works, const char *action, const char *fmt,
+			     ...) MP_PRINTF(5, 6);
+static mp_oom_remedy *remedy(mp_oom *o, enum mp_oom_remedy_id id, bool works, const char *action, const char *fmt, ...)
 {
 	va_list ap;
 	mp_oom_remedy *r;
 
-	if (o->nremedies >= MP_OOM_MAX_REMEDIES)
-		return;
-	r = &o->remedies[o->nremedies++];
-	*r = (mp_oom_remedy){ .id = id, .works = works };
-	snprintf(r->action, sizeof r->action, "%s", action);
 	va_start(ap, fmt);
-	vsnprintf(r->why, sizeof r->why, fmt, ap);
+	r = oom_remedy_vadd(o, id, works, action, fmt, ap);
 	va_end(ap);
+	return r;
 }
 
-/* Whole 2 MiB pages inside the memory that is not live in default pools: what expandable segments unmap on
-   the retry and map again for the request. */
+/* An expandable segment's page: 2 MiB in the small pool, 20 MiB (kLargeBuffer) in the large one. */
+static int64_t page_of(bool small)
+{
+	return small ? OOM_SMALL_BUFFER : OOM_LARGE_BUFFER;
+}
+
+/* Whole pages (of each pool's page size, on the segment's own grid) inside the memory that is not live in
+   default pools: what expandable segments would unmap on the retry, were the blocks where they are now. */
 static int64_t free_pages(const oom_view *v)
 {
-	int64_t pages = 0;
+	int64_t bytes = 0;
 
 	for (size_t i = 0; i < v->nsegs; i++) {
 		const oom_seg *g = &v->segs[i];
+		int64_t page = page_of(g->small);
 
 		if (g->private_pool)
 			continue;
 		for (size_t j = 0; j < g->s->nblocks; j++) {
 			const mp_block *b = &mp_segment_blocks(v->snap, g->s)[j];
-			int64_t lo = (b->address + OOM_PAGE - 1) / OOM_PAGE, hi = (b->address + b->size) / OOM_PAGE;
+			int64_t at = b->address - g->s->address;
+			int64_t lo = (at + page - 1) / page, hi = (at + b->size) / page;
 
 			if (!oom_block_live(v, b) && hi > lo)
-				pages += hi - lo;
+				bytes += (hi - lo) * page;
 		}
 	}
-	return pages * OOM_PAGE;
+	return bytes;
 }
 
 static void expandable(const oom_view *v, mp_oom *o)
 {
-	char a[32], b[32], c[32];
+	char a[32], b[32], c[32], conf[200];
 	const char *action = "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True";
-	int64_t need = (o->rounded + OOM_PAGE - 1) / OOM_PAGE * OOM_PAGE, pages;
+	int64_t page = page_of(o->small_pool), pages;
+	/* the request maps whole pages; with the size not exact, the largest it can be */
+	int64_t size = o->size_exact ? o->rounded : o->size_max, need = (size + page - 1) / page * page;
+	mp_oom_remedy *r;
 
+	/* already on: never suggested again (its pages did not help) */
 	if (o->expandable || o->req.device_free < 0)
 		return;
 	if (o->retry_skipped) {
@@ -71,15 +79,26 @@ static void expandable(const oom_view *v, mp_oom *o)
 	}
 	pages = free_pages(v);
 	if (pages + o->req.device_free >= need)
-		remedy(o, MP_OOM_R_EXPANDABLE, true, action,
-		       "segments grow and shrink by 2 MiB pages: the retry unmaps the %s of whole pages that are not live, "
-		       "and with the %s free the request's %s can be mapped", oom_size_text(a, sizeof a, pages),
-		       oom_size_text(b, sizeof b, o->req.device_free), oom_size_text(c, sizeof c, need));
+		r = remedy(o, MP_OOM_R_EXPANDABLE, true, action,
+			   "estimated from the state alone: segments would grow and shrink by pages of %s in the %s pool; "
+			   "the retry would unmap the %s of whole pages that are not live (were the live blocks where they "
+			   "are now), and with the %s free the request's %s could be mapped",
+			   oom_size_text(c, sizeof c, page), o->small_pool ? "small" : "large",
+			   oom_size_text(a, sizeof a, pages), oom_size_text(b, sizeof b, o->req.device_free),
+			   oom_size_text(conf, sizeof conf, need));
 	else
-		remedy(o, MP_OOM_R_EXPANDABLE, false, action,
-		       "even with every free page unmapped (%s) and the %s free, %s cannot be mapped",
-		       oom_size_text(a, sizeof a, pages), oom_size_text(b, sizeof b, o->req.device_free),
-		       oom_size_text(c, sizeof c, need));
+		r = remedy(o, MP_OOM_R_EXPANDABLE, false, action,
+			   "estimated from the state alone: the request needs %s of pages of %s; even with every whole "
+			   "free page unmapped (%s) and the %s free, that cannot be mapped",
+			   oom_size_text(c, sizeof c, need), oom_size_text(conf, sizeof conf, page),
+			   oom_size_text(a, sizeof a, pages), oom_size_text(b, sizeof b, o->req.device_free));
+	if (r != NULL) {
+		mp_sim_conf sc = o->conf;
+
+		sc.expandable = true;
+		r->has_conf = true;
+		mp_sim_conf_format(&sc, r->conf, sizeof r->conf);
+	}
 }
 
 static void max_split(const oom_view *v, mp_oom *o)
@@ -176,11 +195,13 @@ mp_err oom_remedies(const oom_view *v, mp_oom *o, const oom_groups *gr)
 	mp_err err = MP_OK;
 	bool full = o->ncauses > 0 && o->causes[0].id == MP_OOM_DEVICE_FULL;
 
-	if (!full) {
+	/* the settings and empty_cache() rest on the replay when there is one (oom_replayed.c), else on the state */
+	if (!full && !o->replayed) {
 		expandable(v, o);
 		max_split(v, o);
 	}
-	oom_empty_cache_remedy(v, o);
+	if (!o->replayed)
+		oom_empty_cache_remedy(v, o);
 	private_pools(v, o);
 	freeing(v, o, gr, &err);
 	if (full) {

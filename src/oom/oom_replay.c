@@ -65,11 +65,14 @@ static int64_t clamp(int64_t x, int64_t lo, int64_t hi)
    of the stream and pool was large enough. */
 static void size_request(const oom_view *v, mp_oom *o)
 {
+	int64_t above;
+
 	if (o->req.source != MP_OOM_FROM_EXCEPTION) {
 		o->rounded = oom_round_size(o, o->req.size);
 		o->small_pool = o->rounded <= OOM_SMALL_SIZE;
 		o->alloc_size = oom_allocation_size(o->rounded);
 		o->size_exact = true;
+		o->size_above = o->size_max = o->rounded;
 		o->largest_free = largest_searched(v, o);
 		return;
 	}
@@ -77,12 +80,25 @@ static void size_request(const oom_view *v, mp_oom *o)
 	o->small_pool = o->alloc_size <= OOM_SMALL_BUFFER;
 	o->size_exact = false;
 	o->largest_free = largest_searched(v, o);
-	if (o->small_pool)
-		o->rounded = clamp(o->largest_free + 512, 512, OOM_SMALL_SIZE);
-	else if (o->alloc_size == OOM_LARGE_BUFFER)
-		o->rounded = clamp(o->largest_free + 512, OOM_SMALL_SIZE + 512, OOM_LARGE_BUFFER);
-	else
+	/* no free block of the stream and pool was large enough, unless max_split_size refused one */
+	above = o->largest_free < o->max_split_size ? o->largest_free : 0;
+	if (o->small_pool) {
+		o->size_above = above;
+		o->size_max = OOM_SMALL_SIZE;
+		o->rounded = clamp(above + 512, 512, OOM_SMALL_SIZE);
+	} else if (o->alloc_size == OOM_LARGE_BUFFER && above < OOM_MIN_LARGE_ALLOC - 512) {
+		/* 1 to 10 MiB get a 20 MiB segment, and so do 18 to 20 MiB rounded up to 2 MiB */
+		o->size_above = above > OOM_SMALL_SIZE ? above : OOM_SMALL_SIZE;
+		o->size_max = OOM_MIN_LARGE_ALLOC - 512;
+		o->size_also_large = true;
+		o->rounded = clamp(above + 512, OOM_SMALL_SIZE + 512, OOM_LARGE_BUFFER);
+	} else {
+		int64_t floor2 = o->alloc_size - OOM_ROUND_LARGE;
+
+		o->size_above = above > floor2 ? above : floor2;
+		o->size_max = o->alloc_size;
 		o->rounded = o->alloc_size;
+	}
 }
 
 static void best_fit(const oom_view *v, mp_oom *o, bool *refused)

@@ -85,8 +85,19 @@ static void request(const mp_oom *o, enum mp_units u, mp_out *out, bool rst)
 	snprintf(title, sizeof title, "%s on device %lld, stream %lld", mp_oom_is_oom(o) ? "OOM" : "Request",
 		 (long long)o->req.device, (long long)o->req.stream);
 	heading_rule(out, rst, title, '=');
-	mp_out_puts(out, o->size_exact ? "a request of " : "a request of at most ");
-	size(out, o->rounded, u);
+	if (o->size_exact) {
+		mp_out_puts(out, "a request of ");
+		size(out, o->rounded, u);
+	} else {
+		/* the message gives what cudaMalloc was asked for: the request lies within bounds */
+		mp_out_puts(out, "a request of more than ");
+		size(out, o->size_above, u);
+		mp_out_puts(out, " and at most ");
+		size(out, o->size_max, u);
+		if (o->size_also_large)
+			mp_out_puts(out, " (or of more than 18.00 MiB and at most 20.00 MiB)");
+		mp_out_puts(out, ", its exact size unknown");
+	}
 	mp_out_printf(out, " (%s pool); cudaMalloc would be asked for ", o->small_pool ? "small" : "large");
 	size(out, o->alloc_size, u);
 	mp_out_printf(out, ".\nFound in %s.\n", o->req.where);
@@ -106,6 +117,14 @@ static void decision(const mp_oom *o, mp_out *out, bool rst)
 
 static void causes(const mp_oom *o, enum mp_units u, mp_out *out, bool rst)
 {
+	if (o->nsetting_causes > 0) {
+		heading(out, rst, "The job's own settings");
+		for (int i = 0; i < o->nsetting_causes; i++) {
+			item(out, rst);
+			mp_out_printf(out, "%s%s%s: %s\n", rst ? "``" : "", o->setting_causes[i].setting, rst ? "``" : "",
+				      o->setting_causes[i].why);
+		}
+	}
 	heading(out, rst, "Why the memory did not serve it (by weight)");
 	if (o->ncauses == 0) {
 		mp_out_puts(out, rst ? "No cause: nothing is reserved but unallocated.\n" : "  none: nothing is reserved but unallocated\n");
@@ -163,6 +182,9 @@ static void holders(const mp_oom *o, enum mp_units u, mp_out *out, bool rst)
 static void remedies(const mp_oom *o, mp_out *out, bool rst, bool works)
 {
 	heading(out, rst, works ? "What would have worked" : "What would not have helped");
+	if (works && !o->replayed && o->no_replay[0] != '\0')
+		mp_out_printf(out, "%s(claims about settings are estimated from the state alone: %s)\n", rst ? "" : "  ",
+			      o->no_replay);
 	for (int i = 0; i < o->nremedies; i++) {
 		const mp_oom_remedy *r = &o->remedies[i];
 

@@ -48,6 +48,11 @@ void mp_whatif_close(mp_whatif *w);
 /* Replay W's requests under CONF (with the step after the request when the history has one). */
 mp_err mp_whatif_try(const mp_whatif *w, const mp_sim_conf *conf, mp_sim_outcome *out) MP_WUR;
 
+/* The same with the job changed: an empty_cache() right after op EMPTY_CACHE_AFTER (−1 none), and the
+   allocations FREED[0..NFREED) given up right before the request. */
+mp_err mp_whatif_try_changed(const mp_whatif *w, const mp_sim_conf *conf, int64_t empty_cache_after,
+			     const int64_t *freed, size_t nfreed, mp_sim_outcome *out) MP_WUR;
+
 /* Whether outcome O means the job gets past its OOM: the request served (and, when STEP, the step after it
    completes too). */
 bool mp_whatif_passes(const mp_sim_outcome *o, bool step);
@@ -55,6 +60,9 @@ bool mp_whatif_passes(const mp_sim_outcome *o, bool step);
 /* Where op I of W's history was asked: "train.py:88 (forward)" from its entry's frames (the innermost of the
    user's code), or "" when it has none. In BUF of N bytes. */
 const char *mp_whatif_site(const mp_whatif *w, int64_t op, char *buf, size_t n);
+
+/* The frame of op I's entry a person would look at (mp_frames_place). False when it has none. */
+bool mp_whatif_place(const mp_whatif *w, int64_t op, mp_frame *out);
 
 enum mp_whatif_format { MP_WHATIF_PLAIN, MP_WHATIF_JSON };
 /* The history, the check, and the outcome O under CONF (as text, CONF_TEXT). */

@@ -143,7 +143,10 @@ static mp_err check(mp_whatif *w)
 			 "not route");
 		return MP_OK;
 	}
-	if ((err = mp_sim_replay(&w->h, &w->recorded, w->release, w->dev, false, look, &model, &w->baseline)) != MP_OK)
+	mp_sim_replay_opts ro = { .conf = &w->recorded, .release = w->release, .dev = w->dev, .empty_cache_after = -1,
+				  .look = look, .look_ctx = &model };
+
+	if ((err = mp_sim_replay(&w->h, &ro, &w->baseline)) != MP_OK)
 		return err;
 	if (w->baseline.refused)
 		snprintf(w->unfaithful, sizeof w->unfaithful, "the model could not replay the requests");
@@ -217,16 +220,23 @@ void mp_whatif_close(mp_whatif *w)
 	free(w);
 }
 
-mp_err mp_whatif_try(const mp_whatif *w, const mp_sim_conf *conf, mp_sim_outcome *out)
+mp_err mp_whatif_try_changed(const mp_whatif *w, const mp_sim_conf *conf, int64_t empty_cache_after,
+			     const int64_t *freed, size_t nfreed, mp_sim_outcome *out)
 {
-	mp_sim_device dev = w->dev;
+	mp_sim_replay_opts ro = { .conf = conf, .release = w->release, .dev = w->dev, .step = true,
+				  .empty_cache_after = empty_cache_after, .freed = freed, .nfreed = nfreed };
 
 	if (!w->dev_known) {
 		/* no OOM to size the device by: as much as the model asks for, to see peaks */
-		dev.total = (int64_t)1 << 50;
-		dev.outside = 0;
+		ro.dev.total = (int64_t)1 << 50;
+		ro.dev.outside = 0;
 	}
-	return mp_sim_replay(&w->h, conf, w->release, dev, true, NULL, NULL, out);
+	return mp_sim_replay(&w->h, &ro, out);
+}
+
+mp_err mp_whatif_try(const mp_whatif *w, const mp_sim_conf *conf, mp_sim_outcome *out)
+{
+	return mp_whatif_try_changed(w, conf, -1, NULL, 0, out);
 }
 
 bool mp_whatif_passes(const mp_sim_outcome *o, bool step)
@@ -246,4 +256,14 @@ const char *mp_whatif_site(const mp_whatif *w, int64_t op, char *buf, size_t n)
 		return buf;
 	return mp_frames_site(snap, snap->trace[snap->device_traces[w->h.device].first + (size_t)o->entry].frames, buf,
 			      n);
+}
+
+bool mp_whatif_place(const mp_whatif *w, int64_t op, mp_frame *out)
+{
+	const mp_snapshot *snap = w->snap;
+	const mp_sim_op *o;
+
+	if (op < 0 || (size_t)op >= w->h.nops || (o = &w->h.ops[op])->entry < 0)
+		return false;
+	return mp_frames_place(snap, snap->trace[snap->device_traces[w->h.device].first + (size_t)o->entry].frames, out);
 }

@@ -121,9 +121,12 @@ static void test_fragmentation(void)
 	CU_ASSERT_EQUAL(o->frags[0].nfree, 2);
 	CU_ASSERT_DOUBLE_EQUAL(o->frags[0].fragmentation, 0.5, 1e-9);
 	CU_ASSERT_DOUBLE_EQUAL(o->frags[0].sq_ratio, 0.5, 1e-9);
-	/* expandable segments map the request's 8 MiB of pages: 8 MiB of free pages and 2 MiB free suffice */
+	/* the large pool's expandable segments map pages of 20 MiB (kLargeBuffer): the 4 MiB holes hold no whole
+	   page, and 2 MiB free is no page either, so expandable segments would not have helped (state alone) */
 	CU_ASSERT_PTR_NOT_NULL_FATAL(remedy(o, MP_OOM_R_EXPANDABLE));
-	CU_ASSERT_TRUE(remedy(o, MP_OOM_R_EXPANDABLE)->works);
+	CU_ASSERT_FALSE(remedy(o, MP_OOM_R_EXPANDABLE)->works);
+	CU_ASSERT_EQUAL(remedy(o, MP_OOM_R_EXPANDABLE)->evidence, MP_OOM_EV_STATE);
+	CU_ASSERT_PTR_NOT_NULL(strstr(remedy(o, MP_OOM_R_EXPANDABLE)->why, "20.00 MiB"));
 	/* freeing any one block leaves a free run of 8 MiB or more: a cached block fits */
 	CU_ASSERT_EQUAL(strcmp(o->holders_by, "block"), 0);
 	int freeing = 0;

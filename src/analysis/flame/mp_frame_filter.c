@@ -61,26 +61,32 @@ bool mp_frame_is_own(const mp_frame *fr)
 	       !contains_any(fr->filename, fr->filename_len, installed, sizeof installed / sizeof installed[0]);
 }
 
-const char *mp_frames_site(const mp_snapshot *snap, mp_val frames, char *buf, size_t n)
+bool mp_frames_place(const mp_snapshot *snap, mp_val frames, mp_frame *out)
 {
 	size_t count = mp_frames_len(snap, frames);
 	bool (*const tests[])(const mp_frame *) = { mp_frame_is_own, mp_frame_is_user, is_python };
+
+	for (size_t t = 0; t < sizeof tests / sizeof tests[0]; t++)
+		for (size_t i = 0; i < count; i++)
+			if (mp_frames_get(snap, frames, i, out) && tests[t](out))
+				return true;
+	return false;
+}
+
+const char *mp_frames_site(const mp_snapshot *snap, mp_val frames, char *buf, size_t n)
+{
 	mp_frame f;
+	const char *base;
 
 	if (n > 0)
 		buf[0] = '\0';
-	for (size_t t = 0; t < sizeof tests / sizeof tests[0]; t++)
-		for (size_t i = 0; i < count; i++) {
-			if (!mp_frames_get(snap, frames, i, &f) || !tests[t](&f))
-				continue;
-			const char *base = f.filename;
-
-			for (size_t k = 0; k < f.filename_len; k++)
-				if (f.filename[k] == '/')
-					base = f.filename + k + 1;
-			snprintf(buf, n, "%.*s:%lld (%.*s)", (int)(f.filename_len - (size_t)(base - f.filename)), base,
-				 (long long)f.line, (int)f.name_len, f.name);
-			return buf;
-		}
+	if (!mp_frames_place(snap, frames, &f))
+		return buf;
+	base = f.filename;
+	for (size_t k = 0; k < f.filename_len; k++)
+		if (f.filename[k] == '/')
+			base = f.filename + k + 1;
+	snprintf(buf, n, "%.*s:%lld (%.*s)", (int)(f.filename_len - (size_t)(base - f.filename)), base, (long long)f.line,
+		 (int)f.name_len, f.name);
 	return buf;
 }

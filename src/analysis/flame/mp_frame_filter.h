@@ -20,6 +20,10 @@ bool mp_frame_is_user(const mp_frame *fr);
    and the interpreter's standard library: where a person would change the program. */
 bool mp_frame_is_own(const mp_frame *fr);
 
+/* The frame of FRAMES (of SNAP) a person would look at: the innermost of the job's own code, else the
+   innermost user frame, else the innermost Python frame. False when FRAMES has none. */
+bool mp_frames_place(const mp_snapshot *snap, mp_val frames, mp_frame *out);
+
 /* The place FRAMES (of SNAP) name for a person: the innermost frame of the job's own code, else the
    innermost user frame, else the innermost Python frame, as "FILE.py:LINE (function)" with FILE's base
    name, in BUF of N bytes; "" when FRAMES has none. Returns BUF. */

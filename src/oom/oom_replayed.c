@@ -1,0 +1,245 @@
+/* oom_replayed.c - remedies proven or refuted by replaying the job's own requests through the allocator model
+   (src/whatif): each setting that could matter (expandable segments on or off, max_split_size_mb at the values
+   that could help, each of the user's own settings undone), and empty_cache() after a free of the trace. A
+   replay counts only when the model, under the job's own settings, ran out at the job's request with the
+   job's segments (mp_whatif's check). A setting that serves the request but lets the job run out again later
+   in the step is not claimed: the claim is the step's, where the ring holds the step before. */
+#include <stdio.h>
+#include <string.h>
+
+#include "mp_whatif.h"
+#include "oom_int.h"
+
+/* max_split_size_mb values worth trying: just above each size that matters is found by trying a ladder. */
+static const int64_t split_ladder[] = { 21, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024 };
+
+typedef struct replayed {
+	const mp_whatif *w;
+	mp_oom *o;
+} replayed;
+
+/* Mark R (may be NULL: the list was full) as resting on the replay. */
+static void replayed_claim(mp_oom_remedy *r)
+{
+	if (r != NULL)
+		r->evidence = MP_OOM_EV_REPLAY;
+}
+
+/* The outcome of one change, in words: why it works or why not. Returns whether it works. */
+static bool judge(const replayed *r, const mp_sim_outcome *x, char *why, size_t n)
+{
+	const mp_whatif *w = r->w;
+	char a[32], b[32], site[240];
+	bool has_step = w->h.step_match >= 0;
+
+	if (x->oom_op == w->h.request) {
+		snprintf(why, n, "replayed: the job still runs out at this request, with %s reserved",
+			 mp_format_torch_size(a, sizeof a, x->reserved_at_oom));
+		return false;
+	}
+	if (x->oom_op >= 0) {
+		snprintf(why, n, "replayed: the job runs out earlier, %lld requests before, at %s (a request of %s)",
+			 (long long)(w->h.request - x->oom_op), mp_whatif_site(w, x->oom_op, site, sizeof site),
+			 mp_format_torch_size(a, sizeof a, w->h.ops[x->oom_op].size));
+		return false;
+	}
+	if (has_step && x->step_replayed && x->step_oom_op >= 0) {
+		snprintf(why, n, "replayed: the request is served, but the job runs out again %lld requests later in the "
+			 "step, at %s (a request of %s)", (long long)(x->step_oom_op - w->h.step_match),
+			 mp_whatif_site(w, x->step_oom_op, site, sizeof site),
+			 mp_format_torch_size(a, sizeof a, w->h.ops[x->step_oom_op].size));
+		return false;
+	}
+	if (has_step && x->step_replayed)
+		snprintf(why, n, "replayed: the job's requests are served, this one and the rest of its step (%lld requests, "
+			 "as one step earlier), at a peak of %s reserved (the job had %s at the OOM)", (long long)x->step_ops,
+			 mp_format_torch_size(a, sizeof a, x->peak_reserved), mp_format_torch_size(b, sizeof b, w->h.reserved));
+	else
+		snprintf(why, n, "replayed: the job's requests up to this one are served, at a peak of %s reserved; only "
+			 "this request is covered (%s)", mp_format_torch_size(a, sizeof a, x->peak_reserved),
+			 has_step ? "the step before does not repeat regularly" : "the ring holds no earlier step");
+	return true;
+}
+
+static bool covers_step(const replayed *r, const mp_sim_outcome *x)
+{
+	return r->w->h.step_match >= 0 && x->step_replayed && x->step_oom_op < 0;
+}
+
+/* Try CONF; add the remedy ID with its verdict. Returns whether it works (false too when not replayed). */
+static bool try_conf(replayed *r, enum mp_oom_remedy_id id, const mp_sim_conf *conf, bool add_refusal)
+{
+	mp_sim_outcome x;
+	char text[200], action[240], why[400];
+	mp_oom_remedy *rem;
+	bool works;
+
+	if (mp_whatif_try(r->w, conf, &x) != MP_OK || x.refused)
+		return false;
+	works = judge(r, &x, why, sizeof why);
+	if (!works && !add_refusal)
+		return false;
+	mp_sim_conf_format(conf, text, sizeof text);
+	if (text[0] != '\0')
+		snprintf(action, sizeof action, "PYTORCH_CUDA_ALLOC_CONF=%s", text);
+	else
+		snprintf(action, sizeof action, "PYTORCH_CUDA_ALLOC_CONF unset (the defaults)");
+	if ((rem = oom_remedy_add(r->o, id, works, action, "%s", why)) != NULL) {
+		rem->evidence = MP_OOM_EV_REPLAY;
+		rem->covers_step = works && covers_step(r, &x);
+		rem->has_conf = true;
+		snprintf(rem->conf, sizeof rem->conf, "%s", text);
+	}
+	return works;
+}
+
+/* Expandable segments turned on (off, when the job had them on: with max_split_size_mb they can let reserved
+   memory grow, pytorch#123548). */
+static void expandable(replayed *r)
+{
+	mp_sim_conf c = r->w->recorded;
+
+	c.expandable = !c.expandable;
+	try_conf(r, MP_OOM_R_EXPANDABLE, &c, true);
+}
+
+/* The smallest max_split_size_mb of the ladder that gets past, or one line that none did. */
+static void max_split(replayed *r)
+{
+	const mp_sim_conf *rec = &r->w->recorded;
+	mp_sim_conf c = *rec;
+	size_t n = sizeof split_ladder / sizeof split_ladder[0];
+
+	for (int i = 0; i < r->o->nremedies; i++)
+		if (r->o->remedies[i].id == MP_OOM_R_MAX_SPLIT && r->o->remedies[i].works)
+			return; /* undoing the job's own value got past already */
+	for (size_t i = 0; i < n; i++) {
+		c.max_split_size = split_ladder[i] * MP_SIM_MIB;
+		if (c.max_split_size != rec->max_split_size && try_conf(r, MP_OOM_R_MAX_SPLIT, &c, false))
+			return;
+	}
+	replayed_claim(oom_remedy_add(r->o, MP_OOM_R_MAX_SPLIT, false, "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:M",
+				      "replayed with M from %lld to %lld MiB: the job runs out all the same",
+				      (long long)split_ladder[0], (long long)split_ladder[n - 1]));
+}
+
+/* Each of the user's own settings undone: where that gets past the OOM, the setting is a cause. */
+static void own_settings(replayed *r)
+{
+	const mp_sim_conf *rec = &r->w->recorded;
+	mp_sim_conf def, c;
+	struct {
+		const char *key;
+		enum mp_oom_remedy_id id;
+		bool set;
+	} keys[] = {
+		{ "max_split_size_mb", MP_OOM_R_MAX_SPLIT, rec->max_split_size != MP_SIM_NONE },
+		{ "roundup_power2_divisions", MP_OOM_R_SETTING, false },
+		{ "garbage_collection_threshold", MP_OOM_R_GC_THRESHOLD, rec->gc_threshold > 0 },
+		{ "max_non_split_rounding_mb", MP_OOM_R_SETTING, false },
+	};
+	char mine[200];
+
+	mp_sim_conf_default(&def);
+	keys[1].set = memcmp(rec->divisions, def.divisions, sizeof def.divisions) != 0;
+	keys[3].set = rec->max_non_split_rounding != def.max_non_split_rounding;
+	mp_sim_conf_format(rec, mine, sizeof mine);
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		if (!keys[i].set)
+			continue;
+		c = *rec;
+		if (i == 0)
+			c.max_split_size = def.max_split_size;
+		else if (i == 1)
+			memcpy(c.divisions, def.divisions, sizeof c.divisions);
+		else if (i == 2)
+			c.gc_threshold = 0;
+		else
+			c.max_non_split_rounding = def.max_non_split_rounding;
+		if (!try_conf(r, keys[i].id, &c, true) || r->o->nsetting_causes >= 4)
+			continue;
+		mp_oom_setting_cause *sc = &r->o->setting_causes[r->o->nsetting_causes++];
+
+		*sc = (mp_oom_setting_cause){ .evidence = MP_OOM_EV_REPLAY };
+		snprintf(sc->setting, sizeof sc->setting, "%s", keys[i].key);
+		if (snprintf(sc->why, sizeof sc->why, "the job set %s (PYTORCH_CUDA_ALLOC_CONF=%s); replayed without it, the job "
+			 "gets past this OOM%s", keys[i].key, mine,
+			 i == 0 && rec->expandable ? "; max_split_size_mb with expandable_segments:True lets reserved memory "
+						     "grow while the live memory stays small (pytorch#123548)" : "") < 0)
+			sc->why[0] = '\0';
+	}
+}
+
+/* empty_cache() after a free: the latest free of the last ones before the request after which it gets the job
+   past, named by the job's own line. */
+static void empty_cache(replayed *r)
+{
+	const mp_whatif *w = r->w;
+	mp_sim_outcome x;
+	char why[400], action[300], where[240];
+	int tried = 0;
+	mp_frame f;
+
+	for (int64_t i = w->h.request - 1; i >= (int64_t)w->h.nplanted && tried < 24; i--) {
+		const mp_sim_op *op = &w->h.ops[i];
+		mp_oom_remedy *rem;
+
+		if (op->kind != MP_SIM_OP_FREE || !mp_whatif_place(w, i, &f))
+			continue;
+		tried++;
+		if (mp_whatif_try_changed(w, &w->recorded, i, NULL, 0, &x) != MP_OK || x.refused ||
+		    !judge(r, &x, why, sizeof why))
+			continue;
+		snprintf(action, sizeof action, "torch.cuda.empty_cache() after the free at %s",
+			 mp_whatif_site(w, i, where, sizeof where));
+		if ((rem = oom_remedy_add(r->o, MP_OOM_R_EMPTY_CACHE, true, action, "%s", why)) != NULL) {
+			rem->evidence = MP_OOM_EV_REPLAY;
+			rem->covers_step = covers_step(r, &x);
+			snprintf(rem->place_file, sizeof rem->place_file, "%.*s", (int)f.filename_len, f.filename);
+			rem->place_line = f.line;
+			snprintf(rem->place_function, sizeof rem->place_function, "%.*s", (int)f.name_len, f.name);
+		}
+		return;
+	}
+	replayed_claim(oom_remedy_add(r->o, MP_OOM_R_EMPTY_CACHE, false, "torch.cuda.empty_cache()",
+				      "replayed after each of the last %d frees before the request: the job runs out all "
+				      "the same; at the OOM itself it releases what the OOM's retry released already",
+				      tried));
+}
+
+bool oom_remedies_replayed(const oom_view *v, mp_oom *o)
+{
+	mp_whatif_opts opts = { .device = o->req.device, .release = o->req.release, .capacity = -1, .device_free = -1 };
+	mp_whatif *w;
+	mp_diag diag = { 0 };
+	replayed r = { .o = o };
+
+	if (o->req.source != MP_OOM_FROM_TRACE) {
+		snprintf(o->no_replay, sizeof o->no_replay, "the request is not in a trace (no memory history recorded it), so "
+			 "no replay of the job's requests backs them");
+		return false;
+	}
+	if (o->req.has_message && o->req.message.capacity > 0)
+		opts.capacity = o->req.message.capacity;
+	if (mp_whatif_open(v->snap, &opts, &w, &diag) != MP_OK) {
+		if (snprintf(o->no_replay, sizeof o->no_replay, "the job's requests could not be replayed: %s", diag.msg) < 0)
+			o->no_replay[0] = '\0';
+		return false;
+	}
+	if (!w->faithful) {
+		if (snprintf(o->no_replay, sizeof o->no_replay, "the model, replaying the job's requests under its own "
+			     "settings, did not do what the job did (%s), so no replay backs them", w->unfaithful) < 0)
+			o->no_replay[0] = '\0';
+		mp_whatif_close(w);
+		return false;
+	}
+	r.w = w;
+	o->replayed = true;
+	own_settings(&r);
+	expandable(&r);
+	if (!o->small_pool)
+		max_split(&r);
+	empty_cache(&r);
+	mp_whatif_close(w);
+	return true;
+}
