@@ -23,7 +23,8 @@
 
 #define MP_SIM_MIB ((int64_t)1 << 20)
 #define MP_SIM_NONE INT64_MAX /* max_split_size when not set (the allocator's SIZE_MAX) */
-#define MP_SIM_INTERVALS 16   /* roundup_power2_divisions: one per power of two from 1 MiB to 32 GiB and up */
+#define MP_SIM_INTERVALS 16
+#define MP_SIM_MAX_SIZE ((int64_t)1 << 50) /* no device has more: a larger request is a damaged input */   /* roundup_power2_divisions: one per power of two from 1 MiB to 32 GiB and up */
 
 /* The allocator's settings: what PYTORCH_CUDA_ALLOC_CONF sets, defaults where it does not. */
 typedef struct mp_sim_conf {
@@ -80,7 +81,8 @@ void mp_sim_set_conf(mp_sim *s, const mp_sim_conf *conf);
 const mp_sim_conf *mp_sim_conf_of(const mp_sim *s);
 
 /* Request SIZE bytes on STREAM (a cudaStream_t value; 0 the default stream). MP_OK with *OUT the block;
-   MP_E_NOMEM when the allocator would raise OutOfMemoryError (its retry included); MP_E_UNSUPPORTED when the
+   MP_E_NOMEM when the allocator would raise OutOfMemoryError (its retry included; a size beyond
+   MP_SIM_MAX_SIZE or below 0 runs out at once); MP_E_UNSUPPORTED when the
    model would have to do something the real allocator refuses (a device address range exhausted). */
 mp_err mp_sim_malloc(mp_sim *s, int64_t size, uint64_t stream, mp_sim_block **out);
 /* Free B (an allocated block): it waits for events on the streams recorded with mp_sim_record_stream, else

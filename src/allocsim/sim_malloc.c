@@ -203,6 +203,10 @@ mp_err mp_sim_malloc(mp_sim *s, int64_t orig_size, uint64_t stream, mp_sim_block
 	*out = NULL;
 	if (s->failed)
 		return MP_E_UNSUPPORTED;
+	if (orig_size < 0 || orig_size > MP_SIM_MAX_SIZE) {
+		s->stats.num_ooms++;
+		return MP_E_NOMEM;
+	}
 	if (s->ncaptures == 0)
 		sim_process_events(s); /* event queries are not allowed while a capture may be under way */
 	p.size = mp_sim_round_size(&s->conf, orig_size);
