@@ -150,7 +150,7 @@ static void device_causes(mp_oom *o)
 		int64_t outside = m->capacity - o->reserved - o->req.device_free;
 
 		/* the message's sizes have two decimals: ignore what that rounding can explain */
-		if (outside > m->capacity / 200 && outside > OOM_PAGE) {
+		if (outside > m->capacity / 200 && outside > OOM_SMALL_BUFFER) {
 			mp_oom_cause *k = add_cause(o, MP_OOM_OUTSIDE, outside, 0);
 
 			k->sufficient = false;

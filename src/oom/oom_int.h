@@ -16,7 +16,6 @@
 #define OOM_LARGE_BUFFER (20 * OOM_MIB)     /* a large pool segment for requests of 1 to 10 MiB */
 #define OOM_MIN_LARGE_ALLOC (10 * OOM_MIB)  /* from here cudaMalloc gets the request rounded to 2 MiB */
 #define OOM_ROUND_LARGE (2 * OOM_MIB)
-#define OOM_PAGE (2 * OOM_MIB)              /* what an expandable segment maps at a time */
 #define OOM_MIN_MAX_SPLIT (21 * OOM_MIB)    /* max_split_size_mb must be above 20 */
 /* No real allocator state comes near these; a snapshot beyond them is damaged, and sums stay far from
    int64's end (2^24 segments of at most 2^50 bytes each would still be 2^74: the device total is checked). */
@@ -79,6 +78,12 @@ int64_t oom_allocation_size(int64_t rounded);
 /* Read SNAP's allocator_settings into O (defaults where absent). */
 void oom_read_settings(const mp_snapshot *snap, mp_oom *o);
 
+
+/* An expandable segment's page: 2 MiB (kSmallBuffer) in the small pool, 20 MiB (kLargeBuffer) in the large. */
+static inline int64_t oom_page_of(bool small)
+{
+	return small ? OOM_SMALL_BUFFER : OOM_LARGE_BUFFER;
+}
 
 /* Whether a free block of SIZE may serve O's request under max_split_size; whether the request searches
    segment G (a default pool of its kind, its stream). */

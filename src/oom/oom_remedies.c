@@ -30,12 +30,6 @@ static mp_oom_remedy *remedy(mp_oom *o, enum mp_oom_remedy_id id, bool works, co
 	return r;
 }
 
-/* An expandable segment's page: 2 MiB in the small pool, 20 MiB (kLargeBuffer) in the large one. */
-static int64_t page_of(bool small)
-{
-	return small ? OOM_SMALL_BUFFER : OOM_LARGE_BUFFER;
-}
-
 /* Whole pages (of each pool's page size, on the segment's own grid) inside the memory that is not live in
    default pools: what expandable segments would unmap on the retry, were the blocks where they are now. */
 static int64_t free_pages(const oom_view *v)
@@ -44,7 +38,7 @@ static int64_t free_pages(const oom_view *v)
 
 	for (size_t i = 0; i < v->nsegs; i++) {
 		const oom_seg *g = &v->segs[i];
-		int64_t page = page_of(g->small);
+		int64_t page = oom_page_of(g->small);
 
 		if (g->private_pool)
 			continue;
@@ -64,7 +58,7 @@ static void expandable(const oom_view *v, mp_oom *o)
 {
 	char a[32], b[32], c[32], conf[200];
 	const char *action = "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True";
-	int64_t page = page_of(o->small_pool), pages;
+	int64_t page = oom_page_of(o->small_pool), pages;
 	/* the request maps whole pages; with the size not exact, the largest it can be */
 	int64_t size = o->size_exact ? o->rounded : o->size_max, need = (size + page - 1) / page * page;
 	mp_oom_remedy *r;

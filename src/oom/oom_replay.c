@@ -130,15 +130,55 @@ static void best_fit(const oom_view *v, mp_oom *o, bool *refused)
 }
 
 /* What the retry releases now: pending frees are synchronised, then every default-pool segment with no live
-   block goes back to the device. */
+   block goes back to the device, and an expandable segment's whole pages that are not live are unmapped. */
 static int64_t retry_release(const oom_view *v)
 {
 	int64_t r = 0;
 
-	for (size_t i = 0; i < v->nsegs; i++)
-		if (!v->segs[i].private_pool && v->segs[i].live == 0)
-			r += v->segs[i].s->total_size;
+	for (size_t i = 0; i < v->nsegs; i++) {
+		const oom_seg *g = &v->segs[i];
+		int64_t page = oom_page_of(g->small);
+
+		if (g->private_pool)
+			continue;
+		if (!g->expandable) {
+			r += g->live == 0 ? g->s->total_size : 0;
+			continue;
+		}
+		for (size_t j = 0; j < g->s->nblocks; j++) {
+			const mp_block *b = &mp_segment_blocks(v->snap, g->s)[j];
+			int64_t at = b->address - g->s->address, lo = (at + page - 1) / page, hi = (at + b->size) / page;
+
+			if (!oom_block_live(v, b) && hi > lo)
+				r += (hi - lo) * page;
+		}
+	}
 	return r;
+}
+
+/* What mapping pages for the request takes, with expandable segments: whole pages of the pool's size, fewer when
+   a segment of the request's stream and pool ends in a free block the request can grow from (its mapped run
+   ends where its unmapped address space begins). */
+static int64_t pages_needed(const oom_view *v, const mp_oom *o)
+{
+	int64_t page = oom_page_of(o->small_pool), size = o->rounded;
+	int64_t need = (size + page - 1) / page * page;
+
+	for (size_t i = 0; i < v->nsegs; i++) {
+		const oom_seg *g = &v->segs[i];
+		const mp_block *last;
+
+		if (!oom_searched(g, o) || !g->expandable || g->s->nblocks == 0)
+			continue;
+		last = &mp_segment_blocks(v->snap, g->s)[g->s->nblocks - 1];
+		if (oom_block_free(v, last) && last->size < size) {
+			int64_t more = (size - last->size + page - 1) / page * page;
+
+			if (more < need)
+				need = more;
+		}
+	}
+	return need;
 }
 
 void oom_replay(const oom_view *v, mp_oom *o)
@@ -166,7 +206,7 @@ void oom_replay(const oom_view *v, mp_oom *o)
 		     (long long)o->req.stream, o->small_pool ? "small" : "large", oom_size_text(a, sizeof a, o->largest_free),
 		     oom_size_text(b, sizeof b, o->rounded));
 	/* an expandable segment maps whole pages for the request; otherwise cudaMalloc gets the allocation size */
-	need = o->expandable ? (o->rounded + OOM_PAGE - 1) / OOM_PAGE * OOM_PAGE : o->alloc_size;
+	need = o->expandable ? pages_needed(v, o) : o->alloc_size;
 	o->released_by_retry = retry_release(v);
 	if (o->req.device_free < 0) {
 		step(o, "%s(%s): the device's free memory is unknown here; the retry would release %s of cached segments",

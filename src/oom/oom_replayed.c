@@ -184,20 +184,29 @@ static void empty_cache(replayed *r)
 		const mp_sim_op *op = &w->h.ops[i];
 		mp_oom_remedy *rem;
 
-		if (op->kind != MP_SIM_OP_FREE || !mp_whatif_place(w, i, &f))
+		bool named;
+
+		if (op->kind != MP_SIM_OP_FREE)
 			continue;
+		named = mp_whatif_place(w, i, &f);
 		tried++;
 		if (mp_whatif_try_changed(w, &w->recorded, i, NULL, 0, &x) != MP_OK || x.refused ||
 		    !judge(r, &x, why, sizeof why))
 			continue;
-		snprintf(action, sizeof action, "torch.cuda.empty_cache() after the free at %s",
-			 mp_whatif_site(w, i, where, sizeof where));
+		if (named)
+			snprintf(action, sizeof action, "torch.cuda.empty_cache() after the free at %s",
+				 mp_whatif_site(w, i, where, sizeof where));
+		else
+			snprintf(action, sizeof action, "torch.cuda.empty_cache() after the free of trace entry %lld (no "
+				 "frames recorded)", (long long)op->entry);
 		if ((rem = oom_remedy_add(r->o, MP_OOM_R_EMPTY_CACHE, true, action, "%s", why)) != NULL) {
 			rem->evidence = MP_OOM_EV_REPLAY;
 			rem->covers_step = covers_step(r, &x);
-			snprintf(rem->place_file, sizeof rem->place_file, "%.*s", (int)f.filename_len, f.filename);
-			rem->place_line = f.line;
-			snprintf(rem->place_function, sizeof rem->place_function, "%.*s", (int)f.name_len, f.name);
+			if (named) {
+				snprintf(rem->place_file, sizeof rem->place_file, "%.*s", (int)f.filename_len, f.filename);
+				rem->place_line = f.line;
+				snprintf(rem->place_function, sizeof rem->place_function, "%.*s", (int)f.name_len, f.name);
+			}
 		}
 		return;
 	}

@@ -314,6 +314,69 @@ static void test_hostile(void)
 	mp_snapshot_free(s);
 }
 
+/* An oom entry as PyTorch records it: device_free in the place of addr. */
+static void oom_entry(mp_snapshot *s, int64_t size, int64_t device_free)
+{
+	mp_trace_entry *e = sb_entry(s, "oom", device_free, size);
+
+	e->present = (e->present & ~(unsigned)MP_F_TR_ADDR) | MP_F_TR_DEVICE_FREE;
+}
+
+/* The same oversize state with its whole history and the free memory at the OOM: the model, replaying the job's
+   requests under the job's settings, runs out where the job did with the job's segments, so the remedies rest on
+   replays: max_split_size_mb (the smallest of the ladder that keeps the 900 MiB segment whole), expandable
+   segments, empty_cache() after the free; the one request covered (no earlier step). */
+static void test_replayed_remedies(void)
+{
+	mp_snapshot *s = sb_new();
+	static const int64_t arena[] = { 4 * MIB, -896 * MIB };
+	const int64_t base = 0x7f0000000000;
+	const mp_oom_remedy *r;
+	mp_oom *o;
+
+	sb_device(s);
+	segment(s, base, 0, false, arena, 2);
+	sb_entry(s, "segment_alloc", base, 900 * MIB);
+	sb_entry(s, "alloc", base, 900 * MIB);
+	sb_entry(s, "free_requested", base, 900 * MIB);
+	sb_entry(s, "free_completed", base, 900 * MIB);
+	sb_entry(s, "alloc", base, 4 * MIB);
+	oom_entry(s, 950 * MIB, 124 * MIB);
+	o = explain(s, 950 * MIB, 0, 124 * MIB);
+	CU_ASSERT_TRUE(o->replayed);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r = remedy(o, MP_OOM_R_MAX_SPLIT));
+	CU_ASSERT_TRUE(r->works);
+	CU_ASSERT_EQUAL(r->evidence, MP_OOM_EV_REPLAY);
+	CU_ASSERT_FALSE(r->covers_step);
+	CU_ASSERT_TRUE(r->has_conf);
+	CU_ASSERT_STRING_EQUAL(r->conf, "max_split_size_mb:21");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r = remedy(o, MP_OOM_R_EXPANDABLE));
+	CU_ASSERT_TRUE(r->works);
+	CU_ASSERT_STRING_EQUAL(r->conf, "expandable_segments:True");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r = remedy(o, MP_OOM_R_EMPTY_CACHE));
+	CU_ASSERT_TRUE(r->works);
+	CU_ASSERT_EQUAL(r->evidence, MP_OOM_EV_REPLAY);
+	free(o);
+	/* a device that never had the memory: every setting is refuted by the replay, nothing is claimed */
+	mp_snapshot_free(s);
+	s = sb_new();
+	sb_device(s);
+	segment(s, base, 0, false, arena, 2);
+	sb_entry(s, "segment_alloc", base, 900 * MIB);
+	sb_entry(s, "alloc", base, 900 * MIB);
+	sb_entry(s, "free_requested", base, 900 * MIB);
+	sb_entry(s, "free_completed", base, 900 * MIB);
+	sb_entry(s, "alloc", base, 4 * MIB);
+	oom_entry(s, 2000 * MIB, 124 * MIB);
+	o = explain(s, 2000 * MIB, 0, 124 * MIB);
+	CU_ASSERT_TRUE(o->replayed);
+	for (int i = 0; i < o->nremedies; i++)
+		if (o->remedies[i].id != MP_OOM_R_NOTHING && o->remedies[i].id != MP_OOM_R_FREE)
+			CU_ASSERT_FALSE(o->remedies[i].works);
+	free(o);
+	mp_snapshot_free(s);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -324,6 +387,7 @@ int main(void)
 		{ "oversize split, max_split_size_mb, empty_cache from the trace", test_oversize_and_empty_cache },
 		{ "a request from a message", test_message_request },
 		{ "hostile sizes", test_hostile },
+		{ "remedies proven by replaying the trace", test_replayed_remedies },
 	};
 
 	return UNIT_RUN("oom", tests, NULL, NULL);
