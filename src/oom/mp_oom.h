@@ -195,6 +195,9 @@ typedef struct mp_oom {
 	int ndecision;
 	/* the device's memory */
 	int64_t reserved, allocated, live, pending, usable; /* usable: reserved + free, −1 when free unknown */
+	int64_t live_needed;                  /* what the live tensors need at least, whatever the settings: their
+						 requested sizes in 512-byte steps (LIVE counts their blocks, which a
+						 setting can make larger) */
 	int64_t private_free;                 /* free blocks inside private pools */
 	mp_oom_message computed;              /* what PyTorch's message says for this state (capacity unknown) */
 	mp_oom_cause causes[MP_OOM_MAX_CAUSES];

@@ -138,13 +138,15 @@ static void device_causes(mp_oom *o)
 
 	if (limit < 0 && m != NULL && m->capacity > 0)
 		limit = m->capacity;
-	if (limit >= 0 && o->live + o->rounded > limit) {
-		mp_oom_cause *k = add_cause(o, MP_OOM_DEVICE_FULL, o->live + o->rounded - limit, 0);
+	/* the live tensors' own sizes: blocks a setting made larger (an unsplit oversize block) are no shortfall */
+	if (limit >= 0 && o->live_needed + o->rounded > limit) {
+		mp_oom_cause *k = add_cause(o, MP_OOM_DEVICE_FULL, o->live_needed + o->rounded - limit, 0);
 
 		k->sufficient = false; /* a shortfall, not memory the request could have used */
-		snprintf(k->evidence, sizeof k->evidence, "live blocks %s + the request %s > %s %s: no placement of "
-			 "the memory could serve it", oom_size_text(a, sizeof a, o->live), oom_size_text(b, sizeof b, o->rounded),
-			 o->usable >= 0 ? "reserved + free" : "the capacity", oom_size_text(c, sizeof c, limit));
+		snprintf(k->evidence, sizeof k->evidence, "the live tensors %s + the request %s > %s %s: no placement of "
+			 "the memory could serve it", oom_size_text(a, sizeof a, o->live_needed),
+			 oom_size_text(b, sizeof b, o->rounded), o->usable >= 0 ? "reserved + free" : "the capacity",
+			 oom_size_text(c, sizeof c, limit));
 	}
 	if (m != NULL && m->capacity > 0 && o->req.device_free >= 0) {
 		int64_t outside = m->capacity - o->reserved - o->req.device_free;

@@ -34,6 +34,7 @@ static void device_figures(const oom_view *v, mp_oom *o)
 	for (size_t i = 0; i < v->nsegs; i++) {
 		o->reserved += v->segs[i].s->total_size;
 		o->live += v->segs[i].live;
+		o->live_needed += v->segs[i].live_needed;
 		o->pending += v->segs[i].pending;
 	}
 	o->allocated = o->live + o->pending;

@@ -41,6 +41,7 @@ typedef struct oom_seg {
 	int64_t pool_id[2];
 	bool expandable;
 	int64_t live;        /* active_allocated bytes */
+	int64_t live_needed; /* what those blocks' tensors asked for, in 512-byte steps */
 	int64_t pending;     /* active_pending_free bytes */
 	int64_t largest_live;
 	oom_relocation moved; /* its live blocks, as segments of their own would hold them */

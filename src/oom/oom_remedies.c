@@ -204,8 +204,8 @@ mp_err oom_remedies(const oom_view *v, mp_oom *o, const oom_groups *gr)
 		for (int i = 0; i < o->nremedies; i++)
 			any |= o->remedies[i].works;
 		remedy(o, MP_OOM_R_NOTHING, true, "nothing in the allocator's settings",
-		       "the live blocks (%s) and the request (%s) exceed the %s the process can have: only less live "
-		       "memory helps%s", oom_size_text(a, sizeof a, o->live), oom_size_text(b, sizeof b, o->rounded),
+		       "the live tensors (%s) and the request (%s) exceed the %s the process can have: only less live "
+		       "memory helps%s", oom_size_text(a, sizeof a, o->live_needed), oom_size_text(b, sizeof b, o->rounded),
 		       oom_size_text(c, sizeof c, o->usable >= 0 ? o->usable : o->req.message.capacity),
 		       any ? " (see above)" : "");
 	}

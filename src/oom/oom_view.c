@@ -62,6 +62,9 @@ mp_err oom_view_open(const mp_snapshot *snap, int64_t device, oom_view *v, mp_di
 			if (oom_block_live(v, b)) {
 				oom_relocation_add(&g->moved, b->size);
 				g->live += b->size;
+				/* what the tensor asked for, in the allocator's 512-byte steps */
+				g->live_needed += b->requested_size > 0 && b->requested_size <= b->size
+							  ? (b->requested_size + 511) / 512 * 512 : b->size;
 				if (b->size > g->largest_live)
 					g->largest_live = b->size;
 			} else if (oom_block_pending(v, b)) {
