@@ -23,13 +23,23 @@
 
 #define MP_SIM_MIB ((int64_t)1 << 20)
 #define MP_SIM_NONE INT64_MAX /* max_split_size when not set (the allocator's SIZE_MAX) */
-#define MP_SIM_INTERVALS 16
-#define MP_SIM_MAX_SIZE ((int64_t)1 << 50) /* no device has more: a larger request is a damaged input */   /* roundup_power2_divisions: one per power of two from 1 MiB to 32 GiB and up */
+#define MP_SIM_INTERVALS 16 /* roundup_power2_divisions: one per power of two from 1 MiB to 32 GiB and up */
+#define MP_SIM_MAX_SIZE ((int64_t)1 << 50) /* no device has more: a larger request is a damaged input */
+
+/* A release of PyTorch, for its rules: 2.0 to 2.14 are known (mp_sim_release_known). */
+typedef struct mp_sim_release {
+	int major, minor;
+} mp_sim_release;
+bool mp_sim_release_known(mp_sim_release r);
 
 /* The allocator's settings: what PYTORCH_CUDA_ALLOC_CONF sets, defaults where it does not. */
 typedef struct mp_sim_conf {
 	int64_t max_split_size;         /* bytes; MP_SIM_NONE */
-	int64_t max_non_split_rounding; /* bytes; 20 MiB by default */
+	int64_t max_non_split_rounding; /* bytes; 20 MiB by default (large_segment_size from 2.11) */
+	int64_t large_segment_size;     /* bytes (2.11's large_segment_size_mb): the 1-10 MiB segment, the large
+					   pool's expandable page; 20 MiB (kLargeBuffer) by default */
+	double fraction;                /* per_process_memory_fraction (2.10): the cap, −1 none */
+	bool throw_on_cudamalloc_oom;   /* 2.12: a request over the fraction's cap runs out before any retry */
 	int64_t divisions[MP_SIM_INTERVALS];
 	bool expandable;
 	double gc_threshold;            /* 0: off */
@@ -39,26 +49,20 @@ typedef struct mp_sim_conf {
 /* The defaults. */
 void mp_sim_conf_default(mp_sim_conf *c);
 /* Parse TEXT, PYTORCH_CUDA_ALLOC_CONF's syntax ("expandable_segments:True,max_split_size_mb:128",
-   "roundup_power2_divisions:[256:1,512:2,>:8]"), on top of C's defaults, with the allocator's own checks
-   (max_split_size_mb > 20, divisions powers of two, ...). MP_E_USAGE with the allocator's complaint in DIAG;
-   MP_E_UNSUPPORTED for backend:cudaMallocAsync (not this allocator). Pinned-memory keys are accepted and
-   ignored (they do not touch device memory). */
-mp_err mp_sim_conf_parse(mp_sim_conf *c, const char *text, mp_diag *diag) MP_WUR;
+   "roundup_power2_divisions:[256:1,512:2,>:8]"), on top of C, as release R's parser reads it: its keys, checks
+   (max_split_size_mb above 20 MiB, or from 2.10 at least 20, from 2.11 at least large_segment_size_mb) and fill
+   rules. MP_E_USAGE with the allocator's complaint in DIAG; MP_E_UNSUPPORTED for backend:cudaMallocAsync (not
+   this allocator). Host-memory keys are accepted where the release has them, and ignored. */
+mp_err mp_sim_conf_parse(mp_sim_conf *c, const char *text, mp_sim_release r, mp_diag *diag) MP_WUR;
 /* C as PYTORCH_CUDA_ALLOC_CONF text, only what differs from the defaults ("" for none), in BUF of N bytes. */
 const char *mp_sim_conf_format(const mp_sim_conf *c, char *buf, size_t n);
 
 /* The size the allocator makes of a request of SIZE bytes under C (round_size: 512-byte steps, or the next of
    roundup_power2_divisions' steps). */
-int64_t mp_sim_round_size(const mp_sim_conf *c, int64_t size);
+int64_t mp_sim_round_size(const mp_sim_conf *c, mp_sim_release r, int64_t size);
 /* What cudaMalloc is asked for a request of ROUNDED bytes (get_allocation_size): 2 MiB for the small pool,
-   20 MiB up to 10 MiB, else ROUNDED rounded up to 2 MiB. */
-int64_t mp_sim_allocation_size(int64_t rounded);
-
-/* A release of PyTorch, for its rules: 2.0 to 2.14 are known (mp_sim_release_known). */
-typedef struct mp_sim_release {
-	int major, minor;
-} mp_sim_release;
-bool mp_sim_release_known(mp_sim_release r);
+   large_segment_size (20 MiB) up to 10 MiB, else ROUNDED rounded up to 2 MiB. */
+int64_t mp_sim_allocation_size(const mp_sim_conf *c, int64_t rounded);
 
 typedef struct mp_sim mp_sim;
 typedef struct mp_sim_block mp_sim_block;

@@ -60,13 +60,18 @@ typedef struct mp_sim_history {
 
 /* Read DEVICE's requests from SNAP's trace (under the rounding of SETTINGS, the recorded ones, to match the
    request's size one step earlier). MP_E_NOTFOUND when the device has no trace; MP_E_NOMEM. */
-mp_err mp_sim_history_read(const mp_snapshot *snap, int64_t device, const mp_sim_conf *settings,
+mp_err mp_sim_history_read(const mp_snapshot *snap, int64_t device, const mp_sim_conf *settings, mp_sim_release r,
 			   mp_sim_history *out, mp_diag *diag) MP_WUR;
 void mp_sim_history_fini(mp_sim_history *h);
 
-/* The settings SNAP's job ran with (its allocator_settings; defaults where it says nothing); TEXT (N bytes)
-   gets the settings string as the job last set it ("" when none). False when the snapshot has none. */
-bool mp_sim_conf_from_snapshot(const mp_snapshot *snap, mp_sim_conf *c, char *text, size_t n);
+/* The settings SNAP's job ran with under release R (its allocator_settings; defaults where it says nothing);
+   TEXT (N bytes) gets the settings string as the job last set it ("" when none). False when the snapshot has
+   none. */
+bool mp_sim_conf_from_snapshot(const mp_snapshot *snap, mp_sim_release r, mp_sim_conf *c, char *text, size_t n);
+
+/* The release a snapshot's keys tell, when nothing else does: 2.14 added the host allocator's keys, 2.5 the
+   annotations; older ones are taken for 2.4. */
+mp_sim_release mp_sim_release_of_snapshot(const mp_snapshot *snap);
 
 /* How the device is seen by a replay: its memory, and what of it others use. */
 typedef struct mp_sim_device {

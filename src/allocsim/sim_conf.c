@@ -11,7 +11,8 @@
 
 void mp_sim_conf_default(mp_sim_conf *c)
 {
-	*c = (mp_sim_conf){ .max_split_size = MP_SIM_NONE, .max_non_split_rounding = SIM_LARGE_BUFFER };
+	*c = (mp_sim_conf){ .max_split_size = MP_SIM_NONE, .max_non_split_rounding = SIM_LARGE_BUFFER,
+			    .large_segment_size = SIM_LARGE_BUFFER, .fraction = -1 };
 }
 
 /* The lexer: ',' ':' '[' ']' are tokens of their own, spaces vanish, the rest make words. */
@@ -81,25 +82,39 @@ static int floor_log2(unsigned long long v)
 	return 63 - __builtin_clzll(v);
 }
 
-/* A size in MiB that must be above 20 (max_split_size_mb, max_non_split_rounding_mb). */
-static mp_err mib_above_20(const tokens *t, size_t *i, const char *key, int64_t *out, mp_diag *diag)
+/* What one release's parser takes: its keys and its checks. */
+typedef struct parser {
+	mp_sim_release r;
+	int64_t min_split;   /* the least max_split_size_mb / max_non_split_rounding_mb it takes */
+	bool min_inclusive;  /* that least value itself allowed (2.10 on) */
+	bool zero_divisions; /* a division of 0 in the list (2.4 on) */
+	bool fill_after;     /* '>' fills from after the last interval named (2.10 on), not from it */
+} parser;
+
+static bool at_least(mp_sim_release r, int major, int minor)
 {
-	long long v;
+	return r.major > major || (r.major == major && r.minor >= minor);
+}
+
+/* A size in MiB of at least the parser's minimum (max_split_size_mb, max_non_split_rounding_mb). */
+static mp_err mib_setting(const parser *ps, const tokens *t, size_t *i, const char *key, int64_t *out, mp_diag *diag)
+{
+	long long v, least = ps->min_split / MP_SIM_MIB;
 
 	if (!is(t, ++*i, ":"))
 		return mp_fail(diag, MP_E_USAGE, "allocator settings: expected ':' after %s", key);
 	if (!number(t, ++*i, &v))
 		return mp_fail(diag, MP_E_USAGE, "allocator settings: expecting %s value", key);
-	if (v <= SIM_LARGE_BUFFER / MP_SIM_MIB)
-		return mp_fail(diag, MP_E_USAGE, "allocator settings: %s too small, must be > %lld", key,
-			       (long long)(SIM_LARGE_BUFFER / MP_SIM_MIB));
+	if (ps->min_inclusive ? v < least : v <= least)
+		return mp_fail(diag, MP_E_USAGE, "allocator settings: %s too small, must be %s %lld", key,
+			       ps->min_inclusive ? ">=" : ">", least);
 	if (v > (INT64_MAX / MP_SIM_MIB))
 		v = INT64_MAX / MP_SIM_MIB;
 	*out = (int64_t)v * MP_SIM_MIB;
 	return MP_OK;
 }
 
-static mp_err divisions(mp_sim_conf *c, const tokens *t, size_t *i, mp_diag *diag)
+static mp_err divisions(const parser *ps, mp_sim_conf *c, const tokens *t, size_t *i, mp_diag *diag)
 {
 	long long v, key;
 	size_t last = 0;
@@ -120,12 +135,12 @@ static mp_err divisions(mp_sim_conf *c, const tokens *t, size_t *i, mp_diag *dia
 
 		if (!is(t, ++*i, ":") || !number(t, ++*i, &v))
 			return mp_fail(diag, MP_E_USAGE, "allocator settings: error parsing roundup_power2_divisions");
-		if (v != 0 && !power_of_two(v))
-			return mp_fail(diag, MP_E_USAGE, "allocator settings: roundup divisions must be a power of 2 "
-				       "or 0");
+		if (!power_of_two(v) && !(v == 0 && ps->zero_divisions))
+			return mp_fail(diag, MP_E_USAGE, "allocator settings: roundup divisions must be a power of 2%s",
+				       ps->zero_divisions ? " or 0" : "");
 		if (is(t, at, ">")) {
-			/* from the last interval named (itself included) to the end */
-			for (size_t k = last; k < MP_SIM_INTERVALS; k++)
+			/* from the last interval named (itself included, up to 2.9) to the end */
+			for (size_t k = last + ps->fill_after; k < MP_SIM_INTERVALS; k++)
 				c->divisions[k] = v;
 		} else {
 			if (!number(t, at, &key) || !power_of_two(key))
@@ -164,67 +179,152 @@ static mp_err boolean(const tokens *t, size_t *i, const char *key, bool *out, mp
 	return MP_OK;
 }
 
-mp_err mp_sim_conf_parse(mp_sim_conf *c, const char *text, mp_diag *diag)
+/* A number in (LO, HI) (garbage_collection_threshold) or [LO, HI] (per_process_memory_fraction). */
+static mp_err fraction(const tokens *t, size_t *i, const char *key, double lo, double hi, bool closed, double *out,
+		       mp_diag *diag)
+{
+	char *end;
+
+	if (!is(t, ++*i, ":") || ++*i >= t->n)
+		return mp_fail(diag, MP_E_USAGE, "allocator settings: expecting %s value", key);
+	*out = strtod(t->text[*i], &end);
+	if (end == t->text[*i] || (closed ? !(*out >= lo && *out <= hi) : !(*out > lo && *out < hi)))
+		return mp_fail(diag, MP_E_USAGE, "allocator settings: %s must be between %g and %g", key, lo, hi);
+	return MP_OK;
+}
+
+/* The keys each release's parser knows, from the release that added them. HOST: host (pinned) memory or
+   bookkeeping only, read and ignored. */
+enum key_kind { K_SPLIT, K_NON_SPLIT, K_LARGE_SEGMENT, K_GC, K_DIVISIONS, K_BACKEND, K_EXPANDABLE, K_FRACTION,
+		K_THROW, K_BOOL_IGNORED, K_NUMBER_IGNORED, K_TEXT_IGNORED };
+static const struct {
+	const char *name;
+	enum key_kind kind;
+	int minor; /* 2.MINOR added it */
+} keys[] = {
+	{ "max_split_size_mb", K_SPLIT, 0 },
+	{ "garbage_collection_threshold", K_GC, 0 },
+	{ "roundup_power2_divisions", K_DIVISIONS, 0 },
+	{ "backend", K_BACKEND, 0 },
+	{ "expandable_segments", K_EXPANDABLE, 1 },
+	{ "release_lock_on_cudamalloc", K_BOOL_IGNORED, 2 },
+	{ "release_lock_on_hipmalloc", K_BOOL_IGNORED, 2 },
+	{ "pinned_use_cuda_host_register", K_BOOL_IGNORED, 2 },
+	{ "pinned_use_hip_host_register", K_BOOL_IGNORED, 2 },
+	{ "pinned_num_register_threads", K_NUMBER_IGNORED, 2 },
+	{ "max_non_split_rounding_mb", K_NON_SPLIT, 6 },
+	{ "pinned_use_background_threads", K_BOOL_IGNORED, 6 },
+	{ "graph_capture_record_stream_reuse", K_BOOL_IGNORED, 9 },
+	{ "per_process_memory_fraction", K_FRACTION, 10 },
+	{ "pinned_reserve_segment_size_mb", K_NUMBER_IGNORED, 10 },
+	{ "large_segment_size_mb", K_LARGE_SEGMENT, 11 },
+	{ "throw_on_cudamalloc_oom", K_THROW, 12 },
+	{ "pinned_free_catch_all", K_BOOL_IGNORED, 12 },
+	{ "pinned_max_round_threshold_mb", K_NUMBER_IGNORED, 13 },
+	{ "pinned_max_cached_size_mb", K_NUMBER_IGNORED, 13 },
+	{ "expandable_segments_handle_type", K_TEXT_IGNORED, 13 },
+};
+
+static int key_of(const parser *ps, const char *name)
+{
+	for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+		if (strcmp(keys[k].name, name) == 0 && at_least(ps->r, 2, keys[k].minor))
+			return (int)k;
+	return -1;
+}
+
+/* 2.11's large_segment_size_mb is read before the rest (the other sizes are checked against it). */
+static mp_err large_segment(const tokens *t, mp_sim_conf *c, mp_diag *diag)
+{
+	long long v;
+
+	for (size_t i = 0; i + 2 < t->n; i++)
+		if (is(t, i, "large_segment_size_mb") && is(t, i + 1, ":")) {
+			if (!number(t, i + 2, &v) || v <= 10 || v > INT64_MAX / MP_SIM_MIB)
+				return mp_fail(diag, MP_E_USAGE, "allocator settings: large_segment_size_mb must be above 10");
+			c->large_segment_size = (int64_t)v * MP_SIM_MIB;
+		}
+	return MP_OK;
+}
+
+static mp_err one_key(const parser *ps, mp_sim_conf *c, const tokens *t, size_t *i, mp_diag *diag)
+{
+	const char *name = t->text[*i];
+	int k = key_of(ps, name);
+	bool ignored_bool;
+	double ignored_number;
+	long long v;
+
+	if (k < 0)
+		return mp_fail(diag, MP_E_USAGE, "allocator settings: unrecognized option '%s' (PyTorch %d.%d)", name,
+			       ps->r.major, ps->r.minor);
+	switch (keys[k].kind) {
+	case K_SPLIT:
+		return mib_setting(ps, t, i, name, &c->max_split_size, diag);
+	case K_NON_SPLIT:
+		return mib_setting(ps, t, i, name, &c->max_non_split_rounding, diag);
+	case K_LARGE_SEGMENT:
+		*i += 2; /* read first (large_segment) */
+		return MP_OK;
+	case K_GC:
+		return fraction(t, i, name, 0.0, 1.0, false, &c->gc_threshold, diag);
+	case K_FRACTION:
+		return fraction(t, i, name, 0.0, 1.0, true, &c->fraction, diag);
+	case K_DIVISIONS:
+		return divisions(ps, c, t, i, diag);
+	case K_EXPANDABLE:
+		return boolean(t, i, name, &c->expandable, diag);
+	case K_THROW:
+		return boolean(t, i, name, &c->throw_on_cudamalloc_oom, diag);
+	case K_BACKEND:
+		if (!is(t, ++*i, ":") || ++*i >= t->n)
+			return mp_fail(diag, MP_E_USAGE, "allocator settings: error parsing backend value");
+		if (is(t, *i, "cudaMallocAsync"))
+			return mp_fail(diag, MP_E_UNSUPPORTED, "allocator settings: backend:cudaMallocAsync is CUDA's own "
+				       "allocator, not the caching allocator memprof models");
+		if (!is(t, *i, "native"))
+			return mp_fail(diag, MP_E_USAGE, "allocator settings: unknown backend '%s' (native or "
+				       "cudaMallocAsync)", t->text[*i]);
+		return MP_OK;
+	case K_BOOL_IGNORED:
+		if (strncmp(name, "release_lock_on_", 16) == 0)
+			return boolean(t, i, name, &c->release_lock_on_cudamalloc, diag);
+		return boolean(t, i, name, &ignored_bool, diag);
+	case K_NUMBER_IGNORED:
+		if (!is(t, ++*i, ":") || !number(t, ++*i, &v) || v < 0)
+			return mp_fail(diag, MP_E_USAGE, "allocator settings: %s needs a number", name);
+		(void)ignored_number;
+		return MP_OK;
+	case K_TEXT_IGNORED:
+		if (!is(t, ++*i, ":") || ++*i >= t->n)
+			return mp_fail(diag, MP_E_USAGE, "allocator settings: %s needs a value", name);
+		return MP_OK;
+	}
+	return MP_OK;
+}
+
+mp_err mp_sim_conf_parse(mp_sim_conf *c, const char *text, mp_sim_release r, mp_diag *diag)
 {
 	tokens *t = malloc(sizeof *t);
-	mp_err err = MP_OK;
-	bool ignored;
+	parser ps = { .r = r, .zero_divisions = at_least(r, 2, 4), .fill_after = at_least(r, 2, 10),
+		      .min_inclusive = at_least(r, 2, 10) };
+	mp_err err;
 
 	if (t == NULL)
 		return MP_E_NOMEM;
 	if ((err = lex(text, t, diag)) != MP_OK)
 		goto out;
-	/* parseArgs starts from these defaults, whatever was set before */
+	/* every parse starts over from these, whatever was set before */
 	c->max_split_size = MP_SIM_NONE;
 	memset(c->divisions, 0, sizeof c->divisions);
 	c->gc_threshold = 0;
+	if (at_least(r, 2, 11) && (err = large_segment(t, c, diag)) != MP_OK)
+		goto out;
+	if (at_least(r, 2, 11))
+		c->max_non_split_rounding = c->large_segment_size; /* reset on every parse from 2.11 */
+	ps.min_split = at_least(r, 2, 11) ? c->large_segment_size : SIM_LARGE_BUFFER;
 	for (size_t i = 0; i < t->n && err == MP_OK; i++) {
-		const char *key = t->text[i];
-
-		if (strcmp(key, "max_split_size_mb") == 0) {
-			err = mib_above_20(t, &i, key, &c->max_split_size, diag);
-		} else if (strcmp(key, "max_non_split_rounding_mb") == 0) {
-			err = mib_above_20(t, &i, key, &c->max_non_split_rounding, diag);
-		} else if (strcmp(key, "garbage_collection_threshold") == 0) {
-			char *end;
-
-			if (!is(t, ++i, ":") || ++i >= t->n) {
-				err = mp_fail(diag, MP_E_USAGE, "allocator settings: expecting garbage_collection_threshold "
-					      "value");
-				break;
-			}
-			c->gc_threshold = strtod(t->text[i], &end);
-			if (end == t->text[i] || !(c->gc_threshold > 0) || !(c->gc_threshold < 1.0))
-				err = mp_fail(diag, MP_E_USAGE, "allocator settings: garbage_collection_threshold must be "
-					      "between 0.0 and 1.0");
-		} else if (strcmp(key, "roundup_power2_divisions") == 0) {
-			err = divisions(c, t, &i, diag);
-		} else if (strcmp(key, "expandable_segments") == 0) {
-			err = boolean(t, &i, key, &c->expandable, diag);
-		} else if (strcmp(key, "release_lock_on_cudamalloc") == 0 || strcmp(key, "release_lock_on_hipmalloc") == 0) {
-			err = boolean(t, &i, key, &c->release_lock_on_cudamalloc, diag);
-		} else if (strcmp(key, "backend") == 0) {
-			if (!is(t, ++i, ":") || ++i >= t->n)
-				err = mp_fail(diag, MP_E_USAGE, "allocator settings: error parsing backend value");
-			else if (is(t, i, "cudaMallocAsync"))
-				err = mp_fail(diag, MP_E_UNSUPPORTED, "allocator settings: backend:cudaMallocAsync is CUDA's "
-					      "own allocator, not the caching allocator memprof models");
-			else if (!is(t, i, "native"))
-				err = mp_fail(diag, MP_E_USAGE, "allocator settings: unknown backend '%s' (native or "
-					      "cudaMallocAsync)", t->text[i]);
-		} else if (strcmp(key, "pinned_use_cuda_host_register") == 0 ||
-			   strcmp(key, "pinned_use_hip_host_register") == 0 ||
-			   strcmp(key, "pinned_use_background_threads") == 0) {
-			err = boolean(t, &i, key, &ignored, diag); /* host memory: no decision of the model */
-		} else if (strcmp(key, "pinned_num_register_threads") == 0) {
-			long long v;
-
-			if (!is(t, ++i, ":") || !number(t, ++i, &v) || !power_of_two(v))
-				err = mp_fail(diag, MP_E_USAGE, "allocator settings: pinned_num_register_threads must be a "
-					      "power of 2");
-		} else {
-			err = mp_fail(diag, MP_E_USAGE, "allocator settings: unrecognized option '%s'", key);
-		}
+		err = one_key(&ps, c, t, &i, diag);
 		if (err == MP_OK && i + 1 < t->n && !is(t, ++i, ","))
 			err = mp_fail(diag, MP_E_USAGE, "allocator settings: expected ',' after '%s'", t->text[i - 1]);
 	}
@@ -262,8 +362,14 @@ const char *mp_sim_conf_format(const mp_sim_conf *c, char *buf, size_t n)
 		put(buf, n, &at, "expandable_segments:True");
 	if (c->max_split_size != MP_SIM_NONE)
 		put(buf, n, &at, "max_split_size_mb:%lld", (long long)(c->max_split_size / MP_SIM_MIB));
-	if (c->max_non_split_rounding != SIM_LARGE_BUFFER)
+	if (c->large_segment_size != SIM_LARGE_BUFFER)
+		put(buf, n, &at, "large_segment_size_mb:%lld", (long long)(c->large_segment_size / MP_SIM_MIB));
+	if (c->max_non_split_rounding != c->large_segment_size)
 		put(buf, n, &at, "max_non_split_rounding_mb:%lld", (long long)(c->max_non_split_rounding / MP_SIM_MIB));
+	if (c->fraction >= 0)
+		put(buf, n, &at, "per_process_memory_fraction:%g", c->fraction);
+	if (c->throw_on_cudamalloc_oom)
+		put(buf, n, &at, "throw_on_cudamalloc_oom:True");
 	if (c->gc_threshold > 0)
 		put(buf, n, &at, "garbage_collection_threshold:%g", c->gc_threshold);
 	for (size_t k = 0; k < MP_SIM_INTERVALS; k++) {

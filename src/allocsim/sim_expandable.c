@@ -136,7 +136,7 @@ static void splice(mp_sim_block *b, mp_sim_block *before, mp_sim_block *after)
 static mp_sim_block *find_expandable_block(mp_sim *s, uint64_t stream, sim_pool *pool, int64_t size)
 {
 	mp_sim_block key = { .stream = stream, .addr = 0 }, *c;
-	int64_t page = pool->small ? SIM_SMALL_BUFFER : SIM_LARGE_BUFFER;
+	int64_t page = pool->small ? SIM_SMALL_BUFFER : s->conf.large_segment_size;
 	sim_expseg *es;
 
 	for (mp_sim_block *it = sim_set_lower_bound(&pool->unmapped, &key); it != NULL && it->stream == stream;
@@ -146,7 +146,7 @@ static mp_sim_block *find_expandable_block(mp_sim *s, uint64_t stream, sim_pool 
 			return c;
 	}
 	if ((es = expseg_new(s, stream, s->total + s->total / 8, page)) == NULL ||
-	    (c = sim_block_new(s, stream, es->segment_size * es->max_handles, pool, es->base)) == NULL) {
+	    (c = sim_block_new(s, stream, es->segment_size * es->max_handles, pool, es->base, NULL)) == NULL) {
 		s->failed = true;
 		return NULL;
 	}
@@ -166,7 +166,8 @@ static bool map_block(mp_sim *s, mp_sim_block *to_map, int64_t size)
 	sim_erase_from_blocks(to_map);
 	to_map->mapped = true;
 	if (mapped < to_map->size) {
-		mp_sim_block *rest = sim_block_new(s, to_map->stream, to_map->size - mapped, pool, to_map->addr + mapped);
+		mp_sim_block *rest = sim_block_new(s, to_map->stream, to_map->size - mapped, pool, to_map->addr + mapped,
+						   to_map);
 
 		if (rest == NULL)
 			return false;
@@ -216,7 +217,7 @@ void sim_unmap_block(mp_sim *s, mp_sim_block *b)
 	int64_t before = at - b->addr, after = b->size - (before + unmapped);
 
 	if (before > 0) {
-		mp_sim_block *f = sim_block_new(s, b->stream, before, b->pool, b->addr);
+		mp_sim_block *f = sim_block_new(s, b->stream, before, b->pool, b->addr, b);
 
 		if (f != NULL) {
 			f->es = b->es;
@@ -225,7 +226,7 @@ void sim_unmap_block(mp_sim *s, mp_sim_block *b)
 		}
 	}
 	if (after > 0) {
-		mp_sim_block *f = sim_block_new(s, b->stream, after, b->pool, at + unmapped);
+		mp_sim_block *f = sim_block_new(s, b->stream, after, b->pool, at + unmapped, b);
 
 		if (f != NULL) {
 			f->es = b->es;

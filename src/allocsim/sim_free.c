@@ -90,7 +90,7 @@ void mp_sim_free(mp_sim *s, mp_sim_block *b)
 		sim_stat_add(&s->stats.oversize_allocations, -1);
 	if (b->nuses == 0) {
 		sim_free_block(s, b);
-	} else if (s->ncaptures > 0) {
+	} else if (sim_capturing(s)) {
 		/* no event may be recorded during a capture: later, when none is under way */
 		if (mp_array_grow((void **)&s->deferred, &s->cap_deferred, s->ndeferred + 1, sizeof *s->deferred) != MP_OK) {
 			s->failed = true;
@@ -109,14 +109,14 @@ void mp_sim_record_stream(mp_sim *s, mp_sim_block *b, uint64_t stream)
 		return; /* uses on its own stream need no event */
 	for (size_t i = 0; i < b->nuses; i++)
 		if (b->uses[i].stream == stream) {
-			b->uses[i].during_capture |= s->ncaptures > 0;
+			b->uses[i].during_capture |= sim_capturing(s);
 			return;
 		}
 	if (mp_array_grow((void **)&b->uses, &b->cap_uses, b->nuses + 1, sizeof *b->uses) != MP_OK) {
 		s->failed = true;
 		return;
 	}
-	b->uses[b->nuses++] = (sim_use){ .stream = stream, .during_capture = s->ncaptures > 0 };
+	b->uses[b->nuses++] = (sim_use){ .stream = stream, .during_capture = sim_capturing(s) };
 }
 
 /* The frees deferred during a capture get their events, from the streams recorded before it only (uses recorded

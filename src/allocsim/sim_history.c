@@ -226,7 +226,7 @@ static bool same_frames(const mp_snapshot *snap, mp_val a, mp_val b)
 
 /* The request's counterpart one step earlier: the latest ALLOC from the same frames, of the same rounded size
    on the same stream. */
-static void find_step(const reader *r, const mp_sim_conf *settings)
+static void find_step(const reader *r, const mp_sim_conf *settings, mp_sim_release rel)
 {
 	mp_sim_history *h = r->h;
 	const mp_sim_op *q = &h->ops[h->request];
@@ -235,7 +235,7 @@ static void find_step(const reader *r, const mp_sim_conf *settings)
 	for (int64_t i = h->request - 1; i >= (int64_t)h->nplanted; i--) {
 		const mp_sim_op *o = &h->ops[i];
 
-		if (o->kind == MP_SIM_OP_ALLOC && o->stream == q->stream && mp_sim_round_size(settings, o->size) == q->size &&
+		if (o->kind == MP_SIM_OP_ALLOC && o->stream == q->stream && mp_sim_round_size(settings, rel, o->size) == q->size &&
 		    same_frames(r->snap, r->e[o->entry].frames, oom->frames)) {
 			h->step_match = i;
 			return;
@@ -243,7 +243,7 @@ static void find_step(const reader *r, const mp_sim_conf *settings)
 	}
 }
 
-mp_err mp_sim_history_read(const mp_snapshot *snap, int64_t device, const mp_sim_conf *settings,
+mp_err mp_sim_history_read(const mp_snapshot *snap, int64_t device, const mp_sim_conf *settings, mp_sim_release rel,
 			   mp_sim_history *out, mp_diag *diag)
 {
 	reader r = { .snap = snap, .k = mp_heap_keys(snap->heap), .h = out };
@@ -309,7 +309,7 @@ mp_err mp_sim_history_read(const mp_snapshot *snap, int64_t device, const mp_sim
 			if (out->ops[i].kind == MP_SIM_OP_REQUEST)
 				out->request = (int64_t)i;
 		if (out->request >= 0)
-			find_step(&r, settings);
+			find_step(&r, settings, rel);
 	}
 	free(r.ring);
 	free(r.planted);

@@ -18,6 +18,13 @@
 #define SIM_MIN_LARGE_ALLOC (10 * MP_SIM_MIB) /* kMinLargeAlloc */
 #define SIM_ROUND_LARGE (2 * MP_SIM_MIB)  /* kRoundLarge */
 
+/* How free blocks of equal size are ordered (the last keys of BlockComparatorSize). */
+enum sim_order {
+	SIM_ORDER_ADDR,          /* stream, size, address (up to 2.11) */
+	SIM_ORDER_BLOCK,         /* stream, size, a counter every new Block takes (2.12) */
+	SIM_ORDER_SEGMENT_ADDR,  /* stream, size, the segment's counter, address (2.13 on) */
+};
+
 /* ---- ordered sets (a treap): std::set<Block*, Comparison> */
 typedef struct sim_node {
 	struct sim_node *left, *right, *parent;
@@ -41,8 +48,8 @@ mp_sim_block *sim_set_last(const sim_set *set);
 mp_sim_block *sim_set_next(const mp_sim_block *b);
 mp_sim_block *sim_set_prev(const mp_sim_block *b);
 bool sim_set_contains(const sim_set *set, const mp_sim_block *b);
-/* BlockComparatorSize: stream, size, address. BlockComparatorAddress: stream, address. */
-int sim_cmp_size(const mp_sim_block *a, const mp_sim_block *b);
+/* BlockComparatorSize as each release has it (enum sim_order); BlockComparatorAddress: stream, address. */
+sim_cmp sim_cmp_size_for(enum sim_order order);
 int sim_cmp_addr(const mp_sim_block *a, const mp_sim_block *b);
 
 /* ---- pools */
@@ -83,6 +90,7 @@ struct mp_sim_block {
 	mp_sim_block *prev, *next;
 	int event_count;
 	int64_t gc_count_base;
+	int64_t order;         /* the counter of SIM_ORDER_BLOCK / SIM_ORDER_SEGMENT_ADDR */
 	sim_expseg *es;
 	sim_use *uses;         /* stream_uses */
 	size_t nuses, cap_uses;
@@ -134,8 +142,17 @@ void sim_arena_release(sim_arena *a, int64_t start, int64_t size);
 
 /* What changed between releases: each rule says which behaviour the release has (sim_rules.c). */
 typedef struct sim_rules {
-	bool expandable_segments;   /* 2.1 on */
-	bool max_non_split_rounding; /* max_non_split_rounding_mb exists (else kLargeBuffer) */
+	bool expandable_segments;     /* 2.1: expandable_segments exists */
+	bool expandable_in_private;   /* 2.5: private pools use expandable segments too */
+	bool release_skips_expandable; /* 2.5: release_available_cached_blocks and the GC pass them over (before:
+					  they would release one, which asserts) */
+	bool division_one_keeps;      /* up to 2.3: divisions of 1 (or more) round by divisions, and 1 keeps the
+					 size as asked (no 512-byte steps) */
+	bool pool_scope_no_capture;   /* 2.13: a MemPool scope is no capture: events are processed, frees record
+					 events and the OOM retry runs while one is active */
+	bool fraction_one_uncapped;   /* 2.10: a fraction of 1.0 caps nothing (and so turns the GC off) */
+	bool fraction_rounds;         /* 2.13: the cap is rounded, not truncated */
+	enum sim_order order;
 } sim_rules;
 void sim_rules_for(mp_sim_release r, sim_rules *out);
 
@@ -165,10 +182,20 @@ struct mp_sim {
 	int64_t allowed_memory_maximum;
 	mp_sim_stats stats;
 	bool failed;             /* out of host memory in a step that cannot fail: the model is void */
+	int64_t counter;         /* the last order given */
 };
 
-/* A new Block in the model's list of blocks (NULL, and S->failed, when out of memory); its deletion. */
-mp_sim_block *sim_block_new(mp_sim *s, uint64_t stream, int64_t size, sim_pool *pool, int64_t addr);
+/* Whether the allocator takes a capture to be under way: any private-pool scope up to 2.12; from 2.13 only a
+   stream really being captured, which the model never sees (its scopes are MemPools'). */
+static inline bool sim_capturing(const mp_sim *s)
+{
+	return !s->rules.pool_scope_no_capture && s->ncaptures > 0;
+}
+
+/* A new Block in the model's list of blocks (NULL, and S->failed, when out of memory), cut from FROM (a split,
+   a mapped or unmapped piece: it inherits the segment's order) or a new segment (NULL); its deletion. */
+mp_sim_block *sim_block_new(mp_sim *s, uint64_t stream, int64_t size, sim_pool *pool, int64_t addr,
+			    const mp_sim_block *from);
 void sim_block_delete(mp_sim *s, mp_sim_block *b);
 /* B no longer waits for events: its tag, if any, is forgotten. */
 void sim_untag(mp_sim *s, mp_sim_block *b);
@@ -201,7 +228,7 @@ void sim_release_expandable_segment(mp_sim *s, mp_sim_block *b);
 void sim_expseg_delete(mp_sim *s, sim_expseg *es);
 /* Private pools. */
 sim_private *sim_private_find(const mp_sim *s, int64_t id0, int64_t id1);
-void sim_pool_init(sim_pool *p, bool small, sim_private *owner);
+void sim_pool_init(sim_pool *p, bool small, sim_private *owner, enum sim_order order);
 /* The device: charge BYTES (false when the device does not have them); give them back. */
 bool sim_device_charge(mp_sim *s, int64_t bytes);
 void sim_device_uncharge(mp_sim *s, int64_t bytes);

@@ -25,8 +25,11 @@ static int64_t next_division(int64_t size, int64_t divisions)
 	return down == size ? size : down + step;
 }
 
-int64_t mp_sim_round_size(const mp_sim_conf *c, int64_t size)
+int64_t mp_sim_round_size(const mp_sim_conf *c, mp_sim_release r, int64_t size)
 {
+	sim_rules rules;
+
+	sim_rules_for(r, &rules);
 	if (size < SIM_MIN_BLOCK)
 		return SIM_MIN_BLOCK;
 	int index = floor_log2((uint64_t)size) - 20; /* the intervals start at 1 MiB */
@@ -37,17 +40,20 @@ int64_t mp_sim_round_size(const mp_sim_conf *c, int64_t size)
 		index = MP_SIM_INTERVALS - 1;
 	int64_t divisions = c->divisions[index];
 
+	/* up to 2.3 one division keeps the size as asked, without even the 512-byte steps */
+	if (rules.division_one_keeps && divisions > 0 && size > SIM_MIN_BLOCK * divisions)
+		return divisions <= 1 ? size : next_division(size, divisions);
 	if (divisions > 1 && size > SIM_MIN_BLOCK * divisions)
 		return next_division(size, divisions);
 	return (size + SIM_MIN_BLOCK - 1) / SIM_MIN_BLOCK * SIM_MIN_BLOCK;
 }
 
-int64_t mp_sim_allocation_size(int64_t size)
+int64_t mp_sim_allocation_size(const mp_sim_conf *c, int64_t size)
 {
 	if (size <= SIM_SMALL_SIZE)
 		return SIM_SMALL_BUFFER;
 	if (size < SIM_MIN_LARGE_ALLOC)
-		return SIM_LARGE_BUFFER;
+		return c->large_segment_size;
 	return (size + SIM_ROUND_LARGE - 1) / SIM_ROUND_LARGE * SIM_ROUND_LARGE;
 }
 
@@ -113,7 +119,9 @@ static bool alloc_block(mp_sim *s, params *p, bool retry, bool *unsupported)
 		s->stats.num_alloc_retries++;
 	if (s->set_fraction && s->total_allocated_memory + size > s->allowed_memory_maximum)
 		return false;
-	if (s->conf.expandable && s->rules.expandable_segments) {
+	/* up to 2.4 private pools never use expandable segments */
+	if (s->conf.expandable && s->rules.expandable_segments &&
+	    (s->rules.expandable_in_private || p->pool->owner == NULL)) {
 		p->block = sim_try_allocate_expandable_block(s, p->stream, p->pool, p->size);
 		if (p->block == NULL && s->failed)
 			*unsupported = true;
@@ -128,7 +136,7 @@ static bool alloc_block(mp_sim *s, params *p, bool retry, bool *unsupported)
 		sim_device_uncharge(s, size);
 		return false;
 	}
-	if ((p->block = sim_block_new(s, p->stream, size, p->pool, addr)) == NULL) {
+	if ((p->block = sim_block_new(s, p->stream, size, p->pool, addr, NULL)) == NULL) {
 		*unsupported = true;
 		return false;
 	}
@@ -161,7 +169,7 @@ static mp_sim_block *alloc_found_block(mp_sim *s, params *p, int64_t orig_size, 
 		mp_sim_block *remaining = block;
 
 		/* the request takes the front; the old block keeps the rest */
-		if ((block = sim_block_new(s, p->stream, p->size, p->pool, remaining->addr)) == NULL)
+		if ((block = sim_block_new(s, p->stream, p->size, p->pool, remaining->addr, remaining)) == NULL)
 			return NULL;
 		block->es = remaining->es;
 		block->prev = remaining->prev;
@@ -207,19 +215,25 @@ mp_err mp_sim_malloc(mp_sim *s, int64_t orig_size, uint64_t stream, mp_sim_block
 		s->stats.num_ooms++;
 		return MP_E_NOMEM;
 	}
-	if (s->ncaptures == 0)
+	if (!sim_capturing(s))
 		sim_process_events(s); /* event queries are not allowed while a capture may be under way */
-	p.size = mp_sim_round_size(&s->conf, orig_size);
+	p.size = mp_sim_round_size(&s->conf, s->release, orig_size);
 	p.pool = sim_get_pool(s, p.size, stream);
-	p.alloc_size = mp_sim_allocation_size(p.size);
+	p.alloc_size = mp_sim_allocation_size(&s->conf, p.size);
 	found = get_free_block(s, &p);
+	/* 2.12's throw_on_cudamalloc_oom: over the fraction's cap, out of memory before any retry */
+	if (!found && s->conf.throw_on_cudamalloc_oom && s->set_fraction &&
+	    s->total_allocated_memory + p.alloc_size > s->allowed_memory_maximum) {
+		s->stats.num_ooms++;
+		return MP_E_NOMEM;
+	}
 	if (!found) {
 		if (s->set_fraction && s->conf.gc_threshold > 0)
 			sim_garbage_collect_cached_blocks(s);
 		found = alloc_block(s, &p, false, &unsupported) ||
 			(!unsupported && sim_release_available_cached_blocks(s, p.pool, p.size, stream) &&
 			 alloc_block(s, &p, false, &unsupported)) ||
-			(!unsupported && s->ncaptures == 0 && sim_release_cached_blocks(s) &&
+			(!unsupported && !sim_capturing(s) && sim_release_cached_blocks(s) &&
 			 alloc_block(s, &p, true, &unsupported));
 	}
 	if (unsupported || s->failed)

@@ -46,8 +46,8 @@ static sim_private *incref(mp_sim *s, int64_t id0, int64_t id1)
 	p->id[0] = id0;
 	p->id[1] = id1;
 	p->use_count = 1;
-	sim_pool_init(&p->large, false, p);
-	sim_pool_init(&p->small, true, p);
+	sim_pool_init(&p->large, false, p, s->rules.order);
+	sim_pool_init(&p->small, true, p, s->rules.order);
 	for (link = &s->graph_pools; *link != NULL; link = &(*link)->next)
 		;
 	*link = p;

@@ -61,7 +61,11 @@ bool sim_release_available_cached_blocks(mp_sim *s, sim_pool *pool, int64_t size
 	if (max_split == MP_SIM_NONE)
 		return false;
 	it = sim_set_lower_bound(&pool->blocks, &key);
-	if (it != NULL && it->stream == stream && it->es == NULL) {
+	if (it != NULL && it->stream == stream && (it->es == NULL || !s->rules.release_skips_expandable)) {
+		if (it->es != NULL) {
+			s->failed = true; /* up to 2.4: releasing an expandable block asserts in the allocator */
+			return false;
+		}
 		sim_release_block(s, it); /* one block large enough */
 		return true;
 	}
@@ -80,6 +84,9 @@ bool sim_release_available_cached_blocks(mp_sim *s, sim_pool *pool, int64_t size
 		if (cur->es == NULL) {
 			released += cur->size;
 			sim_release_block(s, cur);
+		} else if (!s->rules.release_skips_expandable) {
+			s->failed = true;
+			return false;
 		}
 		if (first)
 			break;
@@ -144,7 +151,12 @@ void sim_garbage_collect_cached_blocks(mp_sim *s)
 		freed = false;
 		for (mp_sim_block *b = sim_set_first(&s->large_blocks.blocks), *next; b != NULL; b = next) {
 			next = sim_set_next(b);
-			if (!sim_block_is_split(b) && b->es == NULL && (double)gc_count(b) >= age_threshold) {
+			if (!sim_block_is_split(b) && (b->es == NULL || !s->rules.release_skips_expandable) &&
+			    (double)gc_count(b) >= age_threshold) {
+				if (b->es != NULL) {
+					s->failed = true; /* up to 2.4: the GC releases an expandable block, which asserts */
+					return;
+				}
 				freed = true;
 				reclaimed += b->size;
 				total_age -= gc_count(b);

@@ -7,13 +7,38 @@
 
 #define BLOCK(n) ((mp_sim_block *)(n)) /* the node is the block's first member */
 
-int sim_cmp_size(const mp_sim_block *a, const mp_sim_block *b)
+static int cmp_stream_size(const mp_sim_block *a, const mp_sim_block *b)
 {
 	if (a->stream != b->stream)
 		return a->stream < b->stream ? -1 : 1;
-	if (a->size != b->size)
-		return a->size < b->size ? -1 : 1;
-	return (a->addr > b->addr) - (a->addr < b->addr);
+	return (a->size > b->size) - (a->size < b->size);
+}
+
+static int cmp_size_addr(const mp_sim_block *a, const mp_sim_block *b)
+{
+	int c = cmp_stream_size(a, b);
+
+	return c != 0 ? c : (a->addr > b->addr) - (a->addr < b->addr);
+}
+
+static int cmp_size_order(const mp_sim_block *a, const mp_sim_block *b)
+{
+	int c = cmp_stream_size(a, b);
+
+	return c != 0 ? c : (a->order > b->order) - (a->order < b->order);
+}
+
+static int cmp_size_order_addr(const mp_sim_block *a, const mp_sim_block *b)
+{
+	int c = cmp_size_order(a, b);
+
+	return c != 0 ? c : (a->addr > b->addr) - (a->addr < b->addr);
+}
+
+sim_cmp sim_cmp_size_for(enum sim_order order)
+{
+	return order == SIM_ORDER_BLOCK ? cmp_size_order : order == SIM_ORDER_SEGMENT_ADDR ? cmp_size_order_addr
+											  : cmp_size_addr;
 }
 
 int sim_cmp_addr(const mp_sim_block *a, const mp_sim_block *b)

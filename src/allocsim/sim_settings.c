@@ -15,7 +15,7 @@ static bool key_is(const mp_snapshot *snap, mp_val k, const char *name)
 	return len == strlen(name) && memcmp(s, name, len) == 0;
 }
 
-bool mp_sim_conf_from_snapshot(const mp_snapshot *snap, mp_sim_conf *c, char *text, size_t n)
+bool mp_sim_conf_from_snapshot(const mp_snapshot *snap, mp_sim_release r, mp_sim_conf *c, char *text, size_t n)
 {
 	mp_val d = snap->allocator_settings;
 	const mp_val *items;
@@ -38,7 +38,7 @@ bool mp_sim_conf_from_snapshot(const mp_snapshot *snap, mp_sim_conf *c, char *te
 
 			memcpy(text, s, slen);
 			text[slen] = '\0';
-			if (mp_sim_conf_parse(&parsed, text, NULL) == MP_OK)
+			if (mp_sim_conf_parse(&parsed, text, r, NULL) == MP_OK)
 				*c = parsed;
 		}
 	}
@@ -61,4 +61,32 @@ bool mp_sim_conf_from_snapshot(const mp_snapshot *snap, mp_sim_conf *c, char *te
 		}
 	}
 	return true;
+}
+
+/* Whether SNAP's top level has the key NAME. */
+static bool has_top_key(const mp_snapshot *snap, const char *name)
+{
+	if (!mp_val_is_container(snap->shape))
+		return false;
+	const mp_val *keys = mp_heap_items(snap->heap, snap->shape);
+
+	for (size_t i = 0; i < mp_heap_len(snap->heap, snap->shape); i++) {
+		size_t len;
+		const char *s = mp_val_type(keys[i]) == MP_T_STR ? mp_heap_atom(snap->heap, keys[i], &len) : NULL;
+
+		if (s != NULL && len == strlen(name) && memcmp(s, name, len) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The release a snapshot's shape tells: 2.14 added the host allocator's keys, 2.5 the annotations. Only the
+   rules that differ between these (src/allocsim/sim_rules.c) depend on the guess. */
+mp_sim_release mp_sim_release_of_snapshot(const mp_snapshot *snap)
+{
+	if (has_top_key(snap, "host_segments"))
+		return (mp_sim_release){ 2, 14 };
+	if (has_top_key(snap, "external_annotations"))
+		return (mp_sim_release){ 2, 6 };
+	return (mp_sim_release){ 2, 4 };
 }

@@ -6,10 +6,10 @@
 #include "mp_array.h"
 #include "sim_int.h"
 
-void sim_pool_init(sim_pool *p, bool small, sim_private *owner)
+void sim_pool_init(sim_pool *p, bool small, sim_private *owner, enum sim_order order)
 {
 	*p = (sim_pool){ .small = small, .owner = owner };
-	sim_set_init(&p->blocks, sim_cmp_size);
+	sim_set_init(&p->blocks, sim_cmp_size_for(order));
 	sim_set_init(&p->unmapped, sim_cmp_addr);
 }
 
@@ -31,8 +31,10 @@ mp_sim *mp_sim_new(const mp_sim_conf *conf, mp_sim_release r, int64_t total, int
 		mp_sim_free_all(s);
 		return NULL;
 	}
-	sim_pool_init(&s->large_blocks, false, NULL);
-	sim_pool_init(&s->small_blocks, true, NULL);
+	sim_pool_init(&s->large_blocks, false, NULL, s->rules.order);
+	sim_pool_init(&s->small_blocks, true, NULL, s->rules.order);
+	if (conf->fraction >= 0)
+		mp_sim_set_fraction(s, conf->fraction); /* per_process_memory_fraction: when the allocator is made */
 	return s;
 }
 
@@ -78,11 +80,18 @@ const mp_sim_conf *mp_sim_conf_of(const mp_sim *s)
 
 void mp_sim_set_fraction(mp_sim *s, double f)
 {
-	s->allowed_memory_maximum = (int64_t)(f * (double)s->total);
+	double cap = f * (double)s->total;
+
+	if (s->rules.fraction_one_uncapped && f >= 1.0) {
+		s->set_fraction = false; /* no cap at all, and so no garbage collection */
+		return;
+	}
+	s->allowed_memory_maximum = s->rules.fraction_rounds ? (int64_t)(cap + 0.5) : (int64_t)cap;
 	s->set_fraction = true;
 }
 
-mp_sim_block *sim_block_new(mp_sim *s, uint64_t stream, int64_t size, sim_pool *pool, int64_t addr)
+mp_sim_block *sim_block_new(mp_sim *s, uint64_t stream, int64_t size, sim_pool *pool, int64_t addr,
+			    const mp_sim_block *from)
 {
 	mp_sim_block *b = calloc(1, sizeof *b);
 
@@ -90,6 +99,8 @@ mp_sim_block *sim_block_new(mp_sim *s, uint64_t stream, int64_t size, sim_pool *
 		s->failed = true;
 		return NULL;
 	}
+	/* 2.12 counts every new Block; 2.13 counts segments, and what is cut from one keeps its count */
+	b->order = from == NULL || s->rules.order == SIM_ORDER_BLOCK ? ++s->counter : from->order;
 	b->stream = stream;
 	b->size = size;
 	b->pool = pool;

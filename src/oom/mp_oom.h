@@ -166,7 +166,8 @@ enum mp_oom_verdict {
 
 typedef struct mp_oom {
 	mp_oom_request req;
-	/* the allocator's settings as read (allocator_settings), defaults where absent */
+	/* the allocator's settings as read (allocator_settings), defaults where absent, under the release's rules */
+	mp_sim_release release;  /* the request's, else what the snapshot's keys tell */
 	mp_sim_conf conf;
 	char conf_text[256];     /* the job's PYTORCH_CUDA_ALLOC_CONF as it last set it, "" */
 	int64_t max_split_size;  /* INT64_MAX: none */

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "mp_sim_history.h"
 #include "oom_int.h"
 
 mp_err mp_oom_request_from_trace(const mp_snapshot *snap, long device, mp_oom_request *out)
@@ -87,6 +88,7 @@ mp_err mp_oom_explain(const mp_snapshot *snap, const mp_oom_request *req, mp_oom
 		return mp_fail(diag, MP_E_NOTFOUND, "device %lld has no segment and its free memory is unknown: "
 			       "nothing to explain", (long long)req->device);
 	}
+	o->release = req->release.major != 0 ? req->release : mp_sim_release_of_snapshot(snap);
 	oom_read_settings(snap, o);
 	device_figures(&v, o);
 	oom_replay(&v, o);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mp_frame_filter.h"
 #include "mp_snapshot_extras.h"
 #include "mp_array.h"
 #include "oom_int.h"
@@ -22,25 +23,11 @@ static char *owner_root(const char *s, size_t len)
 
 char *oom_site_of(const mp_snapshot *snap, mp_val frames)
 {
-	size_t n = mp_frames_len(snap, frames), pick = SIZE_MAX;
-	mp_frame f;
 	char buf[300];
 
-	for (size_t i = 0; i < n && pick == SIZE_MAX; i++)
-		if (mp_frames_get(snap, frames, i, &f) && f.filename_len > 0 &&
-		    memmem(f.filename, f.filename_len, "/torch/", 7) == NULL && f.filename[0] != '?')
-			pick = i;
-	if (pick == SIZE_MAX && (n == 0 || !mp_frames_get(snap, frames, 0, &f)))
+	/* the job's own innermost line: not torch's, not an installed package's, not C++ stack capture */
+	if (mp_frames_site(snap, frames, buf, sizeof buf)[0] == '\0')
 		return NULL;
-	if (pick != SIZE_MAX)
-		mp_frames_get(snap, frames, pick, &f);
-	const char *base = f.filename;
-
-	for (size_t i = 0; i < f.filename_len; i++)
-		if (f.filename[i] == '/')
-			base = f.filename + i + 1;
-	snprintf(buf, sizeof buf, "%.*s:%lld (%.*s)", (int)(f.filename_len - (size_t)(base - f.filename)), base,
-		 (long long)f.line, (int)f.name_len, f.name);
 	return strdup(buf);
 }
 

@@ -75,7 +75,7 @@ static inline bool oom_block_free(const oom_view *v, const mp_block *b)
 
 /* The allocator's rules for O's settings. */
 int64_t oom_round_size(const mp_oom *o, int64_t size);
-int64_t oom_allocation_size(int64_t rounded);
+int64_t oom_allocation_size(const mp_oom *o, int64_t rounded);
 /* Read SNAP's allocator_settings into O (defaults where absent). */
 void oom_read_settings(const mp_snapshot *snap, mp_oom *o);
 

@@ -98,6 +98,7 @@ static void expandable(const oom_view *v, mp_oom *o)
 static void max_split(const oom_view *v, mp_oom *o)
 {
 	char a[32], b[32], c[32], action[64];
+	mp_oom_remedy *r;
 	oom_oversize ov;
 
 	if (o->small_pool || o->req.device_free < 0)
@@ -109,13 +110,20 @@ static void max_split(const oom_view *v, mp_oom *o)
 		return;
 	}
 	snprintf(action, sizeof action, "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:%lld", (long long)(ov.m / OOM_MIB));
-	remedy(o, MP_OOM_R_MAX_SPLIT, ov.works, action,
+	r = remedy(o, MP_OOM_R_MAX_SPLIT, ov.works, action,
 	       "%lld segment%s of %s or more would not have been split by the live blocks (all under %s) that hold "
 	       "%s now: the retry releases %s, and net of segments of their own for those blocks that gives %s, "
 	       "so the free memory %s the allocation",
 	       (long long)ov.nsegs, ov.nsegs == 1 ? "" : "s", oom_size_text(a, sizeof a, ov.m),
 	       oom_size_text(b, sizeof b, ov.m), ov.nsegs == 1 ? "it" : "them", ov.nsegs == 1 ? "it" : "them",
 	       oom_size_text(c, sizeof c, ov.freed), ov.works ? "covers" : "still falls short of");
+	if (r != NULL) {
+		mp_sim_conf sc = o->conf;
+
+		sc.max_split_size = ov.m;
+		r->has_conf = true;
+		mp_sim_conf_format(&sc, r->conf, sizeof r->conf);
+	}
 }
 
 static void freeing(const oom_view *v, mp_oom *o, const oom_groups *gr, mp_err *err)

@@ -70,7 +70,7 @@ static void size_request(const oom_view *v, mp_oom *o)
 	if (o->req.source != MP_OOM_FROM_EXCEPTION) {
 		o->rounded = oom_round_size(o, o->req.size);
 		o->small_pool = o->rounded <= OOM_SMALL_SIZE;
-		o->alloc_size = oom_allocation_size(o->rounded);
+		o->alloc_size = oom_allocation_size(o, o->rounded);
 		o->size_exact = true;
 		o->size_above = o->size_max = o->rounded;
 		o->largest_free = largest_searched(v, o);

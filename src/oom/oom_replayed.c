@@ -33,29 +33,29 @@ static bool judge(const replayed *r, const mp_sim_outcome *x, char *why, size_t 
 	bool has_step = w->h.step_match >= 0;
 
 	if (x->oom_op == w->h.request) {
-		snprintf(why, n, "replayed: the job still runs out at this request, with %s reserved",
+		snprintf(why, n, "the job still runs out at this request, with %s reserved",
 			 mp_format_torch_size(a, sizeof a, x->reserved_at_oom));
 		return false;
 	}
 	if (x->oom_op >= 0) {
-		snprintf(why, n, "replayed: the job runs out earlier, %lld requests before, at %s (a request of %s)",
+		snprintf(why, n, "the job runs out earlier, %lld requests before, at %s (a request of %s)",
 			 (long long)(w->h.request - x->oom_op), mp_whatif_site(w, x->oom_op, site, sizeof site),
 			 mp_format_torch_size(a, sizeof a, w->h.ops[x->oom_op].size));
 		return false;
 	}
 	if (has_step && x->step_replayed && x->step_oom_op >= 0) {
-		snprintf(why, n, "replayed: the request is served, but the job runs out again %lld requests later in the "
+		snprintf(why, n, "the request is served, but the job runs out again %lld requests later in the "
 			 "step, at %s (a request of %s)", (long long)(x->step_oom_op - w->h.step_match),
 			 mp_whatif_site(w, x->step_oom_op, site, sizeof site),
 			 mp_format_torch_size(a, sizeof a, w->h.ops[x->step_oom_op].size));
 		return false;
 	}
 	if (has_step && x->step_replayed)
-		snprintf(why, n, "replayed: the job's requests are served, this one and the rest of its step (%lld requests, "
+		snprintf(why, n, "the job's requests are served, this one and the rest of its step (%lld requests, "
 			 "as one step earlier), at a peak of %s reserved (the job had %s at the OOM)", (long long)x->step_ops,
 			 mp_format_torch_size(a, sizeof a, x->peak_reserved), mp_format_torch_size(b, sizeof b, w->h.reserved));
 	else
-		snprintf(why, n, "replayed: the job's requests up to this one are served, at a peak of %s reserved; only "
+		snprintf(why, n, "the job's requests up to this one are served, at a peak of %s reserved; only "
 			 "this request is covered (%s)", mp_format_torch_size(a, sizeof a, x->peak_reserved),
 			 has_step ? "the step before does not repeat regularly" : "the ring holds no earlier step");
 	return true;
@@ -218,7 +218,7 @@ static void empty_cache(replayed *r)
 
 bool oom_remedies_replayed(const oom_view *v, mp_oom *o)
 {
-	mp_whatif_opts opts = { .device = o->req.device, .release = o->req.release, .capacity = -1, .device_free = -1 };
+	mp_whatif_opts opts = { .device = o->req.device, .release = o->release, .capacity = -1, .device_free = -1 };
 	mp_whatif *w;
 	mp_diag diag = { 0 };
 	replayed r = { .o = o };

@@ -191,7 +191,9 @@ static void remedies(const mp_oom *o, mp_out *out, bool rst, bool works)
 		if (r->works != works)
 			continue;
 		item(out, rst);
-		mp_out_printf(out, "%s%s%s: %s\n", rst ? "``" : "", r->action, rst ? "``" : "", r->why);
+		mp_out_printf(out, "%s%s%s: %s [%s%s]\n", rst ? "``" : "", r->action, rst ? "``" : "", r->why,
+			      r->evidence == MP_OOM_EV_REPLAY ? "replayed" : "estimated from the state",
+			      !works ? "" : r->covers_step ? "; covers the step" : "; covers this request");
 	}
 }
 

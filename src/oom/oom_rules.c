@@ -9,7 +9,7 @@
 
 void oom_read_settings(const mp_snapshot *snap, mp_oom *o)
 {
-	o->settings_known = mp_sim_conf_from_snapshot(snap, &o->conf, o->conf_text, sizeof o->conf_text);
+	o->settings_known = mp_sim_conf_from_snapshot(snap, o->release, &o->conf, o->conf_text, sizeof o->conf_text);
 	o->max_split_size = o->conf.max_split_size;
 	o->expandable = o->conf.expandable;
 	o->gc_threshold = o->conf.gc_threshold;
@@ -18,12 +18,12 @@ void oom_read_settings(const mp_snapshot *snap, mp_oom *o)
 
 int64_t oom_round_size(const mp_oom *o, int64_t size)
 {
-	return mp_sim_round_size(&o->conf, size);
+	return mp_sim_round_size(&o->conf, o->release, size);
 }
 
-int64_t oom_allocation_size(int64_t rounded)
+int64_t oom_allocation_size(const mp_oom *o, int64_t rounded)
 {
-	return mp_sim_allocation_size(rounded);
+	return mp_sim_allocation_size(&o->conf, rounded);
 }
 
 void oom_relocation_add(oom_relocation *r, int64_t size)

@@ -9,34 +9,6 @@
 #include "mp_frame_filter.h"
 #include "mp_whatif.h"
 
-/* Whether SNAP's top level has the key NAME. */
-static bool has_top_key(const mp_snapshot *snap, const char *name)
-{
-	if (!mp_val_is_container(snap->shape))
-		return false;
-	const mp_val *keys = mp_heap_items(snap->heap, snap->shape);
-
-	for (size_t i = 0; i < mp_heap_len(snap->heap, snap->shape); i++) {
-		size_t len;
-		const char *s = mp_val_type(keys[i]) == MP_T_STR ? mp_heap_atom(snap->heap, keys[i], &len) : NULL;
-
-		if (s != NULL && len == strlen(name) && memcmp(s, name, len) == 0)
-			return true;
-	}
-	return false;
-}
-
-/* The release a snapshot's shape tells: 2.14 added the host allocator's keys, 2.5 the annotations. Only the
-   rules that differ between these (src/allocsim/sim_rules.c) depend on the guess. */
-static mp_sim_release guess_release(const mp_snapshot *snap)
-{
-	if (has_top_key(snap, "host_segments"))
-		return (mp_sim_release){ 2, 14 };
-	if (has_top_key(snap, "external_annotations"))
-		return (mp_sim_release){ 2, 6 };
-	return (mp_sim_release){ 2, 4 };
-}
-
 /* The shape of a state, to compare the model's with the job's: per segment its size, blocks and live bytes,
    sorted (addresses differ: the model's device is not the job's). */
 typedef struct seg_shape {
@@ -177,10 +149,10 @@ mp_err mp_whatif_open(const mp_snapshot *snap, const mp_whatif_opts *opts, mp_wh
 	w->snap = snap;
 	w->release = opts->release;
 	if (w->release.major == 0) {
-		w->release = guess_release(snap);
+		w->release = mp_sim_release_of_snapshot(snap);
 		w->release_guessed = true;
 	}
-	mp_sim_conf_from_snapshot(snap, &w->recorded, w->recorded_text, sizeof w->recorded_text);
+	mp_sim_conf_from_snapshot(snap, w->release, &w->recorded, w->recorded_text, sizeof w->recorded_text);
 	if (device < 0) {
 		/* the device whose trace ends in an OOM, else the first */
 		const mp_keys *k = mp_heap_keys(snap->heap);
@@ -191,7 +163,7 @@ mp_err mp_whatif_open(const mp_snapshot *snap, const mp_whatif_opts *opts, mp_wh
 				if (mp_val_is(snap->trace[snap->device_traces[d].first + i].action, k->oom))
 					device = (int64_t)d;
 	}
-	if ((err = mp_sim_history_read(snap, device, &w->recorded, &w->h, diag)) != MP_OK) {
+	if ((err = mp_sim_history_read(snap, device, &w->recorded, w->release, &w->h, diag)) != MP_OK) {
 		free(w);
 		return err;
 	}

@@ -139,7 +139,7 @@ int main(int argc, char **argv)
 		if (strcmp(op, "settings") == 0) {
 			if (r.sim != NULL || sscanf(line, "settings %399s", settings) != 1)
 				die("settings out of place", lineno);
-			if (strcmp(settings, "-") != 0 && mp_sim_conf_parse(&conf, settings, &diag) != MP_OK)
+			if (strcmp(settings, "-") != 0 && mp_sim_conf_parse(&conf, settings, rel, &diag) != MP_OK)
 				die(diag.msg, lineno);
 			continue;
 		}

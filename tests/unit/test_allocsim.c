@@ -8,16 +8,23 @@
 
 #define MIB MP_SIM_MIB
 
-static mp_sim_conf parsed(const char *text, mp_err want)
+static const mp_sim_release r26 = { 2, 6 }, r214 = { 2, 14 };
+
+static mp_sim_conf parsed_by(mp_sim_release r, const char *text, mp_err want)
 {
 	mp_sim_conf c;
 	mp_diag d = { 0 };
 
 	mp_sim_conf_default(&c);
-	CU_ASSERT_EQUAL(mp_sim_conf_parse(&c, text, &d), want);
+	CU_ASSERT_EQUAL(mp_sim_conf_parse(&c, text, r, &d), want);
 	if (want != MP_OK)
 		CU_ASSERT_NOT_EQUAL(d.msg[0], '\0');
 	return c;
+}
+
+static mp_sim_conf parsed(const char *text, mp_err want)
+{
+	return parsed_by(r26, text, want);
 }
 
 static void test_conf(void)
@@ -58,6 +65,21 @@ static void test_conf(void)
 	memset(long_word, 'x', sizeof long_word - 1);
 	long_word[sizeof long_word - 1] = '\0';
 	parsed(long_word, MP_E_LIMIT);
+	/* each release its own keys and checks: 2.0 has no expandable segments, 2.6 no large_segment_size_mb;
+	   2.10 takes max_split_size_mb:20 and fills '>' from after the last interval named; 2.11's
+	   large_segment_size_mb is the least max_split_size_mb and the default max_non_split_rounding_mb */
+	parsed_by((mp_sim_release){ 2, 0 }, "expandable_segments:True", MP_E_USAGE);
+	parsed("large_segment_size_mb:32", MP_E_USAGE);
+	parsed_by(r214, "max_split_size_mb:20", MP_OK);
+	c = parsed_by(r214, "roundup_power2_divisions:[256:1,512:2,>:8]", MP_OK);
+	CU_ASSERT_EQUAL(c.divisions[9], 2);
+	CU_ASSERT_EQUAL(c.divisions[10], 8);
+	c = parsed_by(r214, "max_split_size_mb:40,large_segment_size_mb:32", MP_OK);
+	CU_ASSERT_EQUAL(c.large_segment_size, 32 * MIB);
+	CU_ASSERT_EQUAL(c.max_non_split_rounding, 32 * MIB);
+	parsed_by(r214, "max_split_size_mb:30,large_segment_size_mb:32", MP_E_USAGE);
+	parsed_by((mp_sim_release){ 2, 3 }, "roundup_power2_divisions:[256:0]", MP_E_USAGE);
+	parsed_by((mp_sim_release){ 2, 4 }, "roundup_power2_divisions:[256:0]", MP_OK);
 }
 
 static void test_round_size(void)
@@ -65,19 +87,23 @@ static void test_round_size(void)
 	mp_sim_conf c;
 
 	mp_sim_conf_default(&c);
-	CU_ASSERT_EQUAL(mp_sim_round_size(&c, 1), 512);
-	CU_ASSERT_EQUAL(mp_sim_round_size(&c, 512), 512);
-	CU_ASSERT_EQUAL(mp_sim_round_size(&c, 513), 1024);
-	CU_ASSERT_EQUAL(mp_sim_allocation_size(MIB), 2 * MIB);
-	CU_ASSERT_EQUAL(mp_sim_allocation_size(MIB + 512), 20 * MIB);
-	CU_ASSERT_EQUAL(mp_sim_allocation_size(10 * MIB), 10 * MIB);
-	CU_ASSERT_EQUAL(mp_sim_allocation_size(10 * MIB + 512), 12 * MIB);
+	CU_ASSERT_EQUAL(mp_sim_round_size(&c, r26, 1), 512);
+	CU_ASSERT_EQUAL(mp_sim_round_size(&c, r26, 512), 512);
+	CU_ASSERT_EQUAL(mp_sim_round_size(&c, r26, 513), 1024);
+	CU_ASSERT_EQUAL(mp_sim_allocation_size(&c, MIB), 2 * MIB);
+	CU_ASSERT_EQUAL(mp_sim_allocation_size(&c, MIB + 512), 20 * MIB);
+	CU_ASSERT_EQUAL(mp_sim_allocation_size(&c, 10 * MIB), 10 * MIB);
+	CU_ASSERT_EQUAL(mp_sim_allocation_size(&c, 10 * MIB + 512), 12 * MIB);
 	/* four steps between powers of two: 1.2 MiB goes to 1.25 MiB, a power of two stays */
 	c.divisions[0] = 4;
-	CU_ASSERT_EQUAL(mp_sim_round_size(&c, 1258291), 1310720);
-	CU_ASSERT_EQUAL(mp_sim_round_size(&c, 2 * MIB), 2 * MIB);
+	CU_ASSERT_EQUAL(mp_sim_round_size(&c, r26, 1258291), 1310720);
+	CU_ASSERT_EQUAL(mp_sim_round_size(&c, r26, 2 * MIB), 2 * MIB);
 	/* below 512 x divisions the 512-byte steps apply */
-	CU_ASSERT_EQUAL(mp_sim_round_size(&c, 1500), 1536);
+	CU_ASSERT_EQUAL(mp_sim_round_size(&c, r26, 1500), 1536);
+	/* one division: 512-byte steps from 2.4, the size as asked before */
+	c.divisions[0] = 1;
+	CU_ASSERT_EQUAL(mp_sim_round_size(&c, r26, 1048577 + 10), 1049088);
+	CU_ASSERT_EQUAL(mp_sim_round_size(&c, (mp_sim_release){ 2, 3 }, 1048577 + 10), 1048587);
 }
 
 static mp_sim_block *ok_alloc(mp_sim *s, int64_t size, uint64_t stream)

@@ -60,7 +60,7 @@ static int run_whatif(mp_command_ctx *c, const mp_command_args *a)
 					    : mp_command_fail(c, cmd_label(c, a, 0, name, sizeof name), err, &diag);
 	}
 	conf = w->recorded;
-	if (conf_text != NULL && (err = mp_sim_conf_parse(&conf, conf_text, &diag)) != MP_OK) {
+	if (conf_text != NULL && (err = mp_sim_conf_parse(&conf, conf_text, w->release, &diag)) != MP_OK) {
 		mp_whatif_close(w);
 		cmd_release(snap, owned);
 		return mp_command_fail(c, "whatif: --conf", err, &diag);
