@@ -12,8 +12,12 @@ case); sizes below assume it.
               each take a whole 60 MiB segment (max_split_size keeps it from being split), then `e` and `f` 12 MiB:
               `f` runs out. Without the job's own setting the 15 MiB rests serve both
 
+  step        (256 MiB) a training-like loop whose every step makes the same requests from the same lines (an
+              activation, a temporary, a workspace), and keeps 16 MiB more each step (`kept`), until a request
+              of some step runs out: the ring holds the step before, so claims can be made for the whole step
+
 usage: oom_judgment.py --case CASE [--history none|python|all] [--alloc-conf CONF] [--free NAME]...
-                       [--empty-cache-after LINE]
+                       [--empty-cache-after LINE] [--until-step K]
 
 The error is caught and the checkpoint taken inside the `except` (notes oom_message, oom_request_bytes); when no
 error comes, after the request, with oom_message null ("no oom"). --alloc-conf sets PYTORCH_CUDA_ALLOC_CONF before
@@ -25,7 +29,7 @@ import argparse
 import os
 import sys
 
-CASES = ("page", "holes", "own_split")
+CASES = ("page", "holes", "own_split", "step")
 MiB = 1 << 20
 
 ap = argparse.ArgumentParser()
@@ -34,6 +38,8 @@ ap.add_argument("--history", choices=("none", "python", "all"), default="none")
 ap.add_argument("--alloc-conf")
 ap.add_argument("--free", action="append", default=[], metavar="NAME")
 ap.add_argument("--empty-cache-after", type=int, metavar="LINE")
+# step: stop once step K is complete (a re-run of a claim about the OOM's step)
+ap.add_argument("--until-step", type=int, metavar="K")
 ARGS = ap.parse_args()
 if ARGS.alloc_conf is not None:
     if ARGS.alloc_conf == "-":
@@ -82,6 +88,8 @@ def main():
         live["kept"] = pieces[0::2]
         del pieces  # the odd ones go: 19 MiB holes between 19 MiB live blocks
         request = 120 * MiB
+    elif ARGS.case == "step":
+        return steps()
     else:
         a, b = mib(60), mib(60)
         del a, b  # two cached 60 MiB segments
@@ -105,6 +113,32 @@ def main():
     memprof_testbed.note("oom_message", None)
     memprof_testbed.checkpoint()
     print("no oom")
+
+
+def steps():
+    """The step case: the same requests every step, 16 MiB more kept each time; notes the step that ran out."""
+    kept = []
+    memprof_testbed.register("kept", kept)
+    step = 0
+    try:
+        while ARGS.until_step is None or step <= ARGS.until_step:
+            activation = mib(30)
+            temporary = mib(20)
+            workspace = mib(10)
+            kept.append(mib(16))
+            del activation
+            grads = mib(40)
+            del temporary, workspace, grads
+            step += 1
+    except torch.OutOfMemoryError as error:
+        memprof_testbed.note("oom_step", step)
+        memprof_testbed.note("oom_message", str(error))
+        memprof_testbed.checkpoint()
+        print(f"caught in step {step}: {str(error).splitlines()[0]}")
+        return
+    memprof_testbed.note("oom_message", None)
+    memprof_testbed.checkpoint()
+    print(f"no oom: {step} steps")
 
 
 if __name__ == "__main__":
