@@ -51,8 +51,8 @@ static bool judge(const replayed *r, const mp_sim_outcome *x, char *why, size_t 
 		return false;
 	}
 	if (has_step && x->step_replayed)
-		snprintf(why, n, "the job's requests are served, this one and the rest of its step (%lld requests, "
-			 "as one step earlier), at a peak of %s reserved (the job had %s at the OOM)", (long long)x->step_ops,
+		snprintf(why, n, "the job's requests are served, this one and the rest of its step (%lld allocations "
+			 "and frees, as one step earlier), at a peak of %s reserved (the job had %s at the OOM)", (long long)x->step_ops,
 			 mp_format_torch_size(a, sizeof a, x->peak_reserved), mp_format_torch_size(b, sizeof b, w->h.reserved));
 	else
 		snprintf(why, n, "the job's requests up to this one are served, at a peak of %s reserved; only "

@@ -75,7 +75,7 @@ static void outcome(const mp_whatif *w, const char *conf_text, const mp_sim_outc
 		mp_out_printf(out, "  but the step after it runs out again %lld requests later, at %s\n",
 			      (long long)(o->step_oom_op - w->h.step_match), mp_whatif_site(w, o->step_oom_op, site, sizeof site));
 	else
-		mp_out_printf(out, "  and the rest of the step (%lld requests, as one step earlier) completes\n",
+		mp_out_printf(out, "  and the rest of the step (%lld allocations and frees, as one step earlier) completes\n",
 			      (long long)o->step_ops);
 }
 

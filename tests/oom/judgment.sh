@@ -52,7 +52,7 @@ for build in $builds; do
 	for variant in "page-message:page:," "page-expandable:page:--alloc-conf,expandable_segments:True" \
 		"page-expandable-history:page:--alloc-conf,expandable_segments:True,--history,python" \
 		"holes:holes:," "holes-state:holes:--history,none" "holes-cpp:holes:--history,all" \
-		"own_split:own_split:,"; do
+		"own_split:own_split:," "step:step:,"; do
 		IFS=: read -r name case extra <<<"$variant"
 		args=()
 		[ "$extra" = , ] || IFS=, read -r -a args <<<"$extra"
@@ -78,7 +78,10 @@ for build in $builds; do
 		else
 			bad "$build/$name: $(tr '\n' ' ' <"$dir/check.err")"
 		fi
-		# every claim with something to run, run: WANT, then the job's arguments
+		# every claim with something to run, run: WANT, then the job's arguments; a claim about the OOM's step
+		# runs the job to the end of that step
+		step=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("oom_step", ""))' "$dir/notes.json")
+		[ -z "$step" ] || args+=(--until-step "$step")
 		n=0
 		while IFS=$'\t' read -r want what rerun; do
 			n=$((n + 1))

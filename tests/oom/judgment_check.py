@@ -68,6 +68,11 @@ def main():
             check(places and all(p["file"].endswith("oom_judgment.py") for p in places),
                   "empty_cache() named at the job's own line: %s" % places)
             check("memory_snapshot" not in text and "gather_with_cpp" not in text, "no C++ frame named as the place")
+    elif variant == "step":
+        check(report["replayed"], "replayed: %s" % report["no_replay"])
+        step_claims = [r for r in report["remedies"] if r["evidence"] == "replay"]
+        check(step_claims and all(r["covers"] == "step" for r in step_claims),
+              "the replayed remedies cover the whole step (the ring holds the step before)")
     elif variant == "own_split":
         check(report["replayed"], "replayed: %s" % report["no_replay"])
         check([c["setting"] for c in report["setting_causes"]] == ["max_split_size_mb"],
@@ -77,8 +82,9 @@ def main():
     check(not re.search(r"-\d+ bytes", text), "no raw negative byte count")
     for r in report["remedies"]:
         args = rerun_args(r)
-        if args:
-            print("no oom\t%s (%s)\t%s" % (r["action"], r["evidence"], args))
+        # in the step case a claim for this request only is not run to the step's end (the campaign counts it)
+        if args and not (variant == "step" and r["covers"] != "step"):
+            print("no oom\t%s (%s, covers %s)\t%s" % (r["action"], r["evidence"], r["covers"], args))
     for r in report["not_helping"]:
         if "conf" in r:
             print("oom\t%s (%s)\t%s" % (r["action"], r["evidence"], rerun_args(r)))
