@@ -8,6 +8,7 @@
 # the job again with the remedy's conf (PYTORCH_CUDA_ALLOC_CONF), empty_cache() after the named line, or the
 # named variable deleted must not run out of memory; a setting in not_helping must still run out.
 #
+# Default (lean): four variants on PyPI's 2.14.1; MEMPROF_OOM_FULL=1 (make check-oom): every variant.
 # Env: MEMPROF, MEMPROF_JUDGMENT_BUILDS (default pypi-2.14.1; "all": every build job.sh knows),
 # MEMPROF_TESTBED_SKIP=1 (77). Prints one line per check and "N passed, M failed".
 set -uo pipefail
@@ -20,6 +21,12 @@ if [ "${MEMPROF_TESTBED_SKIP:-0}" = 1 ]; then
 	exit 77
 fi
 builds=${MEMPROF_JUDGMENT_BUILDS:-pypi-2.14.1}
+# name:case:extra job arguments (",": none); the lean default takes one of each kind
+variants="page-expandable:page:--alloc-conf,expandable_segments:True holes:holes:, own_split:own_split:, step:step:,"
+if [ "${MEMPROF_OOM_FULL:-0}" = 1 ]; then
+	variants="page-message:page:, $variants page-expandable-history:page:--alloc-conf,expandable_segments:True,--history,python
+		holes-state:holes:--history,none holes-cpp:holes:--history,all"
+fi
 [ "$builds" = all ] && builds=$("$testbed/job.sh" --list)
 pass=0 fail=0
 ok() { echo "ok: $*"; pass=$((pass + 1)); }
@@ -48,11 +55,7 @@ outcome() { # BUILD CASE DIR ARGS...
 }
 
 for build in $builds; do
-	# name:case:extra job arguments (",": none)
-	for variant in "page-message:page:," "page-expandable:page:--alloc-conf,expandable_segments:True" \
-		"page-expandable-history:page:--alloc-conf,expandable_segments:True,--history,python" \
-		"holes:holes:," "holes-state:holes:--history,none" "holes-cpp:holes:--history,all" \
-		"own_split:own_split:," "step:step:,"; do
+	for variant in $variants; do
 		IFS=: read -r name case extra <<<"$variant"
 		args=()
 		[ "$extra" = , ] || IFS=, read -r -a args <<<"$extra"
