@@ -1,6 +1,7 @@
 /* fuzz_analyses.c - libFuzzer harness: every analysis over what the snapshot reader accepts, through the command
    table as the CLI runs them: segsum (stats), summary, segments, memory, compare of the input with itself, trace,
-   blocks, categories (default rules; by call site), timeline (text; SVG written to /dev/null) and oom. Each loads
+   blocks, categories (default rules; by call site), timeline (text; SVG written to /dev/null), oom and whatif (the
+   trace replayed through the allocator model). Each loads
    the input with the flags it asks for. Seeds: the pickle and JSON corpora. */
 #include "fuzz_front.h"
 #include "mp_snapshot_file.h"
@@ -18,6 +19,7 @@ static const char *const runs[][8] = {
 	{ "timeline", "in", NULL },
 	{ "timeline", "in", "--format", "svg", "-o", "/dev/null", NULL },
 	{ "oom", "in", NULL },
+	{ "whatif", "in", "--conf", "expandable_segments:True,max_split_size_mb:64", NULL },
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
