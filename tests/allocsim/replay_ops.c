@@ -109,6 +109,7 @@ int main(int argc, char **argv)
 	int64_t capacity = -1;
 	double fraction = -1;
 	long lineno = 0, opno = 0;
+	bool dumped = false; /* the last op printed the state already */
 	run r = { 0 };
 	FILE *f;
 
@@ -229,11 +230,13 @@ int main(int argc, char **argv)
 		       mp_sim_stats_of(r.sim)->allocated_bytes.current);
 		if (oom || dump)
 			print_state(&r, opno);
+		dumped = oom || dump;
 	}
 	fclose(f);
 	if (r.sim == NULL)
 		die("no op", lineno);
-	print_state(&r, opno);
+	if (!dumped)
+		print_state(&r, opno); /* after the last op, unless it printed one */
 	mp_sim_free_all(r.sim);
 	mp_i64map_fini(&r.live);
 	return 0;
