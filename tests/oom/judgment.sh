@@ -81,6 +81,18 @@ for build in $builds; do
 		else
 			bad "$build/$name: $(tr '\n' ' ' <"$dir/check.err")"
 		fi
+		# memprof whatif says of each replayed setting what oom said (the same replay, through its own command)
+		while IFS=$'\t' read -r want conf; do
+			passes=$("$memprof" whatif "$dir/snapshot.pickle" --conf "${conf:-max_split_size_mb:21}" --format json |
+				python3 -c 'import json, sys; print(json.load(sys.stdin)["tried"]["passes"])')
+			[ "$passes" = "$want" ] && ok "$build/$name: whatif --conf '$conf': passes $passes, as oom says" ||
+				bad "$build/$name: whatif --conf '$conf': passes $passes, oom says $want"
+		done < <(python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+for works, key in ((True, "remedies"), (False, "not_helping")):
+    for x in r[key]:
+        if x.get("evidence") == "replay" and "conf" in x and x["conf"]:
+            print("%s\t%s" % (works, x["conf"]))' "$dir/oom.json")
 		# every claim with something to run, run: WANT, then the job's arguments; a claim about the OOM's step
 		# runs the job to the end of that step
 		step=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("oom_step", ""))' "$dir/notes.json")
