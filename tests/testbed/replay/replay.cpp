@@ -17,8 +17,10 @@
 // An `error ...` line before `### end PATH error` says why a script was refused (a c10::Error other than an
 // out-of-memory error, an op the release lacks, an ID the script never allocated); the batch goes on with the next
 // script after the reset. A reset that does not leave the device empty prints `### reset-failed ...` and ends the
-// process with status 4 (what would follow could not be trusted). Status: 0 all scripts ok, 3 some refused, 4 a
-// reset failed, 2 usage or a bad script header.
+// process with status 4 (what would follow could not be trusted). A reset that leaves only address space reserved
+// by the allocator (an emptied expandable segment it keeps: Replayer::reset) prints `### restart after PATH: ...`
+// and ends the process with status 5: the scripts after PATH need a new process.
+// Status: 0 all scripts ok, 3 some refused, 4 a reset failed, 5 restart, 2 usage or a bad script header.
 //
 // Ours, written for memprof; it calls only c10's public API (no PyTorch code is copied here) and compiles against
 // the headers of every release from 2.0 to 2.14 (../scenarios/release_api.h, replay_api.h).
@@ -63,6 +65,7 @@ using c10::cuda::CUDAStream;
 
 constexpr size_t MiB = 1024 * 1024;
 constexpr int max_sid = 15;
+constexpr uint64_t pool_stride = 1000; // pool PIDs of a script: 1 to 999
 
 // ---------------------------------------------------------------------------------------------------------------
 // Scripts.
@@ -286,11 +289,16 @@ class Replayer {
 		return true;
 	}
 
-	// Back to an empty allocator and device; the problem found, or "".
-	std::string reset() {
+	// Back to an empty allocator and device; the problem found, or "". *retained is set when the only problem
+	// is address space that the allocator still reserves with nothing mapped in it: an expandable segment whose
+	// pages were all unmapped by something other than emptyCache (the out-of-memory path's partial release,
+	// garbage collection) is never released by emptyCache and is reused later (2.6, 2.14). The device is empty
+	// then, but not as a fresh process's: the next script needs a new process.
+	std::string reset(bool* retained) {
+		*retained = false;
 		try {
 			for (const auto& span : open_spans_)
-				replay_api::pool_end(span.first, streams_[span.second].stream());
+				replay_api::pool_end(pool_base_ + span.first, streams_[span.second].stream());
 			open_spans_.clear();
 			for (const auto& a : live_)
 				alloc::raw_delete(a.second);
@@ -298,8 +306,9 @@ class Replayer {
 			failed_.clear();
 			for (auto& uses : pool_uses_)
 				for (; uses.second > 0; uses.second--)
-					replay_api::pool_release(uses.first);
+					replay_api::pool_release(pool_base_ + uses.first);
 			pool_uses_.clear();
+			pool_base_ += pool_stride;
 			if (cudaDeviceSynchronize() != cudaSuccess)
 				return "cudaDeviceSynchronize failed";
 			alloc::emptyCache();
@@ -320,8 +329,15 @@ class Replayer {
 		if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess || free_bytes != total)
 			return "the device still has " + std::to_string(total - free_bytes) + " bytes charged";
 		Bases now = learn_bases();
-		if (!(now == bases_))
-			return "the first cudaMalloc / cuMemAddressReserve no longer land on the bases (address space not empty)";
+		if (!(now == bases_)) {
+			*retained = now.m == bases_.m;
+			char buf[160];
+			std::snprintf(buf, sizeof buf,
+				      "the address space is not empty: the first cudaMalloc gives m+0x%" PRIxPTR
+				      ", cuMemAddressReserve r+0x%" PRIxPTR,
+				      now.m - bases_.m, now.r - bases_.r);
+			return buf;
+		}
 		return "";
 	}
 
@@ -383,10 +399,10 @@ class Replayer {
 			alloc::emptyCache();
 		} else if (op.kind == "pool_begin") {
 			need_pools();
-			if (a[0] == 0 || open_spans_.count(a[0]))
-				throw Refused("pool " + std::to_string(a[0]) + " is 0 or already open");
+			if (a[0] == 0 || a[0] >= pool_stride || open_spans_.count(a[0]))
+				throw Refused("pool " + std::to_string(a[0]) + " is 0, above 999 or already open");
 			cudaStream_t stream = stream_of(a[1]).stream();
-			replay_api::pool_begin(a[0], stream);
+			replay_api::pool_begin(pool_base_ + a[0], stream);
 			open_spans_[a[0]] = static_cast<int>(a[1]);
 			pool_uses_[a[0]]++;
 		} else if (op.kind == "pool_end") {
@@ -394,13 +410,13 @@ class Replayer {
 			auto it = open_spans_.find(a[0]);
 			if (it == open_spans_.end())
 				throw Refused("pool " + std::to_string(a[0]) + " is not open");
-			replay_api::pool_end(a[0], streams_[it->second].stream());
+			replay_api::pool_end(pool_base_ + a[0], streams_[it->second].stream());
 			open_spans_.erase(it);
 		} else if (op.kind == "pool_release") {
 			need_pools();
 			if (pool_uses_[a[0]] <= 0)
 				throw Refused("pool " + std::to_string(a[0]) + " has no use left to release");
-			replay_api::pool_release(a[0]);
+			replay_api::pool_release(pool_base_ + a[0]);
 			pool_uses_[a[0]]--;
 		} else if (op.kind != "state") {
 			throw Refused("unknown op");
@@ -430,6 +446,14 @@ class Replayer {
 		return buf;
 	}
 
+	// The script's PID of an allocator pool id (0: the default pools). An earlier script's pool, which the
+	// reset should have emptied, would show as 1000000000 + its id.
+	uint64_t script_pool(uint64_t id) const {
+		if (id == 0)
+			return 0;
+		return id > pool_base_ ? id - pool_base_ : 1000000000 + id;
+	}
+
 	static std::string value(int64_t v) {
 		return v < 0 ? "-" : std::to_string(v);
 	}
@@ -457,7 +481,7 @@ class Replayer {
 		for (const auto& seg : segments) {
 			out("segment %s %zu %s %s %" PRIu64 " %s\n", address(seg.address).c_str(),
 			    static_cast<size_t>(seg.total_size), sid_of(seg.stream).c_str(), seg.is_large ? "large" : "small",
-			    replay_api::segment_pool(seg), replay_api::segment_expandable(seg) ? "expandable" : "fixed");
+			    script_pool(replay_api::segment_pool(seg)), replay_api::segment_expandable(seg) ? "expandable" : "fixed");
 			uintptr_t addr = seg.address;
 			for (const auto& b : seg.blocks) {
 				const char* state = b.allocated ? "active_allocated" : b.active ? "active_pending_free" : "inactive";
@@ -477,6 +501,11 @@ class Replayer {
 	std::map<uint64_t, int> open_spans_; // pool id -> SID of its open span
 	std::map<uint64_t, int> pool_uses_;  // pool id -> begins not yet released
 	std::set<uint64_t> failed_;        // allocations that ran out of memory
+	// Each script's pool PID is (0, pool_base_ + PID) to the allocator, a fresh id per script: a released pool
+	// can outlive the reset (2.6 and 2.14 keep a PrivatePool whose expandable segments were mapped and unmapped
+	// in different pieces: its cudaMalloc_count never returns to 0), and beginning it again would trip an
+	// internal assertion. Ids keep their order, which is all the allocator compares them by.
+	uint64_t pool_base_ = 0;
 };
 
 [[maybe_unused]] bool has_primary_context(c10::DeviceIndex) {
@@ -543,8 +572,14 @@ int main(int argc, char** argv) {
 			out("### end %s %s\n", s.path.c_str(), ok ? "ok" : "error");
 			if (!ok)
 				status = 3;
-			std::string problem = r.reset();
-			if (!problem.empty()) {
+			bool retained = false;
+			std::string problem = r.reset(&retained);
+			if (retained && &s != &scripts.back()) {
+				out("### restart after %s: %s\n", s.path.c_str(), problem.c_str());
+				std::fflush(stdout);
+				return 5;
+			}
+			if (!problem.empty() && !retained) {
 				out("### reset-failed after %s: %s\n", s.path.c_str(), problem.c_str());
 				std::fflush(stdout);
 				std::fprintf(stderr, "replay: RESET FAILED after %s: %s\n", s.path.c_str(), problem.c_str());
