@@ -11,7 +11,8 @@
 #             every PyPI release the test bed knows)
 # --results   where differences, failed checks and the run's files are kept (MEMPROF_ALLOCSIM_RESULTS, default a
 #             fresh directory under ${TMPDIR:-/tmp}); kept only when something failed, unless given
-# --build     memprof's build directory, for the model's replay_ops (BUILD, default _build beside this tree)
+# --build     memprof's build directory, for the model's replay_ops (BUILD; default the directory of $MEMPROF as
+#             make check sets it, else _build in this tree)
 #
 # Per variant, scripts are generated for its release (gen_ops.py --release), grouped by header and replayed in
 # batches, one process per header; then the real side's own checks, which must hold whatever the model says:
@@ -22,7 +23,8 @@
 # logs compared; otherwise this says so and compares nothing. Prints per variant: scripts, ops, OOMs, refused,
 # differences, check failures, time (and per 1,000 scripts); each difference with its seed, the script kept under
 # the results directory and the first differing line of each side. Exit 0 when every check held and no log
-# differed, 1 otherwise, 2 usage, 77 when no variant could be built (MEMPROF_ALLOCSIM_SKIP=1 also gives 77).
+# differed, 1 otherwise, 2 usage, 77 when no variant could be built (MEMPROF_ALLOCSIM_SKIP=1 or
+# MEMPROF_TESTBED_SKIP=1 also give 77).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -33,12 +35,16 @@ die() { log "error: $*"; exit 2; }
 # shellcheck source=../testbed/lib/common.sh
 . "$testbed/lib/common.sh"
 
-[ "${MEMPROF_ALLOCSIM_SKIP:-0}" = 1 ] && { log "MEMPROF_ALLOCSIM_SKIP=1: skipped"; exit 77; }
+if [ "${MEMPROF_ALLOCSIM_SKIP:-0}" = 1 ] || [ "${MEMPROF_TESTBED_SKIP:-0}" = 1 ]; then
+	log "MEMPROF_ALLOCSIM_SKIP=1 or MEMPROF_TESTBED_SKIP=1: skipped"
+	exit 77
+fi
 count=${MEMPROF_ALLOCSIM_COUNT:-100}
 seed=${MEMPROF_ALLOCSIM_SEED:-1}
 variants=${MEMPROF_ALLOCSIM_VARIANTS:-debian-2.6 pypi-2.14.1}
 results=${MEMPROF_ALLOCSIM_RESULTS:-}
-build=${BUILD:-$top/_build}
+# The build directory: BUILD, else that of the CLI that make check names (MEMPROF), else _build.
+build=${BUILD:-$(dirname "${MEMPROF:-$top/_build/memprof}")}
 while [ $# -gt 0 ]; do
 	case $1 in
 	--count) count=$2 ;;
