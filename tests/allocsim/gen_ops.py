@@ -14,7 +14,7 @@ scripts share K = ceil(COUNT / 40) headers drawn first (generator "SEED:menu"); 
 A header's settings are, by weight: none 25; max_split_size_mb 21..400 (uniform) 14; roundup_power2_divisions
 2/4/8/16 8; its list form ([256:1,512:2,>:8]-like: 1-3 power-of-two MB bounds from 64..1024, divisions
 1/2/4/8/16, then >:D) 6; expandable_segments:True 10; garbage_collection_threshold 0.30..0.90 with a fraction 8;
-max_split_size_mb with max_non_split_rounding_mb 1..64 5; max_split_size_mb with expandable_segments 8;
+max_split_size_mb with max_non_split_rounding_mb 21..400 5; max_split_size_mb with expandable_segments 8;
 max_split_size_mb with roundup 5; garbage collection with max_split_size_mb 5; expandable with roundup 3;
 expandable with garbage collection 3. A fraction line 0.50..0.95 comes with every garbage collection setting and
 with 15% of the others. Capacity: log-uniform 64 MiB .. 2 GiB, a multiple of 2 MiB.
@@ -114,7 +114,7 @@ def draw_header(rng, release):
         elif part == "gc":
             parts["garbage_collection_threshold"] = "%.2f" % rng.uniform(0.3, 0.9)
         elif part == "non_split":
-            parts["max_non_split_rounding_mb"] = rng.randint(1, 64)
+            parts["max_non_split_rounding_mb"] = rng.randint(21, 400)  # 2.6 refuses 20 and below
     settings = ",".join("%s:%s" % kv for kv in parts.items()) or "-"
     capacity = round_up(int(math.exp(rng.uniform(math.log(64 * MiB), math.log(2 * GiB)))), 2 * MiB)
     fraction = None
