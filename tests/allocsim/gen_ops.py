@@ -5,7 +5,7 @@ Writes OUTDIR/s<SEED>-<NNNNN>.ops for N in 0..COUNT-1; each starts with a commen
 release. The same SEED, COUNT and --release give the same files, byte for byte (Python's random.Random seeded
 with strings, no dict-order or hash dependence). --release (default 2.14) keeps to what that release has:
 expandable segments, MemPool spans and the list form of roundup_power2_divisions from 2.1,
-max_non_split_rounding_mb from 2.5. Plain Python 3, no torch.
+max_non_split_rounding_mb from 2.6 (the strings of 2.5.1's libc10_cuda.so do not know it). Plain Python 3, no torch.
 
 Distributions (all draws from the script's own generator, seeded "SEED:N"):
 
@@ -100,7 +100,7 @@ def draw_header(rng, release):
     if release >= (2, 1):
         kinds += [("expandable", 10), ("max_split+expandable", 8), ("expandable+roundup", 3),
                   ("expandable+gc", 3)]
-    if release >= (2, 5):
+    if release >= (2, 6):
         kinds += [("max_split+non_split", 5)]
     kind = rng.choices([k for k, _ in kinds], [w for _, w in kinds])[0]
     parts = {}
