@@ -27,9 +27,13 @@ static pthread_once_t reserved_once = PTHREAD_ONCE_INIT;
 static void reserve_arena(void)
 {
 	const struct fakecuda_config *config = fakecuda_config();
-	/* c10 reserves 9/8 of a device per expandable segment (one per stream and pool): leave room
-	   for dozens, bounded well inside the 128 TiB user address space. */
+	/* c10 reserves 9/8 of a device per expandable segment (one per stream, pool and pool kind), and
+	   keeps an emptied one's reservation: leave room for hundreds (at least 1 TiB; PROT_NONE and
+	   MAP_NORESERVE cost nothing), bounded well inside the 128 TiB user address space. A smaller arena
+	   made cuMemAddressReserve fail where a GPU's would not (many MemPools on a small device). */
 	size_t size = 32 * config->capacity * (size_t)config->devices;
+	if (size < ((size_t)1 << 40))
+		size = (size_t)1 << 40;
 	if (size > ((size_t)64 << 40))
 		size = (size_t)64 << 40;
 	reserved_ready = va_arena_init(&reserved, size) == 0;

@@ -188,6 +188,26 @@ tb_fakecuda() {
 	echo "$dir"
 }
 
+# tb_fakecuda_for_c10 C10_DIR - the fake CUDA for that c10 build (an output dir of ../c10/build.sh), printed: $MEMPROF_FAKECUDA_DIR
+# when set, else tb_fakecuda. A build that needs libcudart.so.12 or .so.11.0 (Debian's 2.6, PyPI's wheels before 2.11)
+# reads cudaDeviceProp in that CUDA's layout (the PCI bus id it gives NVML when it reports an OOM, for one): the
+# fake is then built with those headers too.
+tb_fakecuda_for_c10() {
+	local cudart cuda12='' cuda11='' here
+	if [ -n "${MEMPROF_FAKECUDA_DIR:-}" ]; then
+		echo "$MEMPROF_FAKECUDA_DIR"
+		return
+	fi
+	here=$(dirname "${BASH_SOURCE[0]}")/..
+	cudart=$(C10_LIBDIR='' C10_LINKDIR='' && . "$1/build.env" && readelf -d "${C10_LINKDIR:-$C10_LIBDIR}/libc10_cuda.so" |
+		sed -n 's/.*(NEEDED).*\[\(libcudart\.so\.[0-9.]*\)\]/\1/p')
+	case $cudart in
+	libcudart.so.12) cuda12=$("$here/cuda/fetch-headers.sh") || { log "no CUDA 12 headers"; return 1; } ;;
+	libcudart.so.11.0) cuda11=$("$here/cuda/fetch-headers11.sh") || { log "no CUDA 11 headers"; return 1; } ;;
+	esac
+	tb_fakecuda "$cuda12" "$cuda11"
+}
+
 # tb_kernel_cores_land_here - exit 77 (with a log line) where the kernel cannot leave a core in the process's
 # working directory: core_pattern pipes cores to a program, or the hard core size limit is too small.
 tb_kernel_cores_land_here() {

@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# build.sh C10_DIR FAKECUDA_DIR OUT_DIR - build the scenario driver against one c10 build and the fake CUDA.
+# build.sh C10_DIR FAKECUDA_DIR OUT_DIR [SOURCE.cpp] - build the scenario driver (or another program of ours
+#                                                    on c10's public API: ../replay/replay.cpp) against one c10
+#                                                    build and the fake CUDA; the program is OUT_DIR/NAME, NAME
+#                                                    the source's name without .cpp (default: driver.cpp).
 #
 # C10_DIR: an output dir of tests/testbed/c10/build.sh (holds build.env and lib/); FAKECUDA_DIR: an OUT of
 # `make -C tests/testbed/fakecuda`. Writes OUT_DIR/driver with RUNPATH FAKECUDA_DIR:C10_DIR/lib, so the FAKE
@@ -15,7 +18,10 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 log() { echo "scenarios/build: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-[ $# -eq 3 ] || die "usage: build.sh C10_DIR FAKECUDA_DIR OUT_DIR"
+[ $# -eq 3 ] || [ $# -eq 4 ] || die "usage: build.sh C10_DIR FAKECUDA_DIR OUT_DIR [SOURCE.cpp]"
+source=${4:-$here/driver.cpp}
+[ -f "$source" ] || die "no $source"
+name=$(basename "$source" .cpp)
 c10=$(cd "$1" && pwd)
 fake=$(cd "$2" && pwd)
 mkdir -p "$3"
@@ -48,25 +54,28 @@ pic=-fPIC
 cc -std=gnu11 -O2 -g -Wall -Wextra -fPIC -I"$here/../nvstubs" -DNVSTUB_CUDART_VERSION=13000 -shared \
 	-Wl,-soname,libnvidia-ml.so.1 -o "$out/libnvidia-ml.so.1" "$here/../nvstubs/nvml.c"
 
-g++ "${cxxflags[@]}" -O1 -g $pic -Wall -Wextra -Wno-unused-parameter "${incs[@]}" \
-	-o "$out/driver.tmp" "$here/driver.cpp" \
+# -I$here: release_api.h, which every program of ours includes.
+g++ "${cxxflags[@]}" -O1 -g $pic -Wall -Wextra -Wno-unused-parameter -I"$here" "${incs[@]}" \
+	-o "$out/$name.tmp" "$source" \
 	-L"$C10_LINKDIR" -lc10_cuda -lc10 -L"$fake" -l:"$cudart" "${ldflags[@]}" \
 	-Wl,--no-as-needed -L"$out" -l:libnvidia-ml.so.1 -Wl,--as-needed \
 	-Wl,--enable-new-dtags -Wl,-rpath,"$fake:$C10_LIBDIR:$out" -Wl,--export-dynamic-symbol=memprof_checkpoint
 
 if [ -n "$C10_LOADER" ]; then
 	# Debian 12's ldd cannot run a program that needs trixie's glibc: ask trixie's loader.
-	"$C10_LOADER" --list --library-path "$fake:$C10_LIBDIR" "$out/driver.tmp" >"$out/driver.ldd" ||
-		die "$C10_LOADER --list failed on the driver: $(cat "$out/driver.ldd")"
+	"$C10_LOADER" --list --library-path "$fake:$C10_LIBDIR" "$out/$name.tmp" >"$out/$name.ldd" ||
+		die "$C10_LOADER --list failed on the driver: $(cat "$out/$name.ldd")"
 	library_path=$fake:$C10_LIBDIR
 else
-	ldd "$out/driver.tmp" >"$out/driver.ldd"
+	ldd "$out/$name.tmp" >"$out/$name.ldd"
 	library_path=
 fi
-grep -q "$cudart => $fake/$cudart" "$out/driver.ldd" || die "driver does not load the fake $cudart: $(grep cudart "$out/driver.ldd")"
-grep -q "libcuda.so.1 => $fake/libcuda.so.1" "$out/driver.ldd" || die "driver does not load the fake libcuda.so.1"
-grep -q "libc10_cuda.so[.0-9]* => $C10_LIBDIR/libc10_cuda.so" "$out/driver.ldd" || die "driver does not load $C10_LIBDIR/libc10_cuda.so"
-nm -D --defined-only "$out/driver.tmp" | grep -qw memprof_checkpoint || die "memprof_checkpoint is not exported"
+grep -q "$cudart => $fake/$cudart" "$out/$name.ldd" || die "driver does not load the fake $cudart: $(grep cudart "$out/$name.ldd")"
+grep -q "libcuda.so.1 => $fake/libcuda.so.1" "$out/$name.ldd" || die "driver does not load the fake libcuda.so.1"
+grep -q "libc10_cuda.so[.0-9]* => $C10_LIBDIR/libc10_cuda.so" "$out/$name.ldd" || die "driver does not load $C10_LIBDIR/libc10_cuda.so"
+if [ "$name" = driver ]; then
+	nm -D --defined-only "$out/$name.tmp" | grep -qw memprof_checkpoint || die "memprof_checkpoint is not exported"
+fi
 printf "DRIVER_LOADER='%s'\nDRIVER_LIBRARY_PATH='%s'\n" "$C10_LOADER" "$library_path" >"$out/driver.env"
-mv "$out/driver.tmp" "$out/driver"
-echo "$out/driver"
+mv "$out/$name.tmp" "$out/$name"
+echo "$out/$name"

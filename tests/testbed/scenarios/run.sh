@@ -31,24 +31,6 @@ die() { log "error: $*"; exit 2; }
 . "$testbed/lib/common.sh"
 cache=$tb_cache
 
-# fakecuda_dir C10_DIR - the fake CUDA for that c10 build. A build that needs libcudart.so.12 or .so.11.0 (Debian's
-# 2.6, PyPI's wheels before 2.11) reads cudaDeviceProp in that CUDA's layout (the PCI bus id it gives NVML when it
-# reports an OOM, for one): the fake is then built with those headers too.
-fakecuda_dir() {
-	local cudart cuda12= cuda11=
-	if [ -n "${MEMPROF_FAKECUDA_DIR:-}" ]; then
-		echo "$MEMPROF_FAKECUDA_DIR"
-		return
-	fi
-	cudart=$(C10_LIBDIR= && . "$1/build.env" && readelf -d "${C10_LINKDIR:-$C10_LIBDIR}/libc10_cuda.so" |
-		sed -n 's/.*(NEEDED).*\[\(libcudart\.so\.[0-9.]*\)\]/\1/p')
-	case $cudart in
-	libcudart.so.12) cuda12=$("$testbed/cuda/fetch-headers.sh") || die "no CUDA 12 headers" ;;
-	libcudart.so.11.0) cuda11=$("$testbed/cuda/fetch-headers11.sh") || die "no CUDA 11 headers" ;;
-	esac
-	tb_fakecuda "$cuda12" "$cuda11" || die "tests/testbed/fakecuda did not build"
-}
-
 driver_path() {
 	local c10 fake key dir
 	if [ -n "${MEMPROF_DRIVER:-}" ]; then
@@ -60,7 +42,7 @@ driver_path() {
 	else
 		c10=$("$testbed/c10/build.sh" "${MEMPROF_C10_VARIANT:-debug}") || die "c10 build failed"
 	fi
-	fake=$(fakecuda_dir "$c10")
+	fake=$(tb_fakecuda_for_c10 "$c10") || die "tests/testbed/fakecuda did not build"
 	key=$( (echo "$c10 $fake ${MEMPROF_DRIVER_PIE:-0}"; cat "$here/driver.cpp" "$here/release_api.h" "$here/build.sh" "$here/../nvstubs/nvml.c") | sha256sum | cut -c1-12)
 	dir=$cache/scenarios-$(basename "$c10")-$key
 	if [ ! -x "$dir/driver" ]; then
