@@ -168,6 +168,7 @@ struct mp_sim {
 	/* the allocator */
 	sim_pool large_blocks, small_blocks;
 	sim_private *graph_pools;
+	sim_private *dead_pools;  /* pools the allocator deleted while blocks still used them (freed at the end) */
 	sim_capture *captures;   /* captures_underway */
 	size_t ncaptures, cap_captures;
 	mp_sim_block **deferred; /* needs_events_deferred_until_no_capture */

@@ -94,6 +94,15 @@ bool sim_release_available_cached_blocks(mp_sim *s, sim_pool *pool, int64_t size
 	return released >= key.size;
 }
 
+/* Whether a block of S still lies in private pool P. */
+static bool pool_in_use(const mp_sim *s, const sim_private *p)
+{
+	for (const mp_sim_block *b = s->all; b != NULL; b = b->all_next)
+		if (b->pool == &p->small || b->pool == &p->large)
+			return true;
+	return false;
+}
+
 bool sim_release_cached_blocks(mp_sim *s)
 {
 	sim_synchronize_and_free_events(s, NULL);
@@ -111,7 +120,16 @@ bool sim_release_cached_blocks(mp_sim *s)
 		sim_release_blocks(s, &p->large);
 		if (p->cudamalloc_count == 0) {
 			*link = p->next;
-			free(p);
+			if (pool_in_use(s, p)) {
+				/* with expandable segments the pool's count of segments need not match them (mappings
+				   and unmappings count too): PyTorch then deletes a pool its blocks still use, and what
+				   follows is undefined. The model keeps the pool for them but stops there. */
+				p->next = s->dead_pools;
+				s->dead_pools = p;
+				s->failed = true;
+			} else {
+				free(p);
+			}
 		} else {
 			link = &p->next;
 		}

@@ -24,9 +24,13 @@ mp_sim *mp_sim_new(const mp_sim_conf *conf, mp_sim_release r, int64_t total, int
 	sim_rules_for(r, &s->rules);
 	s->total = total;
 	s->outside = outside < 0 ? 0 : outside;
-	/* the fake reserves 4x its capacity for cudaMalloc and 32x for cuMemAddressReserve */
+	/* the fake reserves 4x its capacity for cudaMalloc and 32x, at least 1 TiB and at most 64 TiB, for
+	   cuMemAddressReserve (a GPU's address space is larger still: expandable segments reserve 9/8 of the
+	   device each, and keep an emptied one's reservation) */
+	int64_t reserve = 32 * total < ((int64_t)1 << 40) ? (int64_t)1 << 40 : 32 * total;
+
 	sim_arena_init(&s->malloc_arena, MP_SIM_MALLOC_BASE, 4 * total + 2 * MP_SIM_MIB);
-	sim_arena_init(&s->reserve_arena, MP_SIM_RESERVE_BASE, 32 * total);
+	sim_arena_init(&s->reserve_arena, MP_SIM_RESERVE_BASE, reserve < ((int64_t)64 << 40) ? reserve : (int64_t)64 << 40);
 	if (s->malloc_arena.free == NULL || s->reserve_arena.free == NULL) {
 		mp_sim_free_all(s);
 		return NULL;
@@ -50,6 +54,12 @@ void mp_sim_free_all(mp_sim *s)
 		sim_private *p = s->graph_pools;
 
 		s->graph_pools = p->next;
+		free(p);
+	}
+	while (s->dead_pools != NULL) {
+		sim_private *p = s->dead_pools;
+
+		s->dead_pools = p->next;
 		free(p);
 	}
 	for (size_t i = 0; i < s->nstreams; i++)
