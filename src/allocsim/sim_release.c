@@ -94,13 +94,19 @@ bool sim_release_available_cached_blocks(mp_sim *s, sim_pool *pool, int64_t size
 	return released >= key.size;
 }
 
-/* Whether a block of S still lies in private pool P. */
-static bool pool_in_use(const mp_sim *s, const sim_private *p)
+/* Whether a block of S still lies in private pool P: USED when one is mapped memory (live, pending or free),
+   *LEFT when one is at all (an unmapped range of an expandable segment the pool reserved). */
+static bool pool_in_use(const mp_sim *s, const sim_private *p, bool *left)
 {
+	bool used = false;
+
+	*left = false;
 	for (const mp_sim_block *b = s->all; b != NULL; b = b->all_next)
-		if (b->pool == &p->small || b->pool == &p->large)
-			return true;
-	return false;
+		if (b->pool == &p->small || b->pool == &p->large) {
+			*left = true;
+			used |= b->mapped;
+		}
+	return used;
 }
 
 bool sim_release_cached_blocks(mp_sim *s)
@@ -119,14 +125,21 @@ bool sim_release_cached_blocks(mp_sim *s)
 		sim_release_blocks(s, &p->small);
 		sim_release_blocks(s, &p->large);
 		if (p->cudamalloc_count == 0) {
+			bool left;
+
 			*link = p->next;
-			if (pool_in_use(s, p)) {
+			if (pool_in_use(s, p, &left)) {
 				/* with expandable segments the pool's count of segments need not match them (mappings
 				   and unmappings count too): PyTorch then deletes a pool its blocks still use, and what
 				   follows is undefined. The model keeps the pool for them but stops there. */
 				p->next = s->dead_pools;
 				s->dead_pools = p;
 				s->failed = true;
+			} else if (left) {
+				/* only unmapped address space of its expandable segments: the pool goes, and the
+				   reservations stay, unused (as in PyTorch, which never looks at them again) */
+				p->next = s->dead_pools;
+				s->dead_pools = p;
 			} else {
 				free(p);
 			}
