@@ -51,3 +51,28 @@ bool mp_frame_is_user(const mp_frame *fr)
 {
 	return mp_frame_kept(fr) && is_python(fr) && !in_torch(fr);
 }
+
+bool mp_path_installed(const char *file, size_t len)
+{
+	static const char *const dirs[] = { "/site-packages/", "/dist-packages/", "/torch/", "<frozen " };
+	const char *lib;
+
+	if (contains_any(file, len, dirs, sizeof dirs / sizeof dirs[0]) || (len >= 6 && memcmp(file, "torch/", 6) == 0))
+		return true;
+	/* the standard library: .../lib/python3.N/ (or lib64) */
+	for (const char *p = file; (lib = memmem(p, len - (size_t)(p - file), "/python3.", 9)) != NULL; p = lib + 1) {
+		const char *q = lib + 9;
+
+		while (q < file + len && *q >= '0' && *q <= '9')
+			q++;
+		if (q > lib + 9 && q < file + len && *q == '/' && lib >= file + 4 &&
+		    (memcmp(lib - 4, "/lib", 4) == 0 || (lib >= file + 6 && memcmp(lib - 6, "/lib64", 6) == 0)))
+			return true;
+	}
+	return false;
+}
+
+bool mp_frame_is_own(const mp_frame *fr)
+{
+	return mp_frame_is_user(fr) && !mp_path_installed(fr->filename, fr->filename_len);
+}

@@ -4,6 +4,7 @@
 #define MEMPROF_FRAME_FILTER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "mp_snapshot.h"
 
@@ -15,5 +16,13 @@ bool mp_frame_kept(const mp_frame *fr);
    file or a pseudo-file such as '<stdin>'; C++ frames are not), and not in
    PyTorch itself (no 'torch/' directory in its path). */
 bool mp_frame_is_user(const mp_frame *fr);
+
+/* Whether the source file FILE (LEN bytes, not NUL-terminated) belongs to installed code, not to the
+   job's own: a package under site-packages/ or dist-packages/, the interpreter's standard library
+   (.../lib/python3.N/), a frozen module ("<frozen runpy>"), or PyTorch itself. */
+bool mp_path_installed(const char *file, size_t len);
+
+/* Whether FR is the job's own code: a user frame (mp_frame_is_user) whose file is not installed. */
+bool mp_frame_is_own(const mp_frame *fr);
 
 #endif
