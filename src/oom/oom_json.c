@@ -98,6 +98,10 @@ static cJSON *remedies(const mp_oom *o, bool works)
 		cJSON_AddStringToObject(r, "id", mp_oom_remedy_name(o->remedies[i].id));
 		cJSON_AddStringToObject(r, "action", o->remedies[i].action);
 		cJSON_AddStringToObject(r, "why", o->remedies[i].why);
+		if (o->remedies[i].kind != MP_OOM_K_NONE) {
+			cJSON_AddStringToObject(r, "holder", o->remedies[i].holder);
+			cJSON_AddStringToObject(r, "kind", mp_oom_remedy_kind_name(o->remedies[i].kind));
+		}
 		cJSON_AddItemToArray(a, r);
 	}
 	return a;
@@ -113,6 +117,7 @@ static cJSON *others(const mp_oom *o)
 		cJSON_AddStringToObject(x, "name", o->holders[i].name);
 		cJSON_AddNumberToObject(x, "bytes", (double)o->holders[i].bytes);
 		cJSON_AddNumberToObject(x, "blocks", (double)o->holders[i].nblocks);
+		cJSON_AddStringToObject(x, "what", mp_oom_holder_what_name(o->holders[i].what));
 		cJSON_AddItemToArray(h, x);
 	}
 	for (int i = 0; i < o->nfrags; i++) {
@@ -154,6 +159,8 @@ void oom_report_json(const mp_oom *o, mp_out *out)
 	x = others(o);
 	cJSON_AddItemToObject(j, "holders_by", cJSON_DetachItemFromObject(x, "by"));
 	cJSON_AddItemToObject(j, "holders", cJSON_DetachItemFromObject(x, "holders"));
+	cJSON_AddBoolToObject(j, "training", o->training);
+	cJSON_AddStringToObject(j, "holders_note", o->holders_note);
 	cJSON_AddItemToObject(j, "fragmentation", cJSON_DetachItemFromObject(x, "fragmentation"));
 	cJSON_Delete(x);
 	if ((text = cJSON_Print(j)) == NULL) {

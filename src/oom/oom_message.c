@@ -19,6 +19,12 @@ const char *oom_size_text(char *buf, size_t n, int64_t v)
 	double x = (double)v / 1024.0;
 	int u = 1;
 
+	/* a difference that came out negative is still a size: in its unit, with its sign */
+	if (v < 0 && v > INT64_MIN && n > 1) {
+		buf[0] = '-';
+		oom_size_text(buf + 1, n - 1, -v);
+		return buf;
+	}
 	if (v < 1024) {
 		snprintf(buf, n, "%lld bytes", (long long)v);
 		return buf;
