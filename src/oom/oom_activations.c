@@ -18,6 +18,7 @@ enum { FILL = 90 };
 
 struct acts {
 	int64_t bytes, f32;   /* the activations' bytes, and of them float32 */
+	int64_t bytes16;      /* and float16 or bfloat16 */
 	int64_t live_other;   /* the other live bytes */
 	int64_t budget;       /* what the activations may take for the request to fit */
 	char list[200];       /* the ModuleList whose items hold most of them ("model.transformer.h") */
@@ -77,6 +78,7 @@ static void count(const oom_groups *gr, const mp_oom *o, struct acts *a)
 			continue;
 		a->bytes += m->b->size;
 		a->f32 += m->f32 ? m->b->size : 0;
+		a->bytes16 += m->f16 ? m->b->size : 0;
 		add_item(a, m);
 	}
 	a->live_other = o->live - a->bytes;
@@ -153,10 +155,12 @@ static void lower_precision(const struct acts *a, mp_oom *o, oom_remedy_fn *add)
 	int before = o->nremedies;
 	const char *action = "autocast the forward to 16 bits: torch.autocast(\"cuda\", dtype=torch.bfloat16)";
 
-	if (a->f32 * 2 < a->bytes)
-		add(o, MP_OOM_R_FREE, false, action, "the activations are mostly 16-bit already: %s of %s are float32 "
-		    "(what autocast keeps in float32: softmax, layer_norm, the loss)",
-		    oom_size_text(x, sizeof x, a->f32), oom_size_text(y, sizeof y, a->bytes));
+	/* a forward without autocast makes no 16-bit activations: a tenth of them says autocast is on */
+	if (a->bytes16 * 10 >= a->bytes)
+		add(o, MP_OOM_R_FREE, false, action, "the forward runs in 16 bits already: %s of the activations (%s) are "
+		    "16-bit; what is float32 (%s) is what autocast keeps there (softmax, layer_norm, the loss)",
+		    oom_size_text(x, sizeof x, a->bytes16), oom_size_text(y, sizeof y, a->bytes),
+		    oom_size_text(z, sizeof z, a->f32));
 	else
 		add(o, MP_OOM_R_FREE, after <= a->budget, action, "%s of the activations (%s) are float32: in 16 bits "
 		    "three quarters of them (autocast keeps softmax, layer_norm and the loss in float32) take half, "

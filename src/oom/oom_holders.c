@@ -176,6 +176,7 @@ static char *activation_key(const oom_view *v, const mp_block *b, oom_member *m,
 
 	m->what = MP_OOM_H_ACTIVATIONS;
 	m->f32 = extra_is(v, b, "dtype", "float32");
+	m->f16 = extra_is(v, b, "dtype", "float16") || extra_is(v, b, "dtype", "bfloat16");
 	m->module = full;
 	if (mod != NULL && full == NULL)
 		return NULL;

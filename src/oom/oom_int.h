@@ -96,7 +96,7 @@ typedef struct oom_member {
 	const mp_block *b;
 	enum mp_oom_holder_what what;
 	const char *module; /* activations: the module whose forward made or saved it (full path), or NULL */
-	bool f32;         /* activations: a float32 tensor */
+	bool f32, f16;    /* activations: a float32 tensor; a float16 or bfloat16 one */
 } oom_member;
 typedef struct oom_groups {
 	oom_member *m;    /* sorted by key */
