@@ -6,7 +6,8 @@
    parameters: in the deepest module both lie in (a GELU between c_fc and c_proj: ...h.3.mlp; a residual add
    between attn.c_proj and ln_2: ...h.3), or at the end of the repeated block the first lies in (the residual
    add between h.3.mlp.c_proj and h.4.ln_1: ...h.3). A node before the first anchor or after the last (the
-   loss) has no module. A parameter two modules share (a tied head) counts for the one that comes next in the tree's order. */
+   loss) has no module. A parameter two modules share (a tied head) counts for the one that comes next in the
+   tree's order. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,13 +156,10 @@ static size_t uses(owners_build *b, const owners_node *x, size_t from)
 
 	for (size_t k = 0; k < x->nedges; k++) {
 		uint64_t to = b->edges[x->first_edge + k];
-		owners_node *y = owners_node_at(b, to);
-		size_t e = SIZE_MAX;
+		const owners_node *y = owners_node_at(b, to);
+		uint64_t acc = y == NULL || y->accumulate ? to : proxy_of(b, y);
+		size_t e = acc != 0 ? accumulator_entry(b, acc, from) : SIZE_MAX;
 
-		if (y != NULL && !y->accumulate)
-			to = proxy_of(b, y);
-		if (to != 0 && (y == NULL || y->accumulate || to != y->addr))
-			e = accumulator_entry(b, to, from);
 		if (e != SIZE_MAX && (best == SIZE_MAX || (e >= from) > (best >= from) ||
 				      ((e >= from) == (best >= from) && e < best)))
 			best = e;

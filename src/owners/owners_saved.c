@@ -61,7 +61,9 @@ static bool candidate(void *ctx, uint64_t word)
 	mp_tensor x;
 	uint64_t vt;
 
-	if (word < 0x10000 || mp_target_read_u64(s->b->t, word, &vt, NULL) != MP_OK || !known_vtable(s, vt))
+	/* TensorImpls come from operator new: 16-byte aligned, never in the first pages */
+	if (word < 0x10000 || (word & 15) != 0 || mp_target_read_u64(s->b->t, word, &vt, NULL) != MP_OK ||
+	    !known_vtable(s, vt))
 		return true;
 	for (uint32_t id = mp_table_find(&s->impls, mp_table_hash_u64(word), &p); id != MP_TABLE_NONE;
 	     id = mp_table_next(&s->impls, &p))
