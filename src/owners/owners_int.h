@@ -122,6 +122,10 @@ mp_err owners_modules(owners_build *b) MP_WUR;    /* parameters, gradients, buff
 
 /* owners_optim.c: optimizers' parameters no module holds, and their state. */
 mp_err owners_optimizers(owners_build *b) MP_WUR;
+/* The optimizer the optimizer OPT wraps, when it is a wrapper whose state and param_groups are the wrapped one's
+   (accelerate's AcceleratedOptimizer, DeepSpeed-style: `optimizer`; Lightning's LightningOptimizer:
+   `_optimizer`), else 0. */
+uint64_t owners_wrapped_optimizer(owners_build *b, uint64_t opt);
 mp_err owners_others(owners_build *b) MP_WUR;     /* the Python tensors nothing above named */
 
 /* owners_referrers.c: the variable that holds each Python tensor (ref_name, ref_where). */

@@ -10,16 +10,16 @@
 /* Why an attribute an optimizer should have was not read when the object's __dict__ lacks it. */
 #define NOT_IN_DICT "not in the optimizer's __dict__ (a property, or an optimizer that keeps it elsewhere)"
 
-/* The optimizer OPT wraps, when it is a wrapper (accelerate's AcceleratedOptimizer, DeepSpeed-style: an
-   Optimizer whose `optimizer` attribute is another, whose state and param_groups it forwards), else 0. */
-static uint64_t wrapped(owners_build *b, uint64_t opt)
+uint64_t owners_wrapped_optimizer(owners_build *b, uint64_t opt)
 {
+	static const char *const attrs[] = { "optimizer", "_optimizer" };
 	uint64_t inner;
 
-	if (mp_py_attr(b->heap, opt, "optimizer", &inner, NULL) != MP_OK || inner == opt ||
-	    owners_object_kind(b, inner) != OBJ_OPTIMIZER)
-		return 0;
-	return inner;
+	for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
+		if (mp_py_attr(b->heap, opt, attrs[i], &inner, NULL) == MP_OK && inner != opt &&
+		    owners_object_kind(b, inner) == OBJ_OPTIMIZER)
+			return inner;
+	return 0;
 }
 
 /* The parameters of param_groups that no module named: PARAMETER entries (and their gradients). */
@@ -136,7 +136,7 @@ mp_err owners_optimizers(owners_build *b)
 
 	/* a wrapper's state is the one it wraps: read there, under the wrapper's name (owners_variables.c) */
 	for (size_t i = 0; i < b->noptimizers; i++)
-		if (wrapped(b, b->optimizers[i]) != 0)
+		if (owners_wrapped_optimizer(b, b->optimizers[i]) != 0)
 			b->optimizers[i--] = b->optimizers[--b->noptimizers];
 	b->out->optimizers = b->noptimizers;
 	for (size_t i = 0; i < b->noptimizers; i++) {

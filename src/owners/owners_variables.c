@@ -2,9 +2,10 @@
    __main__, then each thread's frames from the outermost in. From each, breadth first, the attributes of the
    objects they hold and the items of their lists, tuples and dicts, a few levels deep (trainer.optimizer,
    scaler._scale, models['student'], pooled[0]); an optimizer that wraps another (accelerate's
-   AcceleratedOptimizer, DeepSpeed-style wrappers: an Optimizer whose `optimizer` attribute is one) passes its path
-   on to the one it wraps, whose state and param_groups it forwards. The first path that reaches an object names
-   it. A frame of installed code (torch, a site-packages package, the standard library) or of a module's
+   AcceleratedOptimizer, DeepSpeed-style wrappers: an Optimizer whose `optimizer` attribute is one; Lightning's
+   LightningOptimizer: `_optimizer`) passes its path on to the one it wraps, whose state and param_groups it
+   forwards; a framework's public properties are followed where a table says which attributes hold their values
+   (Lightning's trainer.optimizers, trainer.scaler). The first path that reaches an object names it. A frame of installed code (torch, a site-packages package, the standard library) or of a module's
    forward, and every frame inside it, is no stable place: its locals change from call to call, so what they
    hold is named by them only as a last resort (unstable: roots), or not at all (tensors: owners_referrers.c). */
 #include <stdio.h>
@@ -162,6 +163,53 @@ static bool python_instance(owners_build *b, uint64_t obj)
 	return (ty->flags & MP_PY_TPFLAGS_HEAPTYPE) && !(ty->flags & MP_PY_TPFLAGS_TYPE_SUBCLASS);
 }
 
+/* The public properties of frameworks' objects users name things by, and the attributes under them that hold
+   their values (Lightning's Trainer: trainer.optimizers is trainer._accelerator_connector.strategy._optimizers):
+   looked up before the object's own attributes, so that the property's path is the one that names. */
+static const struct property {
+	const char *module, *type, *name, *path;
+} properties_of[] = {
+	{ "lightning.pytorch.trainer.trainer", "Trainer", "optimizers", "_accelerator_connector.strategy._optimizers" },
+	{ "lightning.pytorch.trainer.trainer", "Trainer", "scaler", "_accelerator_connector.strategy._precision_plugin.scaler" },
+	{ "lightning.pytorch.trainer.trainer", "Trainer", "strategy", "_accelerator_connector.strategy" },
+	{ "pytorch_lightning.trainer.trainer", "Trainer", "optimizers", "_accelerator_connector.strategy._optimizers" },
+	{ "pytorch_lightning.trainer.trainer", "Trainer", "scaler", "_accelerator_connector.strategy._precision_plugin.scaler" },
+	{ "pytorch_lightning.trainer.trainer", "Trainer", "strategy", "_accelerator_connector.strategy" },
+};
+
+/* The object at the attribute path PATH below OBJ ("a.b.c") in *OUT; false when an attribute is missing. */
+static bool follow(owners_build *b, uint64_t obj, const char *path, uint64_t *out)
+{
+	char name[64];
+
+	for (const char *p = path; *p != '\0'; p += *p == '.') {
+		size_t n = strcspn(p, ".");
+
+		if (n >= sizeof name)
+			return false;
+		memcpy(name, p, n);
+		name[n] = '\0';
+		if (mp_py_attr(b->heap, obj, name, &obj, NULL) != MP_OK)
+			return false;
+		p += n;
+	}
+	*out = obj;
+	return true;
+}
+
+static void properties(struct collect *c, uint64_t obj)
+{
+	const mp_py_type *ty;
+	uint64_t type, value;
+
+	if (mp_py_object_type(c->b->heap, obj, &type, NULL) != MP_OK || (ty = mp_py_heap_type(c->b->heap, type, NULL)) == NULL)
+		return;
+	for (size_t i = 0; i < sizeof properties_of / sizeof properties_of[0] && c->err == MP_OK; i++)
+		if (mp_py_type_is(c->b->heap, ty, properties_of[i].module, properties_of[i].type) &&
+		    follow(c->b, obj, properties_of[i].path, &value))
+			reach_name(c, value, "%s.%s", properties_of[i].name);
+}
+
 /* Look into the object of step S: its items, its attributes, or the optimizer it wraps. */
 static void look_into(struct collect *c, const struct step *s)
 {
@@ -174,8 +222,7 @@ static void look_into(struct collect *c, const struct step *s)
 	c->level = s->level;
 	if (kind == OBJ_OPTIMIZER) {
 		/* a wrapper forwards state and param_groups: the optimizer it wraps takes its path */
-		if (mp_py_attr(b->heap, s->obj, "optimizer", &inner, NULL) == MP_OK &&
-		    owners_object_kind(b, inner) == OBJ_OPTIMIZER && !seen(c, inner))
+		if ((inner = owners_wrapped_optimizer(b, s->obj)) != 0 && !seen(c, inner))
 			record(c, s->path, inner);
 		return;
 	}
@@ -189,7 +236,10 @@ static void look_into(struct collect *c, const struct step *s)
 	}
 	if (mp_py_dict_each(b->heap, s->obj, dict_item, c, NULL) == MP_OK || c->err != MP_OK)
 		return;
-	if (python_instance(b, s->obj) && mp_py_attrs_each(b->heap, s->obj, attribute, c, NULL) != MP_OK)
+	if (!python_instance(b, s->obj))
+		return;
+	properties(c, s->obj);
+	if (mp_py_attrs_each(b->heap, s->obj, attribute, c, NULL) != MP_OK)
 		return; /* damage: the names found so far stand */
 }
 

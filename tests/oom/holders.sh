@@ -3,7 +3,8 @@
 # holders.sh - what `memprof oom` says holds the memory of real training jobs that run out of memory inside
 # backward, and the remedies it offers about it (tests/testbed/jobs/gpt_train.py: a small GPT trainer with AdamW,
 # fp16 autocast and a GradScaler; hf_trainer.py: a HuggingFace Trainer job, GPT-2's architecture, fp16, accelerate's
-# AcceleratedOptimizer), on PyPI's torch 2.14.1 on the fake device.
+# AcceleratedOptimizer; lightning_train.py: the GPT in a LightningModule, "16-mixed"), on PyPI's torch 2.14.1 on the
+# fake device.
 #
 # For each: the holders must name the activations by module (activations saved for backward in
 # model.transformer.h.N...), no remedy may delete the model, its parameters or the optimizer's state, names must be
@@ -15,9 +16,9 @@
 #
 # Default (lean, in make check): gpt-oom, live. MEMPROF_HOLDERS_FULL=1 (make check-holders): also gpt-oom-trainer
 # (the objects held by a trainer object in main(); a gcore core), gpt-oom-fp32 (no autocast: 16-bit autocast is
-# claimed; a kernel core), and hf-trainer, seen at its throw by `memprof watch`, with transformers 5.24.0 and
-# accelerate 1.15.0 installed beside the build's torch (tests/testbed/python/extras.sh; 77 for that part when PyPI
-# cannot be reached). Env: MEMPROF, MEMPROF_TESTBED_SKIP=1 (77). Prints one line per check and "N passed, M failed".
+# claimed; a kernel core), hf-trainer (transformers 5.24.0 and accelerate 1.15.0) and lightning (lightning 2.6.6),
+# installed beside the build's torch (tests/testbed/python/extras.sh; skipped when PyPI cannot be reached), seen
+# at their throw by `memprof watch`. Env: MEMPROF, MEMPROF_TESTBED_SKIP=1 (77). Prints one line per check and "N passed, M failed".
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -133,14 +134,15 @@ gpt() { # NAME MODE STYLE
 	judge "$name" "$dir" "$style" "$name/$mode"
 }
 
-# The HuggingFace Trainer job: owners where it waits as the full-length step begins, then memprof watch at the
-# OOM's throw (in backward: the activations and the gradient being computed are live then).
-hf() {
-	local dir=$work/hf-trainer pid
+# A framework's job (NAME: hf-trainer, lightning) as STYLE: owners where it waits as the full-length step begins,
+# then memprof watch at the OOM's throw (in backward: the activations and the gradient being computed are live
+# then; an error caught after the framework's teardown would find the module moved to the CPU).
+watched() { # NAME STYLE
+	local name=$1 style=$2 dir=$work/$1 pid
 	mkdir -p "$dir"
-	if ! job hf-trainer live "$dir" --checkpoint-before-oom; then
-		[ $? = 77 ] && { echo "skip: hf-trainer: transformers and accelerate cannot be installed here"; return; }
-		bad "hf-trainer: the job failed: $(tail -3 "$dir.log" | tr '\n' ' ')"
+	if ! job "$name" live "$dir" --checkpoint-before-oom; then
+		[ $? = 77 ] && { echo "skip: $name: its packages cannot be installed here"; return; }
+		bad "$name: the job failed: $(tail -3 "$dir.log" | tr '\n' ' ')"
 		return
 	fi
 	pid=$(cat "$dir/pid")
@@ -151,18 +153,19 @@ hf() {
 	for _ in $(seq 100); do [ -f "$dir/oom_message.txt" ] && break; sleep 0.1; done
 	"$testbed/job.sh" --stop "$dir" >/dev/null 2>&1
 	if [ ! -f "$dir/out/oom-1.json" ]; then
-		bad "hf-trainer: the watch wrote no explanation: $(tail -2 "$dir/watch.out" "$dir/watch.err" | tr '\n' ' ')"
+		bad "$name: the watch wrote no explanation: $(tail -2 "$dir/watch.out" "$dir/watch.err" | tr '\n' ' ')"
 		return
 	fi
 	cp "$dir/out/oom-1.json" "$dir/oom.json"
-	judge hf-trainer "$dir" hf "hf-trainer/watch"
+	judge "$name" "$dir" "$style" "$name/watch"
 }
 
 gpt gpt-oom live globals
 if [ "${MEMPROF_HOLDERS_FULL:-0}" = 1 ]; then
 	gpt gpt-oom-trainer gcore trainer
 	gpt gpt-oom-fp32 kernel fp32
-	hf
+	watched hf-trainer hf
+	watched lightning lightning
 fi
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

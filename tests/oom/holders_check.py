@@ -6,7 +6,8 @@ usage: holders_check.py OOM.json OOM.txt|- OWNERS.json|- NOTES.json STYLE
 OOM.json and OOM.txt: `memprof oom --format json` and plain of the job's target (- for none); OWNERS.json: `memprof owners
 --format json` of it (- for none); NOTES.json: the job's notes (batch); STYLE: what holds the job's objects
 (globals: model, optimizer and scaler are globals of __main__; fp32: the same without a scaler; trainer: a
-`trainer` object in main() holds them; hf: a HuggingFace Trainer, `trainer` in main()).
+`trainer` object in main() holds them; hf: a HuggingFace Trainer, `trainer` in main(); lightning: a Lightning
+Trainer and LightningModule, `trainer` and `lit` in main()).
 
 Checks, each able to fail:
 - the OOM was found, and a training step is said to be underway;
@@ -30,7 +31,8 @@ KINDS = {"del", "smaller_batch", "checkpoint", "lower_precision"}
 # The paths of the model, the optimizer and the GradScaler (None: the job runs without one) per STYLE.
 ROOTS = {"globals": ("model", "optimizer", "scaler"), "fp32": ("model", "optimizer", None),
          "trainer": ("trainer.model", "trainer.optimizer", "trainer.scaler"),
-         "hf": ("model", "trainer.optimizer", "trainer.accelerator.scaler")}
+         "hf": ("model", "trainer.optimizer", "trainer.accelerator.scaler"),
+         "lightning": ("lit", "trainer.optimizers[0]", "trainer.scaler")}
 
 
 def main():
@@ -60,7 +62,7 @@ def main():
         check("<tensor" not in name and "@0x" not in name and "<param" not in name, f"an anonymous name: {name}")
         check(not re.search(r"\bdel (input|inputs|x|hidden_states|self)\b", name), f"an inner frame's local: {name}")
     for r in remedies:
-        check(not re.search(r"\bdel (%s|%s|trainer|model|optimizer)\b" % (re.escape(model), re.escape(optimizer)),
+        check(not re.search(r"\bdel (%s|%s|trainer|model|optimizer|lit)\b" % (re.escape(model), re.escape(optimizer)),
                             r["action"]), f"a remedy deletes the model or the optimizer mid-training: {r['action']}")
         if r["id"] == "free":
             check(r.get("holder") and r.get("kind") in KINDS, f"a remedy about a holder without holder/kind: {r}")
