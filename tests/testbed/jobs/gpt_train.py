@@ -1,6 +1,4 @@
-"""A small GPT trainer (nanoGPT's model: token and position embeddings, N blocks of LayerNorm, causal
-self-attention written out (q @ k^T, masked softmax, @ v) and a GELU MLP, a final LayerNorm, a head tied to the
-token embedding) with AdamW, fp16 autocast and a GradScaler, that runs out of device memory inside backward: the
+"""A small GPT trainer (gpt_model.GPT: nanoGPT's model, 4 blocks of model.transformer.h) with AdamW, fp16 autocast and a GradScaler, that runs out of device memory inside backward: the
 first steps use short sequences (warm-up: the optimizer has state, the scaler its scale), then a step of full
 length saves more activations for backward than the device holds with the gradients backward then asks for.
 
@@ -13,7 +11,7 @@ The remedies memprof may claim, for tests that run the job again with them: --ba
 --checkpoint (torch.utils.checkpoint around each block of model.transformer.h), --precision (autocast's dtype;
 fp32: no autocast and no scaler). When the full-length step then succeeds, the checkpoint comes after its
 backward, with oom_message null. Default: the error is caught in the training loop and the checkpoint taken in
-the `except` block (notes: oom_message, oom_request_bytes, batch, where); --uncaught lets it escape (the
+the `except` block (notes: oom_message, batch, where); --uncaught lets it escape (the
 excepthook checkpoints). The device is FAKECUDA_CAPACITY (1 GiB by default; sizes below assume it).
 """
 import argparse

@@ -2,13 +2,13 @@
 config, random token data, fp16 through the Trainer's own autocast and GradScaler, AdamW wrapped by accelerate's
 AcceleratedOptimizer) that runs out of device memory inside backward: the first steps see short sequences, then a
 batch of full length saves more activations for backward than the device holds with the gradients backward then
-asks for. Needs transformers and accelerate beside torch: run it with MEMPROF_TESTBED_PYTHON set to a venv of
-../python/extras.sh.
+asks for. Needs transformers and accelerate beside torch: job.sh installs them (../python/extras.sh) when
+MEMPROF_TESTBED_EXTRAS names them, as the hf-trainer scenario does.
 
 usage: hf_trainer.py [--batch N] [--checkpoint] [--checkpoint-before-oom]
 
---checkpoint turns on the model's activation checkpointing (TrainingArguments(activation_checkpointing=True)). The error
-escapes trainer.train() and is caught in main(), where the checkpoint is taken (notes: oom_message, batch); when the
+--checkpoint turns on the model's activation checkpointing (TrainingArguments(activation_checkpointing=True)).
+The error escapes trainer.train() and is caught in main(), where the checkpoint is taken (notes: oom_message, batch); when the
 training ends without one, the checkpoint comes after it, with oom_message null. The manifest names the model and
 the optimizer the Trainer built (the one AcceleratedOptimizer wraps). --checkpoint-before-oom takes the checkpoint
 as the full-length step begins instead (a watcher attached there sees the error happen at its throw; its message
