@@ -1,13 +1,14 @@
 /* owners_variables.c - the paths that can name what the heap holds, read once, most stable first: the globals of
-   __main__, then each thread's frames from the outermost in. From each, breadth first, the attributes of the
-   objects they hold and the items of their lists, tuples and dicts, a few levels deep (trainer.optimizer,
-   scaler._scale, models['student'], pooled[0]); an optimizer that wraps another (accelerate's
-   AcceleratedOptimizer, DeepSpeed-style wrappers: an Optimizer whose `optimizer` attribute is one; Lightning's
-   LightningOptimizer: `_optimizer`) passes its path on to the one it wraps, whose state and param_groups it
-   forwards; a framework's public properties are followed where a table says which attributes hold their values
-   (Lightning's trainer.optimizers, trainer.scaler). The first path that reaches an object names it. A frame of installed code (torch, a site-packages package, the standard library) or of a module's
-   forward, and every frame inside it, is no stable place: its locals change from call to call, so what they
-   hold is named by them only as a last resort (unstable: roots), or not at all (tensors: owners_referrers.c). */
+   __main__, then each thread's frames from the outermost in. From each, breadth first, the attributes of the objects
+   they hold and the items of their lists, tuples and dicts, a few levels deep (trainer.optimizer, scaler._scale,
+   models['student'], pooled[0]); an optimizer that wraps another (accelerate's AcceleratedOptimizer, DeepSpeed-style
+   wrappers: an Optimizer whose `optimizer` attribute is one; Lightning's LightningOptimizer: `_optimizer`) passes
+   its path on to the one it wraps, whose state and param_groups it forwards; a framework's public properties are
+   followed where a table says which attributes hold their values (Lightning's trainer.optimizers, trainer.scaler).
+   The first path that reaches an object names it. A frame of installed code (torch, a site-packages package, the
+   standard library) or of a module's forward, and every frame inside it, is no stable place: its locals change from
+   call to call, so what they hold is named by them only as a last resort (unstable: roots), or not at all (tensors:
+   owners_referrers.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,15 +167,18 @@ static bool python_instance(owners_build *b, uint64_t obj)
 /* The public properties of frameworks' objects users name things by, and the attributes under them that hold
    their values (Lightning's Trainer: trainer.optimizers is trainer._accelerator_connector.strategy._optimizers):
    looked up before the object's own attributes, so that the property's path is the one that names. */
+#define LIGHTNING "lightning.pytorch.trainer.trainer"
+#define PL_LIGHTNING "pytorch_lightning.trainer.trainer"
+#define STRATEGY "_accelerator_connector.strategy"
 static const struct property {
 	const char *module, *type, *name, *path;
 } properties_of[] = {
-	{ "lightning.pytorch.trainer.trainer", "Trainer", "optimizers", "_accelerator_connector.strategy._optimizers" },
-	{ "lightning.pytorch.trainer.trainer", "Trainer", "scaler", "_accelerator_connector.strategy._precision_plugin.scaler" },
-	{ "lightning.pytorch.trainer.trainer", "Trainer", "strategy", "_accelerator_connector.strategy" },
-	{ "pytorch_lightning.trainer.trainer", "Trainer", "optimizers", "_accelerator_connector.strategy._optimizers" },
-	{ "pytorch_lightning.trainer.trainer", "Trainer", "scaler", "_accelerator_connector.strategy._precision_plugin.scaler" },
-	{ "pytorch_lightning.trainer.trainer", "Trainer", "strategy", "_accelerator_connector.strategy" },
+	{ LIGHTNING, "Trainer", "optimizers", STRATEGY "._optimizers" },
+	{ LIGHTNING, "Trainer", "scaler", STRATEGY "._precision_plugin.scaler" },
+	{ LIGHTNING, "Trainer", "strategy", STRATEGY },
+	{ PL_LIGHTNING, "Trainer", "optimizers", STRATEGY "._optimizers" },
+	{ PL_LIGHTNING, "Trainer", "scaler", STRATEGY "._precision_plugin.scaler" },
+	{ PL_LIGHTNING, "Trainer", "strategy", STRATEGY },
 };
 
 /* The object at the attribute path PATH below OBJ ("a.b.c") in *OUT; false when an attribute is missing. */
@@ -202,7 +206,8 @@ static void properties(struct collect *c, uint64_t obj)
 	const mp_py_type *ty;
 	uint64_t type, value;
 
-	if (mp_py_object_type(c->b->heap, obj, &type, NULL) != MP_OK || (ty = mp_py_heap_type(c->b->heap, type, NULL)) == NULL)
+	if (mp_py_object_type(c->b->heap, obj, &type, NULL) != MP_OK ||
+	    (ty = mp_py_heap_type(c->b->heap, type, NULL)) == NULL)
 		return;
 	for (size_t i = 0; i < sizeof properties_of / sizeof properties_of[0] && c->err == MP_OK; i++)
 		if (mp_py_type_is(c->b->heap, ty, properties_of[i].module, properties_of[i].type) &&

@@ -18,7 +18,8 @@
 # (the objects held by a trainer object in main(); a gcore core), gpt-oom-fp32 (no autocast: 16-bit autocast is
 # claimed; a kernel core), hf-trainer (transformers 5.24.0 and accelerate 1.15.0) and lightning (lightning 2.6.6),
 # installed beside the build's torch (tests/testbed/python/extras.sh; skipped when PyPI cannot be reached), seen
-# at their throw by `memprof watch`. Env: MEMPROF, MEMPROF_TESTBED_SKIP=1 (77). Prints one line per check and "N passed, M failed".
+# at their throw by `memprof watch`. Env: MEMPROF, MEMPROF_TESTBED_SKIP=1 (77), KEEP=1 (the scratch directory
+# stays). Prints one line per check and "N passed, M failed".
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -81,7 +82,8 @@ judge() { # NAME DIR STYLE LABEL
 		ok "$label: activations by module, no del of the model or the optimizer's state, stable names ($(python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
-print("; ".join(h["name"] for h in r["holders"][:3]) + " ...; " + ", ".join(x["kind"] for x in r["remedies"] if "kind" in x) + " claimed")' "$dir/oom.json"))"
+kinds = ", ".join(x["kind"] for x in r["remedies"] if "kind" in x)
+print("; ".join(h["name"] for h in r["holders"][:3]) + " ...; " + kinds + " claimed")' "$dir/oom.json"))"
 	else
 		bad "$label: $(tr '\n' ' ' <"$dir/check.err")"
 	fi
@@ -130,7 +132,10 @@ gpt() { # NAME MODE STYLE
 	rc=$?
 	[ "$mode" = live ] && "$testbed/job.sh" --stop "$dir" >/dev/null 2>&1
 	rm -f "$dir/core"
-	[ $rc = 0 ] || { bad "$name/$mode: memprof failed: $(head -2 "$dir/oom.err" "$dir/owners.err" | tr '\n' ' ')"; return; }
+	if [ $rc != 0 ]; then
+		bad "$name/$mode: memprof failed: $(head -2 "$dir/oom.err" "$dir/owners.err" | tr '\n' ' ')"
+		return
+	fi
 	judge "$name" "$dir" "$style" "$name/$mode"
 }
 

@@ -3,8 +3,8 @@ and what it offers about it, against what the job is.
 
 usage: holders_check.py OOM.json OOM.txt|- OWNERS.json|- NOTES.json STYLE
 
-OOM.json and OOM.txt: `memprof oom --format json` and plain of the job's target (- for none); OWNERS.json: `memprof owners
---format json` of it (- for none); NOTES.json: the job's notes (batch); STYLE: what holds the job's objects
+OOM.json and OOM.txt: `memprof oom --format json` and plain of the job's target (- for none); OWNERS.json:
+`memprof owners --format json` of it (- for none); NOTES.json: the job's notes (batch); STYLE: what holds the job's objects
 (globals: model, optimizer and scaler are globals of __main__; fp32: the same without a scaler; trainer: a
 `trainer` object in main() holds them; hf: a HuggingFace Trainer, `trainer` in main(); lightning: a Lightning
 Trainer and LightningModule, `trainer` and `lit` in main()).
@@ -51,8 +51,8 @@ def main():
     check(report.get("training"), "a training step underway is not said to be")
     holders = report["holders"]
     acts = [h for h in holders if h.get("what") == "activations"]
-    blocks = [h for h in acts if re.fullmatch(r"activations saved for backward in ([\w.]+\.)?transformer\.h\.\d+(\.\w+)?",
-                                              h["name"])]
+    block = re.compile(r"activations saved for backward in ([\w.]+\.)?transformer\.h\.\d+(\.\w+)?")
+    blocks = [h for h in acts if block.fullmatch(h["name"])]
     check(len(blocks) >= 2, "fewer than two holders are activations saved for backward by a block of transformer.h: "
           + "; ".join(h["name"] for h in holders))
     live = report["figures"]["live"]
@@ -77,7 +77,8 @@ def main():
         check(not raw, f"raw byte counts in the text: {raw[:3]}")
     if owners is not None:
         names = [e["name"] for e in owners["tensors"]]
-        check(not any("@0x" in n for n in names), "a TYPE@0x... name: " + ", ".join(n for n in names if "@0x" in n)[:200])
+        addressed = [n for n in names if "@0x" in n]
+        check(not addressed, "a TYPE@0x... name: " + ", ".join(addressed)[:200])
         check(any(n.startswith(optimizer + ".state[" + model + ".") for n in names),
               f"no {optimizer}.state[{model}....] name: " + ", ".join(n for n in names if ".state[" in n)[:200])
         check(scaler is None or scaler + "._scale" in names, f"no {scaler}._scale among the names")

@@ -1,6 +1,7 @@
-"""A small GPT trainer (gpt_model.GPT: nanoGPT's model, 4 blocks of model.transformer.h) with AdamW, fp16 autocast and a GradScaler, that runs out of device memory inside backward: the
-first steps use short sequences (warm-up: the optimizer has state, the scaler its scale), then a step of full
-length saves more activations for backward than the device holds with the gradients backward then asks for.
+"""A small GPT trainer (gpt_model.GPT: nanoGPT's model, 4 blocks of model.transformer.h) with AdamW, fp16 autocast
+and a GradScaler, that runs out of device memory inside backward: the first steps use short sequences (warm-up:
+the optimizer has state, the scaler its scale), then a step of full length saves more activations for backward
+than the device holds with the gradients backward then asks for.
 
 usage: gpt_train.py [--batch N] [--checkpoint] [--precision fp16|bf16|fp32] [--style globals|trainer]
                     [--history none|python] [--uncaught]

@@ -8,8 +8,8 @@ MEMPROF_TESTBED_EXTRAS names them, as the hf-trainer scenario does.
 usage: hf_trainer.py [--batch N] [--checkpoint] [--checkpoint-before-oom]
 
 --checkpoint turns on the model's activation checkpointing (TrainingArguments(activation_checkpointing=True)).
-The error escapes trainer.train() and is caught in main(), where the checkpoint is taken (notes: oom_message, batch); when the
-training ends without one, the checkpoint comes after it, with oom_message null. The manifest names the model and
+The error escapes trainer.train() and is caught in main(), where the checkpoint is taken (notes: oom_message,
+batch); when the training ends without one, the checkpoint comes after it, with oom_message null. The manifest names the model and
 the optimizer the Trainer built (the one AcceleratedOptimizer wraps). --checkpoint-before-oom takes the checkpoint
 as the full-length step begins instead (a watcher attached there sees the error happen at its throw; its message
 then goes to OUTDIR/oom_message.txt).
