@@ -170,11 +170,10 @@ static void lower_precision(const struct acts *a, mp_oom *o, oom_remedy_fn *add)
 	about(o, before, MP_OOM_K_LOWER_PRECISION, OOM_ACTIVATIONS);
 }
 
-void oom_activation_remedies(const oom_view *v, mp_oom *o, const oom_groups *gr, oom_remedy_fn *add)
+void oom_activation_remedies(mp_oom *o, const oom_groups *gr, oom_remedy_fn *add)
 {
 	struct acts a;
 
-	(void)v;
 	count(gr, o, &a);
 	if (a.bytes == 0 || o->usable < 0)
 		return; /* no activations, or no figure of what the process can have */

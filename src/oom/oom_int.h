@@ -125,7 +125,7 @@ typedef void oom_remedy_fn(mp_oom *o, enum mp_oom_remedy_id id, bool works, cons
 /* The remedies about the activation holders of GR (oom_activations.c), added with ADD: a smaller batch, activation
    checkpointing of the repeated blocks they lie in, lower precision; each claimed only when its estimate leaves
    room for the request, else listed as not helping with the reason. */
-void oom_activation_remedies(const oom_view *v, mp_oom *o, const oom_groups *gr, oom_remedy_fn *add);
+void oom_activation_remedies(mp_oom *o, const oom_groups *gr, oom_remedy_fn *add);
 
 /* The parts of mp_oom_explain. */
 void oom_replay(const oom_view *v, mp_oom *o);

@@ -166,7 +166,7 @@ static void freeing(const oom_view *v, mp_oom *o, const oom_groups *gr, mp_err *
 		}
 	}
 	if (*err == MP_OK)
-		oom_activation_remedies(v, o, gr, remedy);
+		oom_activation_remedies(o, gr, remedy);
 }
 
 /* Each private pool whose segments, once nothing uses the pool, the retry would release (those without a live

@@ -79,3 +79,19 @@ class GPT(nn.Module):
         logits = self.lm_head(self.transformer.ln_f(x))
         loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1))
         return logits, loss
+
+
+class WarmupTokens(torch.utils.data.Dataset):
+    """Random token sequences of LENGTH + 1 (inputs and their next tokens), in batches of BATCH: the first WARMUP
+    batches of SHORT tokens (the optimizer gets its state cheaply), the rest of full length (LENGTH)."""
+
+    def __init__(self, batch, steps, warmup, short, length=CONTEXT):
+        self.batch, self.n, self.warmup, self.short, self.length = batch, batch * steps, warmup, short, length
+        self.generator = torch.Generator().manual_seed(0)
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        n = self.short if i < self.warmup * self.batch else self.length
+        return torch.randint(0, VOCAB, (n + 1,), generator=self.generator)

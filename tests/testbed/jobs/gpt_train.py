@@ -75,19 +75,6 @@ class Trainer:
         return train_step(self.model, optimizer, scaler, self.precision, x, y)
 
 
-def raised_in(error):
-    """'backward', 'forward' or 'step': the part of the training step the error came from."""
-    names = []
-    tb = error.__traceback__
-    while tb is not None:
-        names.append(tb.tb_frame.f_code.co_name)
-        tb = tb.tb_next
-    for part in ("backward", "forward", "step"):
-        if part in names:
-            return part
-    return "elsewhere"
-
-
 ARGS = parse_args(sys.argv[1:])
 if ARGS.history != "none":
     torch.cuda.memory._record_memory_history(stacks=ARGS.history)
@@ -123,7 +110,7 @@ def main():
             step(x, y)
         except torch.OutOfMemoryError as error:
             memprof_testbed.note("oom_message", str(error))
-            memprof_testbed.note("where", raised_in(error))
+            memprof_testbed.note("where", memprof_testbed.raised_in(error))
             memprof_testbed.checkpoint()
             print(f"caught: {str(error).splitlines()[0]}")
             return

@@ -24,23 +24,16 @@ import torch  # noqa: E402
 from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainerCallback, TrainingArguments  # noqa: E402
 
 import memprof_testbed  # noqa: E402
+from gpt_model import CONTEXT, VOCAB, WarmupTokens  # noqa: E402
 
-VOCAB, CONTEXT, WARMUP_STEPS, WARMUP_LENGTH = 4096, 256, 2, 32
+WARMUP_STEPS, WARMUP_LENGTH = 2, 32
 
 
-class Tokens(torch.utils.data.Dataset):
-    """Random token sequences: the first WARMUP_STEPS batches short, the rest of full length."""
-
-    def __init__(self, batch, steps):
-        self.batch, self.n = batch, batch * steps
-        self.generator = torch.Generator().manual_seed(0)
-
-    def __len__(self):
-        return self.n
+class Tokens(WarmupTokens):
+    """WarmupTokens as the Trainer takes them: input_ids and labels (the model shifts them itself)."""
 
     def __getitem__(self, i):
-        length = WARMUP_LENGTH if i < WARMUP_STEPS * self.batch else CONTEXT
-        ids = torch.randint(0, VOCAB, (length,), generator=self.generator)
+        ids = super().__getitem__(i)[:-1]
         return {"input_ids": ids, "labels": ids.clone()}
 
 
@@ -79,7 +72,8 @@ def main():
         save_strategy="no", logging_strategy="no", dataloader_num_workers=0, dataloader_pin_memory=False,
         disable_tqdm=True)
     before = BeforeTheStep() if args.checkpoint_before_oom else None
-    trainer = InOrder(model=model, args=training, train_dataset=Tokens(args.batch, WARMUP_STEPS + 1),
+    trainer = InOrder(model=model, args=training,
+                      train_dataset=Tokens(args.batch, WARMUP_STEPS + 1, WARMUP_STEPS, WARMUP_LENGTH),
                       callbacks=[before] if before else None)
     memprof_testbed.note("batch", args.batch)
     if before:
@@ -95,7 +89,7 @@ def main():
         trainer.train()
     except torch.OutOfMemoryError as error:
         memprof_testbed.note("oom_message", str(error))
-        memprof_testbed.note("where", raised_in(error))
+        memprof_testbed.note("where", memprof_testbed.raised_in(error))
         register(trainer)
         memprof_testbed.checkpoint()
         print(f"caught: {str(error).splitlines()[0]}")
@@ -104,16 +98,6 @@ def main():
     register(trainer)
     memprof_testbed.checkpoint()
     print("no oom")
-
-
-def raised_in(error):
-    """'backward', 'forward' or 'step': the part of the training step the error came from."""
-    names = []
-    tb = error.__traceback__
-    while tb is not None:
-        names.append(tb.tb_frame.f_code.co_name)
-        tb = tb.tb_next
-    return next((part for part in ("backward", "forward", "step") if part in names), "elsewhere")
 
 
 def register(trainer):

@@ -18,25 +18,9 @@ import lightning as L
 import torch
 
 import memprof_testbed
-from gpt_model import CONTEXT, GPT, VOCAB
+from gpt_model import GPT, WarmupTokens
 
 WARMUP_STEPS, WARMUP_LENGTH = 2, 32
-
-
-class Tokens(torch.utils.data.Dataset):
-    """Random (input, target) pairs: the first WARMUP_STEPS batches short, the rest of full length."""
-
-    def __init__(self, batch, steps):
-        self.batch, self.n = batch, batch * steps
-        self.generator = torch.Generator().manual_seed(0)
-
-    def __len__(self):
-        return self.n
-
-    def __getitem__(self, i):
-        length = WARMUP_LENGTH if i < WARMUP_STEPS * self.batch else CONTEXT
-        data = torch.randint(0, VOCAB, (length + 1,), generator=self.generator)
-        return data[:-1], data[1:]
 
 
 class LitGPT(L.LightningModule):
@@ -45,8 +29,7 @@ class LitGPT(L.LightningModule):
         self.model = GPT(checkpointing)
 
     def training_step(self, batch, batch_idx):
-        x, y = batch
-        _, loss = self.model(x, y)
+        _, loss = self.model(batch[:, :-1], batch[:, 1:])
         return loss
 
     def configure_optimizers(self):
@@ -78,7 +61,8 @@ def main():
     trainer = L.Trainer(accelerator="gpu", devices=1, precision="16-mixed", max_steps=WARMUP_STEPS + 1, logger=False,
                         enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
                         callbacks=[BeforeTheStep()] if args.checkpoint_before_oom else None)
-    data = torch.utils.data.DataLoader(Tokens(args.batch, WARMUP_STEPS + 1), batch_size=args.batch, shuffle=False)
+    data = torch.utils.data.DataLoader(WarmupTokens(args.batch, WARMUP_STEPS + 1, WARMUP_STEPS, WARMUP_LENGTH),
+                                       batch_size=args.batch, shuffle=False)
     memprof_testbed.note("batch", args.batch)
     try:
         trainer.fit(lit, data)
