@@ -21,7 +21,7 @@ typedef void (*cmd_target_fn)(mp_target *t, void *arg);
 int cmd_snapshot_owners_then(mp_command_ctx *c, const mp_command_args *a, int i, unsigned walk_flags, bool want_owners,
 			     mp_snapshot **snap, bool *owned, mp_owners **owners, cmd_target_fn then, void *arg);
 /* cmd_snapshot, or with OWNERS cmd_snapshot_owners with the owners written into the snapshot's blocks
-   ('owner', 'category': mp_owners_annotate), for what shows blocks or saves them. */
+   ('owner', 'category', ...: mp_owners_annotate), for what shows blocks or saves them. */
 int cmd_snapshot_annotated(mp_command_ctx *c, const mp_command_args *a, int i, unsigned walk_flags, bool owners,
 			   mp_snapshot **snap, bool *owned);
 /* cmd_snapshot_annotated (owners written when OWNERS) that calls THEN as cmd_snapshot_owners_then does. */

@@ -113,6 +113,16 @@ enum mp_oom_evidence {
 };
 const char *mp_oom_evidence_name(enum mp_oom_evidence e);
 
+/* How a remedy about a holder (MP_OOM_R_FREE) makes its memory go: OOM-CAUSES.md's "kind". */
+enum mp_oom_remedy_kind {
+	MP_OOM_K_NONE,            /* not about a holder: a setting, a pool, empty_cache */
+	MP_OOM_K_DEL,             /* delete the variable (every reference to it), or free what a call site made */
+	MP_OOM_K_SMALLER_BATCH,   /* activations saved for backward grow with the batch */
+	MP_OOM_K_CHECKPOINT,      /* torch.utils.checkpoint around repeated blocks: recompute instead of saving */
+	MP_OOM_K_LOWER_PRECISION, /* autocast to 16 bits: float32 activations in half the bytes */
+};
+const char *mp_oom_remedy_kind_name(enum mp_oom_remedy_kind kind);
+
 typedef struct mp_oom_remedy {
 	enum mp_oom_remedy_id id;
 	bool works;        /* memprof claims it would have served the request; false: considered, would not */
@@ -126,6 +136,9 @@ typedef struct mp_oom_remedy {
 	char place_file[200];
 	int64_t place_line;
 	char place_function[80];
+	enum mp_oom_remedy_kind kind; /* a remedy about a holder: how; MP_OOM_K_NONE for the others */
+	char holder[200];  /* the holder it is about: a holder's name, or what the names of the holders it is
+			      about begin with ("activations": all of them) */
 } mp_oom_remedy;
 
 /* A setting of the user's own that causes the OOM: without it (or with it changed), the job gets past. */
@@ -144,11 +157,24 @@ typedef struct mp_oom_frag {
 	double sq_ratio;      /* Σ free² / (Σ free)²: 1 when it is one block, → 1/n for n equal pieces */
 } mp_oom_frag;
 
-/* Who holds live memory: owners (the 'owner' key of blocks: Python names), else call sites, else blocks. */
+/* What a holder is: OOM-CAUSES.md's holder "what". */
+enum mp_oom_holder_what {
+	MP_OOM_H_VARIABLE,    /* a variable (or a path below one) that holds tensors */
+	MP_OOM_H_MODEL,       /* a module tree: its parameters, buffers and gradients */
+	MP_OOM_H_OPTIMIZER,   /* an optimizer's state */
+	MP_OOM_H_ACTIVATIONS, /* activations: saved for backward by the autograd graph, or no variable holds them */
+	MP_OOM_H_SITE,        /* what a call site allocated (no owners known) */
+	MP_OOM_H_UNKNOWN,     /* no Python tensor, no frames: a block */
+};
+const char *mp_oom_holder_what_name(enum mp_oom_holder_what what);
+
+/* Who holds live memory: owners (the 'owner' key of blocks: Python names; activations by module), else call
+   sites, else blocks. */
 typedef struct mp_oom_holder {
 	char name[200];
 	int64_t bytes;
 	int64_t nblocks;
+	enum mp_oom_holder_what what;
 } mp_oom_holder;
 
 enum mp_oom_verdict {
@@ -213,6 +239,8 @@ typedef struct mp_oom {
 	mp_oom_holder holders[MP_OOM_MAX_HOLDERS];
 	int nholders;
 	const char *holders_by; /* "owner", "call site", "block" */
+	bool training;          /* a training step is underway: gradients, optimizer state or a live autograd graph */
+	char holders_note[640]; /* how the activations were told and grouped, and what training rules out; "" */
 	mp_oom_frag frags[MP_OOM_MAX_FRAGS];
 	int nfrags;
 } mp_oom;

@@ -91,14 +91,19 @@ static inline int64_t oom_page_of(bool small)
 bool oom_split_rules_allow(const mp_oom *o, int64_t size);
 bool oom_searched(const oom_seg *g, const mp_oom *o);
 
-/* The innermost frame of FRAMES outside torch's own files, as "file.py:LINE (function)"; NULL when FRAMES
-   has none (or out of memory). The caller frees it. */
+/* The place FRAMES name, as "file.py:LINE (function)": the innermost frame of the job's own code (Python, not
+   torch's, not an installed package's or the interpreter's library), else the innermost user, Python or C++
+   frame in that order (never the stack capture's own frames); NULL when FRAMES has none (or out of memory).
+   The caller frees it. */
 char *oom_site_of(const mp_snapshot *snap, mp_val frames);
 
-/* Live blocks grouped by who holds them (oom_holders.c), for the holders and the "free it" remedies. */
+/* Live blocks grouped by who holds them (oom_holders.c), for the holders and the remedies about them. */
 typedef struct oom_member {
 	const char *key;  /* the group's name */
 	const mp_block *b;
+	enum mp_oom_holder_what what;
+	const char *module; /* activations: the module whose forward made or saved it (full path), or NULL */
+	bool f32, f16;    /* activations: a float32 tensor; a float16 or bfloat16 one */
 } oom_member;
 typedef struct oom_groups {
 	oom_member *m;    /* sorted by key */
@@ -111,12 +116,20 @@ typedef struct oom_groups {
 	} top[MP_OOM_MAX_HOLDERS];
 	int ntop;
 } oom_groups;
+/* The name all the activation holders begin with ("activations saved for backward in M", "activations no
+   variable holds in M", "activations made in forward at SITE"). */
+#define OOM_ACTIVATIONS "activations"
 mp_err oom_groups_make(const oom_view *v, mp_oom *o, oom_groups *gr);
 void oom_groups_free(oom_groups *gr);
 /* Whether the request would have been served had the blocks M[0..N) been freed: from a cached block they
    leave on its stream and pool, or by cudaMalloc once the retry has released the segments they empty. */
 mp_err oom_serves_without(const oom_view *v, const mp_oom *o, const oom_member *m, size_t n, bool *works,
 			  int64_t *released);
+
+/* The remedies about the activation holders of GR (oom_activations.c): a smaller batch, activation
+   checkpointing of the repeated blocks they lie in, lower precision; each claimed only when its estimate leaves
+   room for the request, else listed as not helping with the reason. */
+void oom_activation_remedies(mp_oom *o, const oom_groups *gr);
 
 /* The parts of mp_oom_explain. */
 void oom_replay(const oom_view *v, mp_oom *o);
@@ -152,7 +165,8 @@ bool oom_remedies_replayed(const oom_view *v, mp_oom *o);
 /* O as the JSON object of mp_oom_report (oom_json.c). */
 void oom_report_json(const mp_oom *o, mp_out *out);
 
-/* N as PyTorch prints sizes in its messages ("922.00 MiB"), in BUF of N bytes; returns BUF. */
+/* N as PyTorch prints sizes in its messages ("922.00 MiB"), in BUF of N bytes; returns BUF. A negative N (a
+   difference) is printed the same way with its sign ("-32.00 MiB"), never as a raw count of bytes. */
 const char *oom_size_text(char *buf, size_t n, int64_t v);
 
 #endif

@@ -118,6 +118,10 @@ static cJSON *remedies(const mp_oom *o, bool works)
 			cJSON_AddNumberToObject(p, "line", (double)m->place_line);
 			cJSON_AddStringToObject(p, "function", m->place_function);
 		}
+		if (m->kind != MP_OOM_K_NONE) {
+			cJSON_AddStringToObject(r, "holder", m->holder);
+			cJSON_AddStringToObject(r, "kind", mp_oom_remedy_kind_name(m->kind));
+		}
 		cJSON_AddItemToArray(a, r);
 	}
 	return a;
@@ -133,6 +137,7 @@ static cJSON *others(const mp_oom *o)
 		cJSON_AddStringToObject(x, "name", o->holders[i].name);
 		cJSON_AddNumberToObject(x, "bytes", (double)o->holders[i].bytes);
 		cJSON_AddNumberToObject(x, "blocks", (double)o->holders[i].nblocks);
+		cJSON_AddStringToObject(x, "what", mp_oom_holder_what_name(o->holders[i].what));
 		cJSON_AddItemToArray(h, x);
 	}
 	for (int i = 0; i < o->nfrags; i++) {
@@ -185,6 +190,8 @@ void oom_report_json(const mp_oom *o, mp_out *out)
 	x = others(o);
 	cJSON_AddItemToObject(j, "holders_by", cJSON_DetachItemFromObject(x, "by"));
 	cJSON_AddItemToObject(j, "holders", cJSON_DetachItemFromObject(x, "holders"));
+	cJSON_AddBoolToObject(j, "training", o->training);
+	cJSON_AddStringToObject(j, "holders_note", o->holders_note);
 	cJSON_AddItemToObject(j, "fragmentation", cJSON_DetachItemFromObject(x, "fragmentation"));
 	cJSON_Delete(x);
 	if ((text = cJSON_Print(j)) == NULL) {

@@ -4,6 +4,7 @@
    have helped are listed too, with the reason. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "oom_int.h"
 
@@ -126,6 +127,34 @@ static void max_split(const oom_view *v, mp_oom *o)
 	}
 }
 
+/* Whether NAME is a variable `del` can take: an identifier, not a path into an object. */
+static bool plain_variable(const char *name)
+{
+	if (!(name[0] == '_' || (name[0] >= 'a' && name[0] <= 'z') || (name[0] >= 'A' && name[0] <= 'Z')))
+		return false;
+	return name[strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")] == '\0';
+}
+
+/* Whether the holder T of GR is one to free: a plain variable; a model only when no training step is underway
+   (a step needs its parameters, gradients and the optimizer's state); never activations (their remedies are
+   oom_activation_remedies') or what has no name a user can act on. */
+static bool freeable(const mp_oom *o, const oom_groups *gr, const struct oom_group *t)
+{
+	const oom_member *m = &gr->m[t->first];
+
+	switch (m->what) {
+	case MP_OOM_H_VARIABLE:
+		return plain_variable(m->key);
+	case MP_OOM_H_MODEL:
+		return !o->training && plain_variable(m->key);
+	case MP_OOM_H_SITE:
+	case MP_OOM_H_UNKNOWN:
+		return m->key[0] != '(';
+	default:
+		return false;
+	}
+}
+
 static void freeing(const oom_view *v, mp_oom *o, const oom_groups *gr, mp_err *err)
 {
 	char a[32], action[240];
@@ -134,23 +163,31 @@ static void freeing(const oom_view *v, mp_oom *o, const oom_groups *gr, mp_err *
 		const struct oom_group *t = &gr->top[i];
 		const char *name = gr->m[t->first].key;
 		int64_t released;
+		int n;
 		bool works;
 
+		if (!freeable(o, gr, t))
+			continue;
 		if ((*err = oom_serves_without(v, o, gr->m + t->first, t->n, &works, &released)) != MP_OK || !works)
 			continue;
-		if (name[0] == '(')
-			continue; /* no name a user can act on */
-		if (o->holders_by[0] == 'o')
-			snprintf(action, sizeof action, "del %s (every reference to it) before the request", name);
-		else if (o->holders_by[0] == 'c')
+		if (gr->m[t->first].what == MP_OOM_H_SITE)
 			snprintf(action, sizeof action, "free what %s allocated before the request", name);
-		else
+		else if (gr->m[t->first].what == MP_OOM_H_UNKNOWN)
 			snprintf(action, sizeof action, "free the tensor of %s before the request", name);
+		else
+			snprintf(action, sizeof action, "del %s (every reference to it) before the request", name);
+		n = o->nremedies;
 		remedy(o, MP_OOM_R_FREE, true, action, "it holds %s in %lld block%s; without %s %s",
 		       oom_size_text(a, sizeof a, t->bytes), (long long)t->n, t->n == 1 ? "" : "s", t->n == 1 ? "it" : "them",
 		       released > 0 ? "the retry releases the segments left empty and cudaMalloc succeeds"
 				    : "a free block of the request's stream and pool fits the request");
+		if (o->nremedies > n) {
+			o->remedies[n].kind = MP_OOM_K_DEL;
+			snprintf(o->remedies[n].holder, sizeof o->remedies[n].holder, "%s", name);
+		}
 	}
+	if (*err == MP_OK)
+		oom_activation_remedies(o, gr);
 }
 
 /* Each private pool whose segments, once nothing uses the pool, the retry would release (those without a live

@@ -177,6 +177,8 @@ static void holders(const mp_oom *o, enum mp_units u, mp_out *out, bool rst)
 		mp_out_printf(out, " in %lld block%s: %s\n", (long long)o->holders[i].nblocks,
 			      o->holders[i].nblocks == 1 ? "" : "s", o->holders[i].name);
 	}
+	if (o->holders_note[0] != '\0')
+		mp_out_printf(out, "%s%s\n", rst ? "\n" : "  note: ", o->holders_note);
 }
 
 static void remedies(const mp_oom *o, mp_out *out, bool rst, bool works)

@@ -33,10 +33,14 @@ const char *mp_owner_kind_name(enum mp_owner_kind kind);
    "optimizer.state[model.head.bias].exp_avg", or for other tensors the variable that holds it. */
 typedef struct mp_owned {
 	char *name;
-	char *module;      /* the module path it belongs to ("model.encoder.layers.0.linear1"), or NULL */
+	char *root;        /* the module tree's root or the optimizer NAME starts with ("model", "trainer.optimizer"),
+			      or NULL (other tensors: NAME is the path of the variable that holds them) */
+	char *module;      /* the module path it belongs to ("model.encoder.layers.0.linear1"); for an activation
+			      the module whose forward made or saved it, as the autograd graph tells; or NULL */
 	char *referrer;    /* other tensors: what holds it ("local variable of main() at x.py:69"), or NULL */
 	enum mp_owner_kind kind;
 	mp_tensor tensor;
+	bool saved;        /* a node of a live autograd graph saves it for backward */
 	bool counted;      /* the entry its storage's bytes count for (the first, by kind, of those sharing it) */
 	size_t block;      /* the snapshot's block that holds the storage, SIZE_MAX when none (a CPU tensor) */
 } mp_owned;

@@ -16,7 +16,7 @@ static char *dup_or_null(const char *s)
 	return s != NULL ? strdup(s) : NULL;
 }
 
-mp_err owners_add(owners_build *b, const char *name, const char *module, const char *referrer,
+mp_err owners_add(owners_build *b, const char *name, const char *root, const char *module, const char *referrer,
 		  enum mp_owner_kind kind, const mp_tensor *tensor)
 {
 	mp_owners *o = b->out;
@@ -26,11 +26,12 @@ mp_err owners_add(owners_build *b, const char *name, const char *module, const c
 	if ((err = mp_array_grow((void **)&o->tensors, &b->cap_tensors, o->ntensors + 1, sizeof *o->tensors)) != MP_OK)
 		return err;
 	e = &o->tensors[o->ntensors];
-	*e = (mp_owned){ .name = strdup(name), .module = dup_or_null(module), .referrer = dup_or_null(referrer),
-			 .kind = kind, .block = SIZE_MAX };
-	if (e->name == NULL || (module != NULL && e->module == NULL) || (referrer != NULL && e->referrer == NULL) ||
-	    mp_tensor_copy(&e->tensor, tensor) != MP_OK) {
+	*e = (mp_owned){ .name = strdup(name), .root = dup_or_null(root), .module = dup_or_null(module),
+			 .referrer = dup_or_null(referrer), .kind = kind, .block = SIZE_MAX };
+	if (e->name == NULL || (root != NULL && e->root == NULL) || (module != NULL && e->module == NULL) ||
+	    (referrer != NULL && e->referrer == NULL) || mp_tensor_copy(&e->tensor, tensor) != MP_OK) {
 		free(e->name);
+		free(e->root);
 		free(e->module);
 		free(e->referrer);
 		return MP_E_NOMEM;
@@ -39,7 +40,7 @@ mp_err owners_add(owners_build *b, const char *name, const char *module, const c
 	return MP_OK;
 }
 
-mp_err owners_add_grad(owners_build *b, const char *name, const char *module, const mp_tensor *x)
+mp_err owners_add_grad(owners_build *b, const char *name, const char *root, const char *module, const mp_tensor *x)
 {
 	mp_diag d = { .msg = "" };
 	mp_tensor grad;
@@ -59,7 +60,7 @@ mp_err owners_add_grad(owners_build *b, const char *name, const char *module, co
 		mp_tensor_release(&grad);
 		return MP_E_NOMEM;
 	}
-	err = owners_add(b, gname, module, NULL, MP_OWNER_GRADIENT, &grad);
+	err = owners_add(b, gname, root, module, NULL, MP_OWNER_GRADIENT, &grad);
 	free(gname);
 	mp_tensor_release(&grad);
 	return err;
@@ -102,6 +103,7 @@ size_t owners_param_entry(const owners_build *b, uint64_t pyobj)
 /* One module's walk: its prefix, and the path of modules above it (for cycles). */
 struct tree {
 	owners_build *b;
+	const char *root;        /* the root module's name */
 	const char *prefix;
 	enum mp_owner_kind kind; /* of the dict being read: parameters or buffers */
 	uint64_t path[MAX_DEPTH];
@@ -138,9 +140,9 @@ static bool tensor_item(void *ctx, uint64_t key, uint64_t value)
 	}
 	free(name);
 	x->named = true;
-	w->err = owners_add(b, qual, w->prefix, NULL, w->kind, &x->tensor);
+	w->err = owners_add(b, qual, w->root, w->prefix, NULL, w->kind, &x->tensor);
 	if (w->err == MP_OK && w->kind == MP_OWNER_PARAMETER && (w->err = owners_remember_param(b, value, entry)) == MP_OK)
-		w->err = owners_add_grad(b, qual, w->prefix, &x->tensor);
+		w->err = owners_add_grad(b, qual, w->root, w->prefix, &x->tensor);
 	free(qual);
 	return w->err == MP_OK;
 }
@@ -270,7 +272,7 @@ mp_err owners_modules(owners_build *b)
 
 		if (c.is_child[i])
 			continue;
-		w->prefix = name;
+		w->root = w->prefix = name;
 		w->depth = 0;
 		err = walk_module(w, b->modules[i]);
 	}

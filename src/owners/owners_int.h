@@ -9,12 +9,14 @@
 #include "mp_py_threads.h"
 #include "mp_table.h"
 
-/* A variable that may name an object: a global of __main__ (THREAD -1) or a local of frame DEPTH (0: the
-   innermost) of thread THREAD. */
+/* A path that names an object: from a global of __main__ (THREAD -1) or a local of frame DEPTH (0: the
+   innermost) of thread THREAD, through attributes and items ("trainer.optimizer"). STABLE: the variable is a
+   global or a local of a frame outside installed code and forwards (the job's own outer frames). */
 typedef struct owners_variable {
 	char *name, *where;
 	uint64_t value;
 	int thread, depth;
+	bool stable;
 } owners_variable;
 
 /* What an object the heap walk found is. */
@@ -25,8 +27,20 @@ typedef struct py_tensor {
 	uint64_t pyobj;
 	bool read;       /* TENSOR holds it */
 	bool named;      /* an owned entry names it */
+	bool saved;      /* an autograd node saves it for backward (owners_saved.c) */
+	const char *module; /* the module whose forward made it (its grad_fn's), borrowed from the graph's nodes */
 	mp_tensor tensor;
 } py_tensor;
+
+/* A node of the autograd graph reached from the Python tensors' grad_fn (owners_graph.c). */
+typedef struct owners_node {
+	uint64_t addr, seq;
+	size_t param;        /* anchor: an edge leads to the AccumulateGrad of this PARAMETER entry (directly or
+				through casts and views of it); SIZE_MAX */
+	size_t first_edge, nedges; /* the nodes its edges lead to: owners_build's EDGES */
+	bool accumulate;     /* an AccumulateGrad (a leaf's): it saves nothing and leads nowhere */
+	char *module;        /* the module whose forward made it, as far as the graph tells; NULL */
+} owners_node;
 
 typedef struct owners_build {
 	mp_target *t;
@@ -59,6 +73,15 @@ typedef struct owners_build {
 	size_t nvars, cap_vars;
 	/* per Python tensor: the variable that holds it and where (borrowed from VARS) */
 	const char **ref_name, **ref_where;
+	/* the autograd graph: its nodes, and AccumulateGrad node -> PARAMETER entry */
+	owners_node *nodes;
+	size_t nnodes, cap_nodes;
+	uint64_t *edges;
+	size_t nedges, cap_edges;
+	mp_table by_node;
+	struct accumulator { uint64_t node; size_t entry; } *accs;
+	size_t naccs, cap_accs;
+	mp_table by_acc;
 } owners_build;
 
 /* owners_walk.c: the heap walk: tensors, modules and optimizers. */
@@ -69,7 +92,11 @@ py_tensor *owners_adopt_tensor(owners_build *b, uint64_t obj);
 /* The index of the Python tensor at PYOBJ in B->pytensors, or SIZE_MAX. */
 size_t owners_pytensor(const owners_build *b, uint64_t pyobj);
 
-/* owners_variables.c: the globals of __main__ and every frame's locals, into VARS. */
+/* The kind of the object at OBJ (enum obj_kind), -1 when it is none of them or cannot be read. */
+int owners_object_kind(owners_build *b, uint64_t obj);
+
+/* owners_variables.c: the paths from the globals of __main__ and every frame's locals to the tensors, modules
+   and optimizers they reach, the first path of each object, most stable first, into VARS. */
 mp_err owners_variables(owners_build *b) MP_WUR;
 
 /* owners_roots.c: names for the modules and optimizers no module holds (globals of __main__, then the locals of
@@ -80,10 +107,11 @@ const char *owners_root_name(const owners_build *b, uint64_t obj);
 const char *owners_root_label(owners_build *b, uint64_t obj, const char *kind, char *buf, size_t size);
 
 /* owners_entries.c: the owned entries. */
-mp_err owners_add(owners_build *b, const char *name, const char *module, const char *referrer,
+mp_err owners_add(owners_build *b, const char *name, const char *root, const char *module, const char *referrer,
 		  enum mp_owner_kind kind, const mp_tensor *tensor) MP_WUR;
 /* NAME.grad, when tensor X has a gradient (an undefined one is none). */
-mp_err owners_add_grad(owners_build *b, const char *name, const char *module, const mp_tensor *x) MP_WUR;
+mp_err owners_add_grad(owners_build *b, const char *name, const char *root, const char *module,
+		       const mp_tensor *x) MP_WUR;
 /* The Python tensor at PYOBJ, when the walk found and read it (else NULL). */
 py_tensor *owners_tensor_at(owners_build *b, uint64_t pyobj);
 /* Remember ENTRY as the name of the parameter at PYOBJ (the first stands); the entry that names it or
@@ -94,10 +122,24 @@ mp_err owners_modules(owners_build *b) MP_WUR;    /* parameters, gradients, buff
 
 /* owners_optim.c: optimizers' parameters no module holds, and their state. */
 mp_err owners_optimizers(owners_build *b) MP_WUR;
+/* The optimizer the optimizer OPT wraps, when it is a wrapper whose state and param_groups are the wrapped one's
+   (accelerate's AcceleratedOptimizer, DeepSpeed-style: `optimizer`; Lightning's LightningOptimizer:
+   `_optimizer`), else 0. */
+uint64_t owners_wrapped_optimizer(owners_build *b, uint64_t opt);
 mp_err owners_others(owners_build *b) MP_WUR;     /* the Python tensors nothing above named */
 
 /* owners_referrers.c: the variable that holds each Python tensor (ref_name, ref_where). */
 mp_err owners_referrers(owners_build *b) MP_WUR;
+
+/* owners_graph.c: the autograd graph from every Python tensor's grad_fn, each node's module (NODES); MP_OK
+   with none where the layout does not know the graph. */
+mp_err owners_graph(owners_build *b) MP_WUR;
+/* The node at ADDR, or NULL. */
+owners_node *owners_node_at(owners_build *b, uint64_t addr);
+
+/* owners_saved.c: what the graph's nodes save for backward: their Python tensors marked (saved, module),
+   the others added as ACTIVATION entries. */
+mp_err owners_saved(owners_build *b) MP_WUR;
 
 /* owners_blocks.c: which block each storage lies in, which entry counts for it, who owns each block. */
 mp_err owners_blocks(owners_build *b, const mp_snapshot *snap) MP_WUR;

@@ -1,10 +1,26 @@
 /* owners_optim.c - what optimizers own: the tensors their param_groups optimize (parameters, named by the
    module that holds them, else by the variable that does: a parameter no module holds is a parameter all the
-   same), their gradients, and their state, state[param][key], named by the parameter's name. */
+   same), their gradients, and their state, state[param][key], named by the parameter's name. A wrapper
+   around another optimizer owns nothing of its own: the one it wraps is read. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "owners_int.h"
+
+/* Why an attribute an optimizer should have was not read when the object's __dict__ lacks it. */
+#define NOT_IN_DICT "not in the optimizer's __dict__ (a property, or an optimizer that keeps it elsewhere)"
+
+uint64_t owners_wrapped_optimizer(owners_build *b, uint64_t opt)
+{
+	static const char *const attrs[] = { "optimizer", "_optimizer" };
+	uint64_t inner;
+
+	for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
+		if (mp_py_attr(b->heap, opt, attrs[i], &inner, NULL) == MP_OK && inner != opt &&
+		    owners_object_kind(b, inner) == OBJ_OPTIMIZER)
+			return inner;
+	return 0;
+}
 
 /* The parameters of param_groups that no module named: PARAMETER entries (and their gradients). */
 struct groups {
@@ -25,10 +41,10 @@ static mp_err group_param(owners_build *b, uint64_t param)
 	snprintf(unnamed, sizeof unnamed, "<param 0x%llx>", (unsigned long long)x->tensor.data_ptr);
 	name = b->ref_name[i] != NULL ? b->ref_name[i] : unnamed;
 	x->named = true;
-	if ((err = owners_add(b, name, NULL, b->ref_where[i], MP_OWNER_PARAMETER, &x->tensor)) != MP_OK ||
+	if ((err = owners_add(b, name, NULL, NULL, b->ref_where[i], MP_OWNER_PARAMETER, &x->tensor)) != MP_OK ||
 	    (err = owners_remember_param(b, param, entry)) != MP_OK)
 		return err;
-	return owners_add_grad(b, name, NULL, &x->tensor);
+	return owners_add_grad(b, name, NULL, NULL, &x->tensor);
 }
 
 static mp_err group_params(owners_build *b, uint64_t optimizer, const char *name)
@@ -40,7 +56,7 @@ static mp_err group_params(owners_build *b, uint64_t optimizer, const char *name
 
 	if (mp_py_attr(b->heap, optimizer, "param_groups", &groups, &d) != MP_OK ||
 	    mp_py_seq_items(b->heap, groups, &list, &n, 1u << 16, &d) != MP_OK) {
-		mp_warn(b->diag, "%s.param_groups not read: %s", name, d.msg);
+		mp_warn(b->diag, "%s.param_groups not read: %s", name, d.msg[0] ? d.msg : NOT_IN_DICT);
 		b->out->partial = true;
 		return MP_OK;
 	}
@@ -81,7 +97,7 @@ static bool state_value(void *ctx, uint64_t key, uint64_t value)
 	}
 	free(k);
 	x->named = true;
-	s->err = owners_add(s->b, name, s->module, NULL, MP_OWNER_OPTIMIZER_STATE, &x->tensor);
+	s->err = owners_add(s->b, name, s->optimizer, s->module, NULL, MP_OWNER_OPTIMIZER_STATE, &x->tensor);
 	free(name);
 	return s->err == MP_OK;
 }
@@ -118,6 +134,11 @@ mp_err owners_optimizers(owners_build *b)
 {
 	mp_err err;
 
+	/* a wrapper's state is the one it wraps: read there, under the wrapper's name (owners_variables.c) */
+	for (size_t i = 0; i < b->noptimizers; i++)
+		if (owners_wrapped_optimizer(b, b->optimizers[i]) != 0)
+			b->optimizers[i--] = b->optimizers[--b->noptimizers];
+	b->out->optimizers = b->noptimizers;
 	for (size_t i = 0; i < b->noptimizers; i++) {
 		char label[160];
 
@@ -137,7 +158,7 @@ mp_err owners_optimizers(owners_build *b)
 		    mp_py_dict_each(b->heap, state, state_item, &s, &d) != MP_OK) {
 			if (s.err != MP_OK)
 				return s.err;
-			mp_warn(b->diag, "%s.state not read: %s", name, d.msg);
+			mp_warn(b->diag, "%s.state not read: %s", name, d.msg[0] ? d.msg : NOT_IN_DICT);
 			b->out->partial = true;
 		}
 	}

@@ -1,7 +1,8 @@
 /* owners_others.c - the Python tensors no module or optimizer names: named by the variable that holds them
-   (a global of __main__, a local of a running frame: one referrer path), else by their address; an
+   (a global of __main__, a local of the job's outer frames, or a path below one), else by their address; an
    ACTIVATION when the autograd meta names a grad_fn (the result of a differentiable op, kept alive for
-   backward or by the user), else OTHER_PYTHON. */
+   backward or by the user), else OTHER_PYTHON; with the module whose forward made them and whether the
+   autograd graph saves them (owners_saved.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,7 @@ mp_err owners_others(owners_build *b)
 		py_tensor *x = &b->pytensors[i];
 
 		if (x->read && !x->named && b->ref_name[i] != NULL)
-			err = owners_add_grad(b, b->ref_name[i], NULL, &x->tensor);
+			err = owners_add_grad(b, b->ref_name[i], NULL, NULL, &x->tensor);
 	}
 	/* the TensorImpls the entries so far name */
 	for (size_t i = 0; i < b->out->ntensors && err == MP_OK; i++) {
@@ -52,8 +53,10 @@ mp_err owners_others(owners_build *b)
 		if (!x->read || x->named || impl_named(b, &impls, x->tensor.impl))
 			continue;
 		snprintf(unnamed, sizeof unnamed, "<tensor 0x%llx>", (unsigned long long)x->pyobj);
-		err = owners_add(b, b->ref_name[i] != NULL ? b->ref_name[i] : unnamed, NULL, b->ref_where[i],
+		err = owners_add(b, b->ref_name[i] != NULL ? b->ref_name[i] : unnamed, NULL, x->module, b->ref_where[i],
 				 x->tensor.has_grad_fn ? MP_OWNER_ACTIVATION : MP_OWNER_OTHER_PYTHON, &x->tensor);
+		if (err == MP_OK)
+			b->out->tensors[b->out->ntensors - 1].saved = x->saved;
 	}
 	mp_table_free(&impls);
 	return err;

@@ -1,5 +1,5 @@
-/* owners_read.c - mp_owners_read: find the interpreter, walk its heap, read the tensors, name them, place
-   them in the snapshot's blocks. */
+/* owners_read.c - mp_owners_read: find the interpreter, walk its heap, read the tensors, name them, follow
+   the autograd graph to what it saves, place them in the snapshot's blocks. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -19,6 +19,7 @@ void mp_owners_free(mp_owners *o)
 		return;
 	for (size_t i = 0; i < o->ntensors; i++) {
 		free(o->tensors[i].name);
+		free(o->tensors[i].root);
 		free(o->tensors[i].module);
 		free(o->tensors[i].referrer);
 		mp_tensor_release(&o->tensors[i].tensor);
@@ -55,6 +56,13 @@ static void build_free(owners_build *b)
 	free(b->vars);
 	free(b->ref_name);
 	free(b->ref_where);
+	for (size_t i = 0; i < b->nnodes; i++)
+		free(b->nodes[i].module);
+	free(b->nodes);
+	free(b->edges);
+	mp_table_free(&b->by_node);
+	free(b->accs);
+	mp_table_free(&b->by_acc);
 }
 
 /* The interpreter, its runtime, its heap and (for names) its threads. */
@@ -93,7 +101,8 @@ mp_err mp_owners_read(mp_target *t, const mp_snapshot *snap, const mp_owners_opt
 	    (err = owners_variables(&b)) == MP_OK && (err = owners_name_roots(&b)) == MP_OK &&
 	    (err = owners_referrers(&b)) == MP_OK &&
 	    (err = owners_modules(&b)) == MP_OK &&
-	    (err = owners_optimizers(&b)) == MP_OK && (err = owners_others(&b)) == MP_OK)
+	    (err = owners_optimizers(&b)) == MP_OK && (err = owners_graph(&b)) == MP_OK &&
+	    (err = owners_saved(&b)) == MP_OK && (err = owners_others(&b)) == MP_OK)
 		err = owners_blocks(&b, snap);
 	build_free(&b);
 	if (err != MP_OK) {

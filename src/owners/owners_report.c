@@ -72,6 +72,10 @@ static const char *row_label(const mp_owned *e, int depth, size_t *len)
 		*len = cut(e->module, depth);
 		return e->module;
 	}
+	if (e != NULL && e->saved) {
+		*len = strlen("(saved for backward outside modules)");
+		return "(saved for backward outside modules)";
+	}
 	*len = strlen(outside[e != NULL ? e->kind : MP_OWNER_NOT_PYTHON]);
 	return outside[e != NULL ? e->kind : MP_OWNER_NOT_PYTHON];
 }
@@ -263,6 +267,9 @@ static void put_tensors(const mp_owners *o, const mp_owners_report_opts *opts, m
 			mp_out_puts(out, " (shares a storage counted elsewhere)");
 		if (e->referrer != NULL)
 			mp_out_printf(out, " (%s)", e->referrer);
+		if (e->saved)
+			mp_out_printf(out, " (saved for backward%s%s)", e->module != NULL ? " in " : "",
+				      e->module != NULL ? e->module : "");
 		mp_out_putc(out, '\n');
 	}
 }
@@ -306,7 +313,8 @@ static void put_json_tensor(mp_out *out, const mp_owners *o, const mp_snapshot *
 	put_device(out, &e->tensor);
 	mp_out_printf(out, "\", \"dtype\": \"%s\", \"shape\": ", mp_torch_dtype_name(e->tensor.dtype));
 	put_shape(out, &e->tensor);
-	mp_out_printf(out, ", \"counted\": %s, \"block\": ", e->counted ? "true" : "false");
+	mp_out_printf(out, ", \"saved\": %s, \"counted\": %s, \"block\": ", e->saved ? "true" : "false",
+		      e->counted ? "true" : "false");
 	if (e->block != SIZE_MAX)
 		mp_out_printf(out, "%lld", (long long)snap->blocks[e->block].address);
 	else

@@ -1,22 +1,14 @@
-/* owners_roots.c - the names of the modules and optimizers that no module holds, as a user named them: a
-   global of __main__, else a local variable of a running frame (the `model = ...` of a main() is the usual
-   case; outer frames first, so that the name a caller gave wins over a callee's parameter name), else
-   TYPE@ADDRESS, as memprof_testbed's manifest names what it finds (owners_variables.c reads the variables). */
+/* owners_roots.c - the names of the modules and optimizers that no module holds, as a user named them: the
+   first path owners_variables.c found to them (a global of __main__ or what it holds, trainer.optimizer; else a
+   local of the job's outer frames, outermost first, so that the name a caller gave wins over a callee's
+   parameter name, the `model = ...` of a main() being the usual case; else a local of an inner frame), else
+   TYPE@ADDRESS, as memprof_testbed's manifest names what it finds. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mp_array.h"
 #include "owners_int.h"
-
-/* Whether OBJ is one of LIST's N objects. */
-static bool among(const uint64_t *list, size_t n, uint64_t obj)
-{
-	for (size_t i = 0; i < n; i++)
-		if (list[i] == obj)
-			return true;
-	return false;
-}
 
 const char *owners_root_name(const owners_build *b, uint64_t obj)
 {
@@ -46,10 +38,11 @@ const char *owners_root_label(owners_build *b, uint64_t obj, const char *kind, c
 /* Name OBJ NAME unless it has a name already or is neither a module nor an optimizer. */
 static mp_err name_root(owners_build *b, uint64_t obj, const char *name)
 {
+	int kind = owners_object_kind(b, obj);
 	mp_table_probe p;
 	mp_err err;
 
-	if (!among(b->modules, b->nmodules, obj) && !among(b->optimizers, b->noptimizers, obj))
+	if (kind != OBJ_MODULE && kind != OBJ_OPTIMIZER)
 		return MP_OK;
 	for (uint32_t id = mp_table_find(&b->by_root, mp_table_hash_u64(obj), &p); id != MP_TABLE_NONE;
 	     id = mp_table_next(&b->by_root, &p))
@@ -71,20 +64,8 @@ mp_err owners_name_roots(owners_build *b)
 {
 	mp_err err = MP_OK;
 
-	/* globals first, then each thread's frames from the outermost in */
-	for (size_t i = 0; i < b->nvars && err == MP_OK && b->vars[i].thread < 0; i++)
+	/* the variables' list is in order: globals, the job's outer frames outermost first, then the others */
+	for (size_t i = 0; i < b->nvars && err == MP_OK; i++)
 		err = name_root(b, b->vars[i].value, b->vars[i].name);
-	for (size_t end = 0; end < b->nvars && err == MP_OK;) {
-		size_t start = end;
-
-		if (b->vars[start].thread < 0) {
-			end++;
-			continue;
-		}
-		while (end < b->nvars && b->vars[end].thread == b->vars[start].thread)
-			end++;
-		for (size_t i = end; i-- > start && err == MP_OK;)
-			err = name_root(b, b->vars[i].value, b->vars[i].name);
-	}
 	return err;
 }

@@ -48,6 +48,16 @@ static int kind_of(owners_build *b, uint64_t type, bool *failed)
 	return b->type_kind[b->ntype_kinds++].kind;
 }
 
+int owners_object_kind(owners_build *b, uint64_t obj)
+{
+	uint64_t type;
+	bool failed = false;
+
+	if (mp_py_object_type(b->heap, obj, &type, NULL) != MP_OK)
+		return -1;
+	return kind_of(b, type, &failed);
+}
+
 static mp_err push(uint64_t **list, size_t *n, size_t *cap, uint64_t obj)
 {
 	mp_err err = mp_array_grow((void **)list, cap, *n + 1, sizeof **list);

@@ -37,7 +37,15 @@ typedef struct mp_torch_layout {
 	uint32_t storage_pyobj;
 	/* AutogradMeta */
 	uint32_t meta_grad;          /* at::Tensor grad_ */
-	uint32_t meta_grad_fn;       /* std::shared_ptr<Node> grad_fn_: a non-leaf's function */
+	uint32_t meta_grad_fn;       /* grad_fn_ (intrusive_ptr<Node>, before 2.13 shared_ptr<Node>): a non-leaf's
+					function; its first word is the Node* */
+	/* The autograd graph (0: not measured for the family, the graph is not read). Node, the base of every
+	   backward function: its sequence number (the order the forward made them in), its edges (a vector of
+	   Edge: the Node* first), and where a subclass's own members (SavedVariables for most) begin. */
+	uint32_t meta_grad_accumulator; /* a leaf's AccumulateGrad node (a weak pointer: the Node* first) */
+	uint32_t node_sequence_nr, node_next_edges, node_size;
+	uint32_t edge_size;
+	uint32_t saved_size, saved_data; /* SavedVariable, and its at::Tensor data_ (a TensorImpl*) */
 } mp_torch_layout;
 
 /* Every layout memprof knows, and how many. */
@@ -71,6 +79,8 @@ typedef struct mp_tensor {
 	} dims;                                    /* read them with mp_tensor_shape */
 	uint64_t grad_impl;       /* the autograd meta's gradient (a TensorImpl), 0 when none */
 	bool has_grad_fn;         /* the autograd meta names a grad_fn: the result of a differentiable op */
+	uint64_t grad_fn;         /* that Node, 0 when none */
+	uint64_t grad_accumulator; /* a leaf's AccumulateGrad Node (0: none, or the layout does not say) */
 } mp_tensor;
 
 /* The NDIM sizes of X. */
@@ -113,6 +123,33 @@ mp_err mp_torch_read_impl(mp_target *t, const mp_torch_layout *l, uint64_t impl,
    unknown) rules out the rows of the other ABI: they read the same tensors but not the same autograd meta. */
 const mp_torch_layout *mp_torch_choose(mp_target *t, const uint64_t *pyobjs, size_t n, int cxx11_abi,
 				       mp_diag *diag);
+
+/* Whether L knows the autograd graph's layout (mp_torch_read_node, mp_torch_node_members). */
+static inline bool mp_torch_graph_known(const mp_torch_layout *l)
+{
+	return l->node_size != 0;
+}
+
+/* More edges than this on one autograd Node are damage. */
+#define MP_TORCH_MAX_EDGES 4096
+
+/* The autograd Node at NODE (a tensor's grad_fn, or where an edge leads): its SEQUENCE_NR (the order the
+   forward made the nodes in: per thread, increasing; an AccumulateGrad's is UINT64_MAX), and in NEXT (at most
+   MAX of them) the Nodes its edges lead to, undefined edges left out; *NNEXT how many. MP_E_UNSUPPORTED when L
+   does not know the graph, MP_E_CORRUPT for a misaligned node or an edge list that is none (more than
+   MP_TORCH_MAX_EDGES), an error of the target when memory cannot be read. */
+mp_err mp_torch_read_node(mp_target *t, const mp_torch_layout *l, uint64_t node, uint64_t *sequence_nr,
+			  uint64_t *next, size_t max, size_t *nnext, mp_diag *diag) MP_WUR;
+
+/* Every word of the members a Node subclass at NODE adds to Node's that could be a pointer (nonzero,
+   8-aligned), and the data_ of each element of what looks like a std::vector<SavedVariable> among them, to
+   CB(CTX, WORD) (false: stop): the candidates for the TensorImpls it saved for backward (SavedVariable's data_
+   is an at::Tensor). The caller tells which candidates are tensors (mp_torch_read_impl checks what it reads).
+   The members end where the node's memory does: its malloc chunk (glibc's size word before it; the
+   generated nodes are allocated with new, one each). MP_E_CORRUPT when no plausible chunk surrounds NODE,
+   MP_E_UNSUPPORTED when L does not know the graph, MP_E_NOMEM. */
+mp_err mp_torch_node_members(mp_target *t, const mp_torch_layout *l, uint64_t node,
+			     bool (*cb)(void *ctx, uint64_t word), void *ctx, mp_diag *diag) MP_WUR;
 
 /* A ScalarType's name as torch prints it without "torch." ("float32", "int64"), or NULL when unknown. */
 const char *mp_torch_dtype_name(int dtype);

@@ -4,7 +4,9 @@
    probe again wherever those headers are on this machine, and the owner checks on real jobs prove them in
    memory. tests/torch/layouts.sh probes the headers of every PyPI release the test bed has cut (2.1 to 2.14;
    2.0's StorageImpl has no PyObjectSlot and no row). mp_torch_choose decides on the target, among the rows
-   of its C++ ABI. */
+   of its C++ ABI. The autograd graph's fields are known where the release's headers were probed for them and
+   the reading proven on real jobs (2.14); the other rows leave them 0, and there the graph is not read (2.4.1
+   and 2.5.1, both of the 2.6-oldabi row, differ already in sizeof(SavedVariable): 112 and 104). */
 #include "mp_torch.h"
 
 const mp_torch_layout mp_torch_layouts[] = {
@@ -15,7 +17,10 @@ const mp_torch_layout mp_torch_layouts[] = {
 	  .impl_storage = 16, .impl_autograd_meta = 24, .impl_pyobj = 48, .impl_sizes = 56,
 	  .impl_storage_offset = 144, .impl_numel = 152, .impl_dtype = 160, .impl_device = 162,
 	  .storage_data = 16, .storage_device = 40, .storage_nbytes = 48, .storage_pyobj = 80,
-	  .meta_grad = 40, .meta_grad_fn = 48 },
+	  .meta_grad = 40, .meta_grad_fn = 48,
+	  /* Node an intrusive_ptr_target (2.13 on): Edge is an intrusive_ptr<Node> and an input number */
+	  .meta_grad_accumulator = 56, .node_sequence_nr = 16, .node_next_edges = 88, .node_size = 464,
+	  .edge_size = 16, .saved_size = 80, .saved_data = 0 },
 	{ .name = "2.11", .releases = "PyTorch 2.10 to 2.12 (2.11 measured)", .cxx11_abi = -1,
 	  .var_cdata = 16, .cdata_maybe_owned = false,
 	  .impl_storage = 16, .impl_autograd_meta = 24, .impl_pyobj = 56, .impl_sizes = 64,

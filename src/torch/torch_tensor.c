@@ -122,6 +122,10 @@ static mp_err read_autograd(mp_target *t, const mp_torch_layout *l, mp_tensor *o
 	    (err = mp_target_read_u64(t, meta + l->meta_grad_fn, &fn, diag)) != MP_OK)
 		return err;
 	out->has_grad_fn = fn != 0;
+	out->grad_fn = fn;
+	if (l->meta_grad_accumulator != 0 &&
+	    (err = mp_target_read_u64(t, meta + l->meta_grad_accumulator, &out->grad_accumulator, diag)) != MP_OK)
+		return err;
 	if (out->grad_impl == out->impl)
 		return mp_fail(diag, MP_E_CORRUPT, "TensorImpl 0x%llx is its own gradient", (unsigned long long)out->impl);
 	return MP_OK;
@@ -251,6 +255,8 @@ void mp_torch_prefetch_tensor(mp_target *t, const mp_torch_layout *l, uint64_t p
 	if (mp_target_read_u64(t, impl + l->impl_autograd_meta, &meta, NULL) == MP_OK && meta != 0) {
 		mp_target_prefetch(t, meta + l->meta_grad, 8);
 		mp_target_prefetch(t, meta + l->meta_grad_fn, 8);
+		if (l->meta_grad_accumulator != 0)
+			mp_target_prefetch(t, meta + l->meta_grad_accumulator, 8);
 	}
 }
 

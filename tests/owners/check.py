@@ -36,14 +36,37 @@ def root_split(name):
     return name, ""
 
 
+STATE = re.compile(r"(.+?)\.state\[(.*)\]\.([^.\]]+)")
+
+
 def split(name):
-    """(roots, rest) of a name: ROOT.path, or OPT.state[ROOT.path].key."""
-    m = re.fullmatch(r"(.+?)\.state\[(.*)\]\.([^.\]]+)", name)
+    """(roots, rest) of a manifest name: ROOT.path, or OPT.state[ROOT.path].key (its roots are one name each)."""
+    m = STATE.fullmatch(name)
     if m:
         proot, prest = root_split(m.group(2))
         return (m.group(1), proot), ("state", "." + prest if prest else "", m.group(3))
     root, rest = root_split(name)
     return (root,), (rest,)
+
+
+def root_of(name, rest):
+    """The root of NAME if it ends with REST (at a '.'), else None: memprof's roots may be paths (trainer.model)."""
+    if not rest:
+        return name
+    return name[:-len(rest) - 1] if name.endswith("." + rest) else None
+
+
+def pair(theirs, ours):
+    """The roots of the manifest's name THEIRS (split) -> memprof's in its name OURS for the same tensor, or None
+    when the names differ after their roots."""
+    roots, rest = theirs
+    m = STATE.fullmatch(ours)
+    if rest[0] == "state":
+        if not m or m.group(3) != rest[2] or root_of(m.group(2), rest[1].lstrip(".")) is None:
+            return None
+        return {roots[0]: m.group(1), roots[1]: root_of(m.group(2), rest[1].lstrip("."))}
+    root = root_of(ours, rest[0])
+    return None if m or root is None else {roots[0]: root}
 
 
 def rename(name, roots):
@@ -65,8 +88,9 @@ def main():
     stats = json.load(open(os.path.join(truth, "memory_stats.json")))
     bad = []
     # A root (a module or optimizer no module holds) is named by what holds it: the job registered some, the
-    # manifest names the others TYPE@ADDRESS; memprof names them by a global or local variable. Roots are paired
-    # by the tensors under them (same kind, same data pointer); everything after the root must be the same.
+    # manifest names the others TYPE@ADDRESS; memprof names them by the path from a global or local variable
+    # (trainer.model). Roots are paired by the tensors under them (same kind, same data pointer); everything after
+    # the root must be the same.
     roots = {}
     by_ptr = {}
     for e in mp["tensors"]:
@@ -75,9 +99,9 @@ def main():
         if t["kind"] not in NAMED:
             continue
         for e in by_ptr.get((t["kind"], t["data_ptr"]), []):
-            theirs, ours = split(t["name"]), split(e["name"])
-            if theirs[1:] == ours[1:]:
-                for a, b in zip(theirs[0], ours[0]):
+            paired = pair(split(t["name"]), e["name"])
+            if paired is not None:
+                for a, b in paired.items():
                     roots.setdefault(a, b)
                 break
     by_name = {}

@@ -18,6 +18,9 @@
 # The script runs with OUTDIR as its working directory, ARGS as its arguments, and this environment
 # (FAKECUDA_CAPACITY, FAKECUDA_DEVICES, PYTORCH_CUDA_ALLOC_CONF, ...), plus LD_PRELOAD (the fake runtime, driver
 # and NVIDIA stubs), PYTHONPATH (memprof_testbed first), MEMPROF_TESTBED_OUT and MEMPROF_TESTBED_MODE.
+# MEMPROF_TESTBED_EXTRAS=REQ[:REQ...] (transformers==5.24.0:accelerate==1.15.0) runs it with the interpreter of a
+# venv beside a PyPI build that adds those packages to its torch (python/extras.sh; exit 77 when they cannot be
+# installed); MEMPROF_TESTBED_PYTHON names such an interpreter directly.
 #
 # Leaves in OUTDIR: the truth files the checkpoint wrote (snapshot.pickle, memory_stats.json, manifest.json,
 # threads.txt, notes.json, mem_tracker.json when the script asked for it), job.out and job.err (the script's output), and
@@ -102,6 +105,14 @@ build=$("$here/python/build.sh" "$torch") || exit $?
 JOB_ROOT=
 # shellcheck source=/dev/null
 . "$build/job.env"
+if [ -n "${MEMPROF_TESTBED_EXTRAS:-}" ] && [ -z "${MEMPROF_TESTBED_PYTHON:-}" ]; then
+	# shellcheck disable=SC2046 # the requirements are words
+	MEMPROF_TESTBED_PYTHON=$("$here/python/extras.sh" "$torch" $(tr ':' ' ' <<<"$MEMPROF_TESTBED_EXTRAS")) || exit $?
+fi
+if [ -n "${MEMPROF_TESTBED_PYTHON:-}" ]; then
+	[ -z "$JOB_ROOT" ] || die "MEMPROF_TESTBED_PYTHON: $torch runs chrooted, with its own interpreter"
+	JOB_PYTHON=$MEMPROF_TESTBED_PYTHON
+fi
 
 [ "$mode" != kernel ] || tb_kernel_cores_land_here
 [ "$mode" != gcore ] || tb_install_debs gdb

@@ -8,6 +8,8 @@
 #include <c10/core/StorageImpl.h>
 #include <c10/core/TensorImpl.h>
 #ifndef PROBE_C10_ONLY
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/saved_variable.h>
 #include <torch/csrc/autograd/variable.h>
 #endif
 
@@ -18,7 +20,8 @@ using c10::TensorImpl;
 static constexpr size_t slot = offsetof(c10::impl::PyObjectSlot, pyobj_);
 
 // probe_fields: impl_storage impl_autograd_meta impl_pyobj impl_sizes impl_storage_offset impl_numel impl_dtype
-// impl_device storage_data storage_device storage_nbytes storage_pyobj inline_dims [meta_grad meta_grad_fn]
+// impl_device storage_data storage_device storage_nbytes storage_pyobj inline_dims [meta_grad meta_grad_fn
+// meta_grad_accumulator node_sequence_nr node_next_edges node_size edge_size saved_size saved_data]
 extern "C" const unsigned long probe_values[] = {
 	offsetof(TensorImpl, storage_),
 	offsetof(TensorImpl, autograd_meta_),
@@ -36,5 +39,12 @@ extern "C" const unsigned long probe_values[] = {
 #ifndef PROBE_C10_ONLY
 	offsetof(torch::autograd::AutogradMeta, grad_),
 	offsetof(torch::autograd::AutogradMeta, grad_fn_),
+	offsetof(torch::autograd::AutogradMeta, grad_accumulator_),
+	offsetof(torch::autograd::Node, sequence_nr_),
+	offsetof(torch::autograd::Node, next_edges_),
+	sizeof(torch::autograd::Node),
+	sizeof(torch::autograd::Edge),
+	sizeof(torch::autograd::SavedVariable),
+	offsetof(torch::autograd::SavedVariable, data_),
 #endif
 };

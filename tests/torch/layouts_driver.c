@@ -21,6 +21,9 @@ int main(int argc, char **argv)
 		       l->storage_device, l->storage_nbytes, l->storage_pyobj);
 		printf("inline_dims %d\nmeta_grad %u\nmeta_grad_fn %u\ncdata_maybe_owned %d\n", MP_TORCH_INLINE_DIMS,
 		       l->meta_grad, l->meta_grad_fn, l->cdata_maybe_owned);
+		printf("meta_grad_accumulator %u\nnode_sequence_nr %u\nnode_next_edges %u\nnode_size %u\n",
+		       l->meta_grad_accumulator, l->node_sequence_nr, l->node_next_edges, l->node_size);
+		printf("edge_size %u\nsaved_size %u\nsaved_data %u\n", l->edge_size, l->saved_size, l->saved_data);
 		return 0;
 	}
 	fprintf(stderr, "usage: layouts_driver NAME (a layout of src/torch/torch_layouts.c)\n");

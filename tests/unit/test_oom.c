@@ -1,8 +1,10 @@
 /* test_oom.c - the OOM explanation on hand-made allocator states: PyTorch's messages read, the size rules,
-   the replayed decision, each cause first where it dominates, and the remedies claimed or refused. */
+   the replayed decision, each cause first where it dominates, and the remedies claimed or refused; the holders
+   the owners' keys make (activations by module, a model, an optimizer, a list) and the remedies about them. */
 #include <string.h>
 
 #include "mp_oom.h"
+#include "mp_snapshot_extras.h"
 #include "snapshot_builder.h"
 #include "unit_main.h"
 
@@ -218,7 +220,14 @@ static void test_oversize_and_empty_cache(void)
 	sb_entry(s, "segment_alloc", base, 900 * MIB);
 	sb_entry(s, "alloc", base, 900 * MIB);
 	sb_entry(s, "free_requested", base, 900 * MIB);
-	sb_entry(s, "free_completed", base, 900 * MIB);
+	/* the free's stack, captured with C++ frames ("all"): the place is the job's own innermost frame */
+	sb_entry(s, "free_completed", base, 900 * MIB)->frames = sb_frames(s, 5, (const struct sb_frame[]){
+		{ "torch::cuda::(anonymous namespace)::gather_with_cpp()", "/pytorch/torch/csrc/cuda/memory_snapshot.cpp", 47 },
+		{ "c10::cuda::CUDACachingAllocator::Native::free", "CUDACachingAllocator.cpp", 3001 },
+		{ "linear", "/usr/lib/python3/dist-packages/torch/nn/functional.py", 120 },
+		{ "_worker", "/opt/py/lib/python3.11/threading.py", 975 },
+		{ "step", "/home/u/train.py", 12 } });
+	s->trace[s->ntrace - 1].present |= MP_F_TR_FRAMES;
 	sb_entry(s, "alloc", base, 4 * MIB);
 	sb_entry(s, "oom", 124 * MIB, 950 * MIB);
 	o = explain(s, 950 * MIB, 0, 124 * MIB);
@@ -231,6 +240,7 @@ static void test_oversize_and_empty_cache(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(remedy(o, MP_OOM_R_EMPTY_CACHE));
 	CU_ASSERT_TRUE(remedy(o, MP_OOM_R_EMPTY_CACHE)->works);
 	CU_ASSERT_PTR_NOT_NULL(strstr(remedy(o, MP_OOM_R_EMPTY_CACHE)->action, "trace entry 3"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(remedy(o, MP_OOM_R_EMPTY_CACHE)->action, "at train.py:12 (step)"));
 	free(o);
 	/* the request as the trace holds it */
 	mp_oom_request r;
@@ -239,6 +249,120 @@ static void test_oversize_and_empty_cache(void)
 	CU_ASSERT_EQUAL(r.size, 950 * MIB);
 	CU_ASSERT_EQUAL(r.trace_index, 5);
 	CU_ASSERT_EQUAL(mp_oom_request_from_trace(s, 3, &r), MP_E_NOTFOUND);
+	mp_snapshot_free(s);
+}
+
+/* The last block made gets the owners' keys (NULL: not set; SAVED: 'saved' True). */
+static void owned(mp_snapshot *s, const char *owner, const char *category, const char *root, const char *module,
+		  const char *dtype, bool saved)
+{
+	const char *keys[] = { "owner", "category", "root", "module", "dtype" };
+	const char *values[] = { owner, category, root, module, dtype };
+	size_t b = s->nblocks - 1;
+
+	for (size_t i = 0; i < 5; i++)
+		if (values[i] != NULL)
+			CU_ASSERT_EQUAL_FATAL(mp_block_set_extra(s, b, keys[i], sb_str(s, values[i])), MP_OK);
+	if (saved)
+		CU_ASSERT_EQUAL_FATAL(mp_block_set_extra(s, b, "saved", MP_TRUE), MP_OK);
+}
+
+static const mp_oom_remedy *remedy_kind(const mp_oom *o, enum mp_oom_remedy_kind kind)
+{
+	for (int i = 0; i < o->nremedies; i++)
+		if (o->remedies[i].kind == kind)
+			return &o->remedies[i];
+	return NULL;
+}
+
+/* The kind of O's holder NAME, -1 when it has none of that name. */
+static int holder_what(const mp_oom *o, const char *name)
+{
+	for (int i = 0; i < o->nholders; i++)
+		if (strcmp(o->holders[i].name, name) == 0)
+			return (int)o->holders[i].what;
+	return -1;
+}
+
+/* A training step (a model, its gradients, Adam's state, activations two repeated blocks saved, a list the job
+   keeps) that runs out: the activations by module, no del of the model or the optimizer's state, the remedies
+   that fit activations; the same model outside training: its del. */
+static void test_holders(void)
+{
+	static const struct { const char *owner, *category, *root, *module; int64_t mib; bool saved; } held[] = {
+		{ "model.h.0.fc.weight", "PARAMETER", "model", "model.h.0.fc", 40, false },
+		{ "model.h.0.fc.weight.grad", "GRADIENT", "model", "model.h.0.fc", 40, false },
+		{ "optimizer.state[model.h.0.fc.weight].exp_avg", "OPTIMIZER_STATE", "optimizer", "model.h.0.fc", 80, false },
+		{ "<saved for backward>", "ACTIVATION", NULL, "model.h.0.mlp.fc", 150, true },
+		{ "<saved for backward>", "ACTIVATION", NULL, "model.h.0.attn", 150, true },
+		{ "<saved for backward>", "ACTIVATION", NULL, "model.h.1.mlp", 150, true },
+		{ "<tensor 0x7f0012345678>", "ACTIVATION", NULL, "model.h.1.attn", 150, false },
+		{ "kept[0]", NULL, NULL, NULL, 130, false },
+		{ "scaler._scale", NULL, NULL, NULL, 2, false },
+	};
+	mp_snapshot *s = sb_new();
+	mp_oom *o;
+
+	sb_device(s);
+	for (size_t i = 0; i < sizeof held / sizeof held[0]; i++) {
+		const int64_t size[] = { held[i].mib * MIB };
+
+		segment(s, 0x7f0000000000 + (int64_t)i * 0x100000000, 0, false, size, 1);
+		owned(s, held[i].owner, held[i].category, held[i].root, held[i].module,
+		      held[i].category != NULL && strcmp(held[i].category, "ACTIVATION") == 0 ? "float16" : NULL,
+		      held[i].saved);
+	}
+	o = explain(s, 120 * MIB, 0, 0);
+	CU_ASSERT_EQUAL(o->verdict, MP_OOM_V_OOM);
+	CU_ASSERT_TRUE(o->training);
+	CU_ASSERT_STRING_EQUAL(o->holders_by, "owner");
+	/* activations by module, one module below the repeated block (model.h.0.mlp.fc: model.h.0.mlp) */
+	CU_ASSERT_EQUAL(holder_what(o, "activations saved for backward in model.h.0.mlp"), MP_OOM_H_ACTIVATIONS);
+	CU_ASSERT_EQUAL(holder_what(o, "activations saved for backward in model.h.0.attn"), MP_OOM_H_ACTIVATIONS);
+	CU_ASSERT_EQUAL(holder_what(o, "activations no variable holds in model.h.1.attn"), MP_OOM_H_ACTIVATIONS);
+	CU_ASSERT_EQUAL(holder_what(o, "model"), MP_OOM_H_MODEL);
+	CU_ASSERT_EQUAL(holder_what(o, "optimizer"), MP_OOM_H_OPTIMIZER);
+	CU_ASSERT_EQUAL(holder_what(o, "kept"), MP_OOM_H_VARIABLE);
+	for (int i = 0; i < o->nremedies; i++) {
+		const mp_oom_remedy *r = &o->remedies[i];
+
+		CU_ASSERT_PTR_NULL(strstr(r->action, "del model"));
+		CU_ASSERT_PTR_NULL(strstr(r->action, "del optimizer"));
+		CU_ASSERT_PTR_NULL(strstr(r->action, "<tensor"));
+		CU_ASSERT_PTR_NULL(strstr(r->action, "del scaler"));
+		CU_ASSERT_TRUE(r->kind == MP_OOM_K_NONE || r->holder[0] != '\0');
+	}
+	/* kept (130 MiB): a plain variable; its segment, released, leaves room for the 120 MiB */
+	CU_ASSERT_PTR_NOT_NULL_FATAL(remedy_kind(o, MP_OOM_K_DEL));
+	CU_ASSERT_STRING_EQUAL(remedy_kind(o, MP_OOM_K_DEL)->holder, "kept");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(remedy_kind(o, MP_OOM_K_SMALLER_BATCH));
+	CU_ASSERT_TRUE(remedy_kind(o, MP_OOM_K_SMALLER_BATCH)->works);
+	CU_ASSERT_STRING_EQUAL(remedy_kind(o, MP_OOM_K_SMALLER_BATCH)->holder, "activations");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(remedy_kind(o, MP_OOM_K_CHECKPOINT));
+	CU_ASSERT_STRING_EQUAL(remedy_kind(o, MP_OOM_K_CHECKPOINT)->holder, "activations saved for backward in model.h");
+	CU_ASSERT_PTR_NOT_NULL(strstr(remedy_kind(o, MP_OOM_K_CHECKPOINT)->action, "around each block of model.h (h.0 to h.1)"));
+	/* float16 already: 16-bit autocast is no remedy */
+	CU_ASSERT_PTR_NOT_NULL_FATAL(remedy_kind(o, MP_OOM_K_LOWER_PRECISION));
+	CU_ASSERT_FALSE(remedy_kind(o, MP_OOM_K_LOWER_PRECISION)->works);
+	free(o);
+	mp_snapshot_free(s);
+
+	/* outside training (no gradients, no optimizer state, no activations): the model may go */
+	s = sb_new();
+	sb_device(s);
+	for (size_t i = 0; i < 2; i++) {
+		const int64_t size[] = { 500 * MIB };
+
+		segment(s, 0x7f0000000000 + (int64_t)i * 0x100000000, 0, false, size, 1);
+		owned(s, i == 0 ? "model.fc.weight" : "outputs[3]", i == 0 ? "PARAMETER" : NULL, i == 0 ? "model" : NULL,
+		      i == 0 ? "model.fc" : NULL, NULL, false);
+	}
+	o = explain(s, 120 * MIB, 0, 0);
+	CU_ASSERT_FALSE(o->training);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(remedy_kind(o, MP_OOM_K_DEL));
+	CU_ASSERT_STRING_EQUAL(remedy_kind(o, MP_OOM_K_DEL)->holder, "model");
+	CU_ASSERT_PTR_NOT_NULL(strstr(remedy_kind(o, MP_OOM_K_DEL)->action, "del model"));
+	free(o);
 	mp_snapshot_free(s);
 }
 
@@ -388,6 +512,7 @@ int main(void)
 		{ "a request from a message", test_message_request },
 		{ "hostile sizes", test_hostile },
 		{ "remedies proven by replaying the trace", test_replayed_remedies },
+		{ "holders: activations by module, no del mid-training", test_holders },
 	};
 
 	return UNIT_RUN("oom", tests, NULL, NULL);

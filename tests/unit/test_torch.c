@@ -2,7 +2,8 @@
    (a plain at::Tensor, an owned and a borrowed MaybeOwned), a view with strides, more dimensions than the
    inline five, a gradient and a grad_fn through the autograd meta, and damage: a TensorImpl that does not point
    back, an undefined tensor, a rank of 2^40, a negative size, sizes that do not make numel, a view reaching past
-   its storage, an unknown dtype or device, a storage of 2^60 bytes. The layout is chosen by what reads. Real
+   its storage, an unknown dtype or device, a storage of 2^60 bytes. The layout is chosen by what reads. An
+   autograd node's edges and the words of its members (a SavedVariable, a vector of them). Real
    jobs: tests/walker/jobs.sh (owners), tests/torch/tensors_driver.c. */
 #include <string.h>
 
@@ -234,6 +235,76 @@ static void test_damage(void)
 	mp_target_close(t);
 }
 
+/* Words the node member scan passes on. */
+struct words {
+	uint64_t w[64];
+	size_t n;
+};
+
+static bool collect(void *ctx, uint64_t word)
+{
+	struct words *c = ctx;
+
+	if (c->n < 64)
+		c->w[c->n++] = word;
+	return true;
+}
+
+static bool has_word(const struct words *c, uint64_t word)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->w[i] == word)
+			return true;
+	return false;
+}
+
+/* An autograd node (2.14: Node an intrusive_ptr_target): its sequence number, its edges (one undefined), and
+   its members after Node's: a SavedVariable, then a std::vector<SavedVariable> of two, inside a malloc chunk. */
+static void test_graph(void)
+{
+	const mp_torch_layout *l = layout("2.14");
+	enum { NODE = BASE + 0x2000, NODE2 = BASE + 0x2400, EDGES = BASE + 0x2800, VEC = BASE + 0x2a00, MEMBERS = 640 };
+	uint64_t next[4], seq;
+	size_t n;
+	struct words words = { .n = 0 };
+	mp_target *t = open_mem();
+	mp_diag diag = { 0 };
+
+	CU_ASSERT_TRUE(mp_torch_graph_known(l));
+	CU_ASSERT_FALSE(mp_torch_graph_known(layout("2.11")));
+	memset(mem + (NODE - 8 - BASE), 0, MEMBERS + 8);
+	put64(NODE - 8, (MEMBERS + 8) | 1);           /* the chunk's size, PREV_INUSE */
+	put64(NODE + l->node_sequence_nr, 42);
+	put64(NODE + l->node_next_edges, EDGES);
+	put64(NODE + l->node_next_edges + 8, EDGES + 2 * l->edge_size);
+	put64(EDGES, NODE2);
+	put64(EDGES + l->edge_size, 0);               /* an undefined edge */
+	put64(NODE + l->node_size + l->saved_data, IMPL);
+	put64(NODE + l->node_size + l->saved_size, VEC);
+	put64(NODE + l->node_size + l->saved_size + 8, VEC + 2 * l->saved_size);
+	put64(NODE + l->node_size + l->saved_size + 16, VEC + 2 * l->saved_size);
+	put64(VEC + l->saved_data, GRAD);
+	put64(VEC + l->saved_size + l->saved_data, SIZES);
+	mp_target_flush(t);
+	CU_ASSERT_EQUAL(mp_torch_read_node(t, l, NODE, &seq, next, 4, &n, &diag), MP_OK);
+	CU_ASSERT_EQUAL(seq, 42);
+	CU_ASSERT_EQUAL(n, 1);
+	CU_ASSERT_EQUAL(next[0], NODE2);
+	CU_ASSERT_EQUAL(mp_torch_node_members(t, l, NODE, collect, &words, &diag), MP_OK);
+	CU_ASSERT_TRUE(has_word(&words, IMPL));
+	CU_ASSERT_TRUE(has_word(&words, GRAD));
+	CU_ASSERT_TRUE(has_word(&words, SIZES));
+	/* the graph of a layout that does not know it */
+	CU_ASSERT_EQUAL(mp_torch_read_node(t, layout("2.11"), NODE, &seq, next, 4, &n, &diag), MP_E_UNSUPPORTED);
+	/* damage: edges that end before they begin, a node in no malloc chunk */
+	put64(NODE + l->node_next_edges + 8, EDGES - l->edge_size);
+	put64(NODE - 8, 0);
+	mp_target_flush(t);
+	CU_ASSERT_EQUAL(mp_torch_read_node(t, l, NODE, &seq, next, 4, &n, &diag), MP_E_CORRUPT);
+	CU_ASSERT_EQUAL(mp_torch_node_members(t, l, NODE, collect, &words, &diag), MP_E_CORRUPT);
+	mp_target_close(t);
+}
+
 static void test_choose(void)
 {
 	const int64_t shape[] = { 4, 8 };
@@ -266,6 +337,7 @@ int main(void)
 		{ "gradient and grad_fn", test_autograd },
 		{ "damage", test_damage },
 		{ "the layout chosen by what reads", test_choose },
+		{ "an autograd node: edges and saved tensors", test_graph },
 	};
 
 	return UNIT_RUN("torch", tests, NULL, NULL);

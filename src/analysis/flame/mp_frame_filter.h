@@ -4,6 +4,7 @@
 #define MEMPROF_FRAME_FILTER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "mp_snapshot.h"
 
@@ -16,17 +17,24 @@ bool mp_frame_kept(const mp_frame *fr);
    PyTorch itself (no 'torch/' directory in its path). */
 bool mp_frame_is_user(const mp_frame *fr);
 
-/* Whether FR is the job's own code: a user frame outside installed packages (site-packages, dist-packages)
-   and the interpreter's standard library: where a person would change the program. */
+/* Whether the source file FILE (LEN bytes, not NUL-terminated) belongs to installed code, not to the
+   job's own: a package under site-packages/ or dist-packages/, the interpreter's standard library
+   (.../lib/python3.N/), a frozen module ("<frozen runpy>"), or PyTorch itself. */
+bool mp_path_installed(const char *file, size_t len);
+
+/* Whether FR is the job's own code: a user frame (mp_frame_is_user) whose file is not installed. */
 bool mp_frame_is_own(const mp_frame *fr);
 
-/* The frame of FRAMES (of SNAP) a person would look at: the innermost of the job's own code, else the
-   innermost user frame, else the innermost Python frame. False when FRAMES has none. */
+/* The frame of FRAMES (of SNAP) a person would look at ("the place"): the innermost of the job's own code,
+   else the innermost user frame (Python, not torch's; an installed package's then), else the innermost Python
+   frame, else the innermost C++ frame _memory_viz keeps outside the stack capture itself (memory_snapshot.cpp).
+   False when FRAMES has none. */
 bool mp_frames_place(const mp_snapshot *snap, mp_val frames, mp_frame *out);
 
-/* The place FRAMES (of SNAP) name for a person: the innermost frame of the job's own code, else the
-   innermost user frame, else the innermost Python frame, as "FILE.py:LINE (function)" with FILE's base
-   name, in BUF of N bytes; "" when FRAMES has none. Returns BUF. */
+/* Frame F as "FILE:LINE (function)" with FILE's base name, in BUF of N bytes. Returns BUF. */
+const char *mp_frame_site_text(const mp_frame *f, char *buf, size_t n);
+
+/* mp_frames_place's frame as mp_frame_site_text writes it; "" when FRAMES has none. Returns BUF. */
 const char *mp_frames_site(const mp_snapshot *snap, mp_val frames, char *buf, size_t n);
 
 #endif

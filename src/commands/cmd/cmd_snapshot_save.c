@@ -64,8 +64,9 @@ const mp_command mp_cmd_snapshot_save = {
 	"is --format's, else FILE's name's (.pickle, .pkl or .json); FILE '-' is standard output.\n"
 	"Allocation frames are decoded where the job recorded history (--no-frames: not). --owners adds\n"
 	"to each block the tensor that owns it from the Python heap ('owner', and 'category' for\n"
-	"parameters, buffers, gradients, optimizer state and activations), keys PyTorch's tools pass\n"
-	"over and memprof's `categories`, `blocks` and `compare` read.\n",
+	"parameters, buffers, gradients, optimizer state and activations; for `oom`'s holders 'root',\n"
+	"'module', 'saved' and an activation's 'dtype'), keys PyTorch's tools pass over and memprof's\n"
+	"`categories`, `blocks`, `compare` and `oom` read.\n",
 	"snapshot file",
 	(const mp_option[]){
 		{ "--format", MP_OPT_CHOICE, "pickle json", "F", "the file's format, whatever its name" },

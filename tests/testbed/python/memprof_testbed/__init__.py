@@ -87,6 +87,17 @@ def checkpoint_on_uncaught_exception():
     sys.excepthook = hook
 
 
+def raised_in(error, parts=("backward", "forward", "step")):
+    """The first of PARTS that names a function the exception ERROR passed through (its traceback), else
+    "elsewhere": where in a training step an error came from, for notes."""
+    names = []
+    tb = error.__traceback__
+    while tb is not None:
+        names.append(tb.tb_frame.f_code.co_name)
+        tb = tb.tb_next
+    return next((part for part in parts if part in names), "elsewhere")
+
+
 def _out():
     return os.environ.get("MEMPROF_TESTBED_OUT")
 

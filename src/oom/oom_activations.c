@@ -1,0 +1,183 @@
+/* oom_activations.c - the remedies about activations (what the autograd graph saves for backward, and results
+   of the forward no variable holds): no variable to delete, but a smaller batch (they grow with it), activation
+   checkpointing of the repeated blocks they lie in (torch.utils.checkpoint: each block keeps its input and
+   recomputes the rest in backward, one block at a time), or 16-bit autocast (float32 activations in half the
+   bytes). Each is an estimate on the live blocks: the activations shrink as it says, the rest of the live
+   memory and the request stay, and the result must fit 90% of the memory the process can have (reserved +
+   free; the rest kept for fragmentation and what the step allocates besides). tests/oom/activations.sh runs
+   the job again with each claimed remedy. */
+#include <stdio.h>
+#include <string.h>
+
+#include "oom_int.h"
+
+/* Repeated blocks (items of one ModuleList) told apart. */
+enum { MAX_BLOCKS = 256 };
+/* The share of the memory the process can have that the estimates fill at most, in percent. */
+enum { FILL = 90 };
+
+struct acts {
+	int64_t bytes, f32;   /* the activations' bytes, and of them float32 */
+	int64_t bytes16;      /* and float16 or bfloat16 */
+	int64_t live_other;   /* the other live bytes */
+	int64_t budget;       /* what the activations may take for the request to fit */
+	char list[200];       /* the ModuleList whose items hold most of them ("model.transformer.h") */
+	size_t list_len;
+	struct item { int64_t index, bytes; } items[MAX_BLOCKS];
+	size_t nitems;
+};
+
+/* The ModuleList item module M lies in: *LIST_LEN the list's path length, *INDEX the item's number; false
+   when no component of M is a number. */
+static bool item_of(const char *m, size_t *list_len, int64_t *index)
+{
+	for (const char *p = m; (p = strchr(p, '.')) != NULL; p++) {
+		size_t n = strspn(p + 1, "0123456789");
+
+		if (n > 0 && n < 10 && (p[1 + n] == '\0' || p[1 + n] == '.')) {
+			*list_len = (size_t)(p - m);
+			*index = 0;
+			for (size_t i = 0; i < n; i++)
+				*index = *index * 10 + (p[1 + i] - '0');
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The items of the ModuleList the first activation with a module lies in (the others' lists: not counted). */
+static void add_item(struct acts *a, const oom_member *m)
+{
+	size_t len, i;
+	int64_t index;
+
+	if (m->module == NULL || !item_of(m->module, &len, &index))
+		return;
+	if (a->list_len == 0 && len < sizeof a->list) {
+		memcpy(a->list, m->module, len);
+		a->list[len] = '\0';
+		a->list_len = len;
+	}
+	if (len != a->list_len || strncmp(m->module, a->list, len) != 0)
+		return;
+	for (i = 0; i < a->nitems && a->items[i].index != index; i++)
+		;
+	if (i == a->nitems && a->nitems < MAX_BLOCKS)
+		a->items[a->nitems++] = (struct item){ index, 0 };
+	if (i < a->nitems)
+		a->items[i].bytes += m->b->size;
+}
+
+static void count(const oom_groups *gr, const mp_oom *o, struct acts *a)
+{
+	*a = (struct acts){ 0 };
+	for (size_t i = 0; i < gr->n; i++) {
+		const oom_member *m = &gr->m[i];
+
+		if (m->what != MP_OOM_H_ACTIVATIONS)
+			continue;
+		a->bytes += m->b->size;
+		a->f32 += m->f32 ? m->b->size : 0;
+		a->bytes16 += m->f16 ? m->b->size : 0;
+		add_item(a, m);
+	}
+	a->live_other = o->live - a->bytes;
+	a->budget = o->usable / 100 * FILL - a->live_other - o->alloc_size;
+}
+
+/* The remedy just added (if ADD could) about HOLDER, of KIND. */
+static void about(mp_oom *o, int before, enum mp_oom_remedy_kind kind, const char *holder)
+{
+	if (o->nremedies > before) {
+		o->remedies[before].kind = kind;
+		snprintf(o->remedies[before].holder, sizeof o->remedies[before].holder, "%.*s",
+			 (int)sizeof o->remedies[before].holder - 1, holder);
+	}
+}
+
+static void smaller_batch(const struct acts *a, mp_oom *o)
+{
+	char x[32], y[32], z[32], u[32], w[32], action[120];
+	int64_t pct = a->budget > 0 ? a->budget * 20 / a->bytes * 5 : 0; /* whole 5% steps */
+	int before = o->nremedies;
+
+	if (pct >= 100)
+		return; /* the activations' total is not what ran out: nothing to claim from it */
+	if (pct < 5) {
+		oom_remedy_add(o, MP_OOM_R_FREE, false, "a smaller batch", "without any activations the rest of the live memory "
+		    "(%s) and the request (%s) are still over %d%% of the %s the process can have",
+		    oom_size_text(x, sizeof x, a->live_other), oom_size_text(y, sizeof y, o->alloc_size), FILL,
+		    oom_size_text(z, sizeof z, o->usable));
+	} else {
+		snprintf(action, sizeof action, "a batch of at most %lld%% of this one", (long long)pct);
+		oom_remedy_add(o, MP_OOM_R_FREE, true, action, "the activations (%s) grow with the batch: at %lld%% they take %s, and "
+		    "with the rest of the live memory (%s) and the request (%s) that is within %d%% of the %s the "
+		    "process can have", oom_size_text(x, sizeof x, a->bytes), (long long)pct,
+		    oom_size_text(y, sizeof y, a->bytes / 100 * pct), oom_size_text(z, sizeof z, a->live_other),
+		    oom_size_text(u, sizeof u, o->alloc_size), FILL, oom_size_text(w, sizeof w, o->usable));
+	}
+	about(o, before, MP_OOM_K_SMALLER_BATCH, OOM_ACTIVATIONS);
+}
+
+static void checkpointing(const struct acts *a, mp_oom *o)
+{
+	char x[32], y[32], z[32], action[400], holder[240];
+	int64_t sum = 0, largest = 0, lo = INT64_MAX, hi = 0, after;
+	const char *name = strrchr(a->list, '.') != NULL ? strrchr(a->list, '.') + 1 : a->list;
+	int before = o->nremedies;
+
+	if (a->nitems < 2)
+		return; /* one block recomputes all it saved: nothing saved at its backward */
+	for (size_t i = 0; i < a->nitems; i++) {
+		sum += a->items[i].bytes;
+		largest = a->items[i].bytes > largest ? a->items[i].bytes : largest;
+		lo = a->items[i].index < lo ? a->items[i].index : lo;
+		hi = a->items[i].index > hi ? a->items[i].index : hi;
+	}
+	after = a->bytes - sum + largest;
+	snprintf(action, sizeof action, "activation checkpointing: torch.utils.checkpoint around each block of %.100s "
+		 "(%.30s.%lld to %.30s.%lld)", a->list, name, (long long)lo, name, (long long)hi);
+	oom_remedy_add(o, MP_OOM_R_FREE, after <= a->budget, action, "the blocks' activations (%s) are saved for backward; "
+	    "checkpointed, each block keeps its input and recomputes the rest in backward, one block at a time (the "
+	    "largest: %s): the activations then take about %s, %s",
+	    oom_size_text(x, sizeof x, sum), oom_size_text(y, sizeof y, largest), oom_size_text(z, sizeof z, after),
+	    after <= a->budget ? "and with the rest of the live memory and the request that fits" :
+				 "still too much with the rest of the live memory and the request");
+	snprintf(holder, sizeof holder, "%s saved for backward in %.180s", OOM_ACTIVATIONS, a->list);
+	about(o, before, MP_OOM_K_CHECKPOINT, holder);
+}
+
+static void lower_precision(const struct acts *a, mp_oom *o)
+{
+	char x[32], y[32], z[32];
+	/* autocast keeps softmax, layer_norm and losses in float32: a quarter of it is taken to stay */
+	int64_t after = a->bytes - a->f32 / 8 * 3;
+	int before = o->nremedies;
+	const char *action = "autocast the forward to 16 bits: torch.autocast(\"cuda\", dtype=torch.bfloat16)";
+
+	/* a forward without autocast makes no 16-bit activations: a tenth of them says autocast is on */
+	if (a->bytes16 * 10 >= a->bytes)
+		oom_remedy_add(o, MP_OOM_R_FREE, false, action, "the forward runs in 16 bits already: %s of the activations (%s) are "
+		    "16-bit; what is float32 (%s) is what autocast keeps there (softmax, layer_norm, the loss)",
+		    oom_size_text(x, sizeof x, a->bytes16), oom_size_text(y, sizeof y, a->bytes),
+		    oom_size_text(z, sizeof z, a->f32));
+	else
+		oom_remedy_add(o, MP_OOM_R_FREE, after <= a->budget, action, "%s of the activations (%s) are float32: in 16 bits "
+		    "three quarters of them (autocast keeps softmax, layer_norm and the loss in float32) take half, "
+		    "%s in all, %s", oom_size_text(x, sizeof x, a->f32), oom_size_text(y, sizeof y, a->bytes),
+		    oom_size_text(z, sizeof z, after), after <= a->budget ? "which with the rest of the live memory and "
+		    "the request fits" : "still too much with the rest of the live memory and the request");
+	about(o, before, MP_OOM_K_LOWER_PRECISION, OOM_ACTIVATIONS);
+}
+
+void oom_activation_remedies(mp_oom *o, const oom_groups *gr)
+{
+	struct acts a;
+
+	count(gr, o, &a);
+	if (a.bytes == 0 || o->usable < 0)
+		return; /* no activations, or no figure of what the process can have */
+	smaller_batch(&a, o);
+	checkpointing(&a, o);
+	lower_precision(&a, o);
+}
