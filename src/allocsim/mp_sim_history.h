@@ -37,6 +37,7 @@ typedef struct mp_sim_op {
 	int64_t alloc;   /* the allocation it makes (ALLOC, REQUEST) or ends (FREE, COMPLETE): 0, 1, ... */
 	bool pending;    /* FREE: the block waited for other streams' events */
 	int64_t entry;   /* its trace entry, as an index into the device's list; −1 for a planted block */
+	int64_t addr;    /* ALLOC: where the job's allocator put it */
 } mp_sim_op;
 
 typedef struct mp_sim_history {

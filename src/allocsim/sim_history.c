@@ -48,7 +48,8 @@ static mp_err plant(reader *r, int64_t addr, int64_t size, uint64_t stream, int6
 		return MP_E_NOMEM;
 	r->planted_addr[r->nplanted] = addr;
 	return push(&r->planted, &r->nplanted, &r->cap_planted,
-		    (mp_sim_op){ .kind = MP_SIM_OP_ALLOC, .size = size, .stream = stream, .alloc = *alloc, .entry = -1 });
+		    (mp_sim_op){ .kind = MP_SIM_OP_ALLOC, .size = size, .stream = stream, .alloc = *alloc, .entry = -1,
+				 .addr = addr });
 }
 
 /* Whether the 2.14 trace entry E was made in a private pool (its pool_id is not (0, 0)). */
@@ -82,7 +83,7 @@ static mp_err on_alloc(reader *r, size_t i)
 		return MP_E_NOMEM;
 	return push(&r->ring, &r->nring, &r->cap_ring,
 		    (mp_sim_op){ .kind = MP_SIM_OP_ALLOC, .size = e->size, .stream = (uint64_t)e->stream, .alloc = a,
-				 .entry = (int64_t)i });
+				 .entry = (int64_t)i, .addr = e->addr });
 }
 
 static mp_err on_free(reader *r, size_t i)

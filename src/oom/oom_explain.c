@@ -98,6 +98,8 @@ mp_err mp_oom_explain(const mp_snapshot *snap, const mp_oom_request *req, mp_oom
 	oom_remedies_replayed(&v, o);
 	if ((err = oom_groups_make(&v, o, &gr)) == MP_OK)
 		err = oom_remedies(&v, o, &gr);
+	if (err == MP_OK)
+		oom_holders_replayed(&v, o, &gr);
 	oom_groups_free(&gr);
 	oom_view_close(&v);
 	if (err != MP_OK) {

@@ -52,6 +52,7 @@ typedef struct oom_view {
 	const mp_keys *k;
 	oom_seg *segs;
 	size_t nsegs;
+	struct mp_whatif *whatif; /* the replay of the job's requests that passed its check, NULL (closed with V) */
 } oom_view;
 
 /* The segments of SNAP on DEVICE. MP_E_NOMEM; MP_E_CORRUPT (DIAG says where) for sizes no allocator has:
@@ -159,8 +160,11 @@ mp_oom_remedy *oom_remedy_add(mp_oom *o, enum mp_oom_remedy_id id, bool works, c
 mp_oom_remedy *oom_remedy_vadd(mp_oom *o, enum mp_oom_remedy_id id, bool works, const char *action, const char *fmt,
 			       va_list ap);
 /* The remedies that replaying the job's requests proves or refutes (oom_replayed.c): false when there is no
-   replay to rest them on (O->no_replay says why). */
-bool oom_remedies_replayed(const oom_view *v, mp_oom *o);
+   replay to rest them on (O->no_replay says why); when there is, V keeps it for oom_holders_replayed. */
+bool oom_remedies_replayed(oom_view *v, mp_oom *o);
+/* The remedies that delete a variable (GR's holders), replayed with its allocations given up before the
+   request, where V has a replay: each then rests on it, claimed or refuted. */
+void oom_holders_replayed(const oom_view *v, mp_oom *o, const oom_groups *gr);
 
 /* O as the JSON object of mp_oom_report (oom_json.c). */
 void oom_report_json(const mp_oom *o, mp_out *out);

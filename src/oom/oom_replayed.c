@@ -5,6 +5,7 @@
    job's segments (mp_whatif's check). A setting that serves the request but lets the job run out again later
    in the step is not claimed: the claim is the step's, where the ring holds the step before. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mp_whatif.h"
@@ -216,7 +217,7 @@ static void empty_cache(replayed *r)
 				      tried));
 }
 
-bool oom_remedies_replayed(const oom_view *v, mp_oom *o)
+bool oom_remedies_replayed(oom_view *v, mp_oom *o)
 {
 	mp_whatif_opts opts = { .device = o->req.device, .release = o->release, .capacity = -1, .device_free = -1 };
 	mp_whatif *w;
@@ -249,6 +250,56 @@ bool oom_remedies_replayed(const oom_view *v, mp_oom *o)
 	if (!o->small_pool)
 		max_split(&r);
 	empty_cache(&r);
-	mp_whatif_close(w);
+	v->whatif = w;
 	return true;
+}
+
+/* The group of GR named NAME, NULL. */
+static const struct oom_group *group_named(const oom_groups *gr, const char *name)
+{
+	for (int i = 0; i < gr->ntop; i++)
+		if (strcmp(gr->m[gr->top[i].first].key, name) == 0)
+			return &gr->top[i];
+	return NULL;
+}
+
+void oom_holders_replayed(const oom_view *v, mp_oom *o, const oom_groups *gr)
+{
+	replayed r = { .w = v->whatif, .o = o };
+
+	if (r.w == NULL)
+		return;
+	for (int i = 0; i < o->nremedies; i++) {
+		mp_oom_remedy *rem = &o->remedies[i];
+		const struct oom_group *g;
+		int64_t *addrs, *allocs;
+		mp_sim_outcome x;
+		size_t n;
+
+		if (rem->id != MP_OOM_R_FREE || rem->kind != MP_OOM_K_DEL || (g = group_named(gr, rem->holder)) == NULL)
+			continue;
+		addrs = malloc(g->n * sizeof *addrs);
+		allocs = malloc(g->n * sizeof *allocs);
+		if (addrs == NULL || allocs == NULL) {
+			free(addrs);
+			free(allocs);
+			return;
+		}
+		for (size_t k = 0; k < g->n; k++)
+			addrs[k] = gr->m[g->first + k].b->address;
+		/* every block of the holder must be an allocation of the history, else the replay is no evidence */
+		n = mp_whatif_allocs_at(r.w, addrs, g->n, allocs);
+		if (n == g->n && mp_whatif_try_changed(r.w, &r.w->recorded, -1, allocs, n, &x) == MP_OK && !x.refused) {
+			char why[400];
+
+			rem->works = judge(&r, &x, why, sizeof why);
+			rem->evidence = MP_OOM_EV_REPLAY;
+			rem->covers_step = rem->works && covers_step(&r, &x);
+			if (snprintf(rem->why, sizeof rem->why, "it holds %lld block%s, given up before the request: %s",
+				     (long long)g->n, g->n == 1 ? "" : "s", why) < 0)
+				rem->why[0] = '\0';
+		}
+		free(addrs);
+		free(allocs);
+	}
 }

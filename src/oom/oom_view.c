@@ -2,6 +2,7 @@
    and how much of each is live, waiting for events, or free. */
 #include <stdlib.h>
 
+#include "mp_whatif.h"
 #include "oom_int.h"
 
 static void read_pool_id(const mp_snapshot *snap, const mp_segment *s, int64_t id[2])
@@ -80,4 +81,6 @@ void oom_view_close(oom_view *v)
 {
 	free(v->segs);
 	v->segs = NULL;
+	mp_whatif_close(v->whatif);
+	v->whatif = NULL;
 }

@@ -53,6 +53,10 @@ mp_err mp_whatif_try(const mp_whatif *w, const mp_sim_conf *conf, mp_sim_outcome
 mp_err mp_whatif_try_changed(const mp_whatif *w, const mp_sim_conf *conf, int64_t empty_cache_after,
 			     const int64_t *freed, size_t nfreed, mp_sim_outcome *out) MP_WUR;
 
+/* The allocations live at the request whose blocks began at ADDRS[0..N) in the job (its addresses), into OUT
+   (room for N); returns how many were found. */
+size_t mp_whatif_allocs_at(const mp_whatif *w, const int64_t *addrs, size_t n, int64_t *out);
+
 /* Whether outcome O means the job gets past its OOM: the request served (and, when STEP, the step after it
    completes too). */
 bool mp_whatif_passes(const mp_sim_outcome *o, bool step);

@@ -7,6 +7,7 @@
 #include "mp_array.h"
 #include "mp_format.h"
 #include "mp_frame_filter.h"
+#include "mp_i64map.h"
 #include "mp_whatif.h"
 
 /* The shape of a state, to compare the model's with the job's: per segment its size, blocks and live bytes,
@@ -238,4 +239,34 @@ bool mp_whatif_place(const mp_whatif *w, int64_t op, mp_frame *out)
 	if (op < 0 || (size_t)op >= w->h.nops || (o = &w->h.ops[op])->entry < 0)
 		return false;
 	return mp_frames_place(snap, snap->trace[snap->device_traces[w->h.device].first + (size_t)o->entry].frames, out);
+}
+
+size_t mp_whatif_allocs_at(const mp_whatif *w, const int64_t *addrs, size_t n, int64_t *out)
+{
+	const mp_sim_history *h = &w->h;
+	int64_t end = h->request >= 0 ? h->request : (int64_t)h->nops;
+	int64_t *addr_of = calloc((size_t)(h->nallocs ? h->nallocs : 1), sizeof *addr_of);
+	mp_i64map live = { 0 }; /* address -> the allocation there */
+	size_t found = 0;
+	int64_t a;
+
+	if (addr_of == NULL)
+		return 0;
+	for (int64_t i = 0; i < end; i++) {
+		const mp_sim_op *o = &h->ops[i];
+
+		if (o->kind == MP_SIM_OP_ALLOC) {
+			addr_of[o->alloc] = o->addr;
+			if (mp_i64map_put(&live, o->addr, o->alloc) != MP_OK)
+				break;
+		} else if (o->kind == MP_SIM_OP_FREE && mp_i64map_get(&live, addr_of[o->alloc], &a) && a == o->alloc) {
+			mp_i64map_del(&live, addr_of[o->alloc]);
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		if (mp_i64map_get(&live, addrs[i], &a))
+			out[found++] = a;
+	mp_i64map_fini(&live);
+	free(addr_of);
+	return found;
 }
