@@ -150,9 +150,10 @@ typedef void (*mp_sim_seg_fn)(void *ctx, const mp_sim_seg_info *seg);
 typedef void (*mp_sim_block_fn)(void *ctx, const mp_sim_block_info *blk);
 mp_err mp_sim_walk(const mp_sim *s, mp_sim_seg_fn seg, mp_sim_block_fn block, void *ctx) MP_WUR;
 
-/* Where the model's device memory lies: cudaMalloc'ed ranges from MP_SIM_MALLOC_BASE, expandable segments'
-   reservations from MP_SIM_RESERVE_BASE. */
-#define MP_SIM_MALLOC_BASE ((int64_t)1 << 44)
-#define MP_SIM_RESERVE_BASE ((int64_t)1 << 52)
+/* Where the model's device memory lies: expandable segments' reservations from MP_SIM_RESERVE_BASE (up to
+   64 TiB), cudaMalloc'ed ranges from MP_SIM_MALLOC_BASE above them, as on the fake device (which only matters to
+   the order of segments in a snapshot and of equal free blocks). */
+#define MP_SIM_RESERVE_BASE ((int64_t)1 << 44)
+#define MP_SIM_MALLOC_BASE ((int64_t)1 << 47)
 
 #endif

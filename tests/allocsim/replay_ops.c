@@ -1,7 +1,9 @@
 /* replay_ops.c - the model's side of the differential test: replay an op script (tests/allocsim/OPS.md) through
    memprof's allocator model (src/allocsim/mp_sim.h) and print the log the real allocator's side prints.
 
-   usage: replay_ops --release X.Y SCRIPT */
+   usage: replay_ops --release X.Y SCRIPT
+
+   Exit status 0; 2 for a bad script; 3 when the model refuses to go on (after printing "unsupported"). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,10 +59,10 @@ static long sid_of(const run *r, uint64_t handle)
 
 static void print_addr(int64_t addr)
 {
-	if (addr >= MP_SIM_RESERVE_BASE)
-		printf("r+0x%" PRIx64, (uint64_t)(addr - MP_SIM_RESERVE_BASE));
-	else
+	if (addr >= MP_SIM_MALLOC_BASE)
 		printf("m+0x%" PRIx64, (uint64_t)(addr - MP_SIM_MALLOC_BASE));
+	else
+		printf("r+0x%" PRIx64, (uint64_t)(addr - MP_SIM_RESERVE_BASE));
 }
 
 static void print_segment(void *ctx, const mp_sim_seg_info *g)
@@ -192,8 +194,12 @@ int main(int argc, char **argv)
 				printf("oom");
 				oom = true;
 			} else {
+				/* the real allocator raises an error of its own here (an internal assert, a driver error),
+				   or behaves undefinedly (a private pool deleted under its blocks): the model goes no further */
 				printf("unsupported\n");
-				die("the model cannot go on (host memory, or a device address range exhausted)", lineno);
+				fprintf(stderr, "replay_ops: line %ld: the model refuses to go on (the allocator would raise an "
+					"internal error or act undefinedly here, or host memory ran out)\n", lineno);
+				exit(3);
 			}
 		} else if (strcmp(op, "free") == 0 && words == 2) {
 			mp_sim_free(r.sim, lookup(&r, a, lineno));

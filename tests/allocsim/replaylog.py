@@ -197,6 +197,8 @@ def compare(real, model):
     for k in range(max(len(a), len(b))):
         x = a[k] if k < len(a) else "<end of log>"
         y = b[k] if k < len(b) else "<end of log>"
+        if x.startswith("error ") and y.endswith("=> unsupported") and x.split()[1] == y.split()[0]:
+            return 0  # the real allocator raised an internal error at this op, and the model refused it
         if not same_line(x, y):
             print("line %d\n  real:  %s\n  model: %s" % (k + 1, x, y))
             return 1
@@ -220,7 +222,7 @@ def model(replay_ops, release, opsdir, logdir, workdir, results, names):
         first = io.StringIO()
         with contextlib.redirect_stdout(first):
             same_log = compare(real, mlog) == 0
-        if same_log and rc == 0:
+        if same_log and rc in (0, 3):
             continue
         differ = 1
         keep = os.path.join(results, name)
