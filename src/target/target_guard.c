@@ -1,0 +1,94 @@
+/* target_guard.c - whether a running process moved while it was read: guard words read when a reader
+   registers them and again at the end, straight from the process (never from the page cache). */
+#include "target_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "hold_int.h"
+#include "mp_array.h"
+
+#define GUARD_MAX 4096u
+
+enum mp_target_live mp_target_live(mp_target *t)
+{
+	if (t->live < 0)
+		t->live = t->ops->live != NULL ? (int)t->ops->live(t) : (int)MP_LIVE_NONE;
+	return (enum mp_target_live)t->live;
+}
+
+void mp_target_hold_info_get(const mp_target *t, mp_target_hold_info *out)
+{
+	memset(out, 0, sizeof *out);
+	if (t->ops->hold_info != NULL)
+		t->ops->hold_info(t, out);
+}
+
+pid_t mp_target_release_all(void)
+{
+	return hold_release_all();
+}
+
+void guards_clear(mp_target *t)
+{
+	for (size_t i = 0; i < t->nguards; i++)
+		free(t->guards[i].bytes);
+	free(t->guards);
+	t->guards = NULL;
+	t->nguards = t->capguards = 0;
+	t->guard_lost = false;
+}
+
+static bool registered(const mp_target *t, uint64_t addr, size_t len)
+{
+	for (size_t i = 0; i < t->nguards; i++)
+		if (t->guards[i].addr == addr && t->guards[i].len == len)
+			return true;
+	return false;
+}
+
+void mp_target_guard(mp_target *t, uint64_t addr, size_t len)
+{
+	struct target_guard *g;
+
+	if (len == 0 || mp_target_live(t) != MP_LIVE_RUNNING || registered(t, addr, len))
+		return;
+	if (len > GUARD_MAX ||
+	    mp_array_grow((void **)&t->guards, &t->capguards, t->nguards + 1, sizeof *t->guards) != MP_OK) {
+		t->guard_lost = true;
+		return;
+	}
+	g = &t->guards[t->nguards];
+	*g = (struct target_guard){ .addr = addr, .len = len, .bytes = malloc(len) };
+	if (g->bytes == NULL || t->ops->read(t, addr, g->bytes, len) != len) {
+		free(g->bytes);
+		t->guard_lost = true;
+		return;
+	}
+	t->nguards++;
+	/* what was cached before may be older than the guard's value */
+	cache_clear(&t->cache);
+}
+
+bool mp_target_moved(mp_target *t)
+{
+	unsigned char buf[GUARD_MAX];
+
+	if (t->guard_lost)
+		return true;
+	for (size_t i = 0; i < t->nguards; i++) {
+		const struct target_guard *g = &t->guards[i];
+
+		if (t->ops->read(t, g->addr, buf, g->len) != g->len)
+			/* unreadable now: moved, unless the process has exited meanwhile (its reads say so) */
+			return t->ops->live == NULL || t->ops->live(t) == MP_LIVE_RUNNING;
+		if (memcmp(buf, g->bytes, g->len) != 0)
+			return true;
+	}
+	return false;
+}
+
+size_t mp_target_guards(const mp_target *t)
+{
+	return t->nguards;
+}
