@@ -125,7 +125,7 @@ mp_err owners_variables(owners_build *b)
 
 	if (mp_py_module_dict(b->heap, "__main__", &dict, &d) == MP_OK && mp_py_dict_each(b->heap, dict, global, &c, &d) != MP_OK &&
 	    c.err == MP_OK)
-		mp_warn(b->diag, "the globals of __main__ could not be read: %s", d.msg);
+		mp_warn_damage(b->diag, "the globals of __main__ could not be read: %s", d.msg);
 	for (size_t i = 0; b->have_threads && i < b->threads.nthreads && c.err == MP_OK; i++) {
 		const mp_py_thread *th = &b->threads.threads[i];
 
@@ -139,7 +139,7 @@ mp_err owners_variables(owners_build *b)
 			d.msg[0] = '\0';
 			if (mp_py_frame_locals(b->t, &b->py, &b->rt, f, local, &c, &d) != MP_OK && c.err == MP_OK &&
 			    d.msg[0] != '\0')
-				mp_warn(b->diag, "the locals of %s() could not be read: %s", f->name, d.msg);
+				mp_warn_damage(b->diag, "the locals of %s() could not be read: %s", f->name, d.msg);
 		}
 	}
 	return c.err;

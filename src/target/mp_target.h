@@ -109,8 +109,12 @@ pid_t mp_target_release_all(void);
    registered is kept with its first value) and forget the cached pages, so that everything read after
    the guard is at least as new as its value; on any other target nothing. */
 void mp_target_guard(mp_target *t, uint64_t addr, size_t len);
-/* Whether a guard of T changed (or cannot be read again) since it was registered: the state moved
-   during the read. */
+/* The same for a lock word that must be all zero when registered and at the end (an allocator's mutex:
+   a read that began or ended while a writer was inside is not vouched for, even if the other guards
+   read the same). */
+void mp_target_guard_idle(mp_target *t, uint64_t addr, size_t len);
+/* Whether a guard of T changed (or cannot be read again, or a lock word was taken) since it was
+   registered: the state moved during the read. */
 bool mp_target_moved(mp_target *t);
 /* How many guards T has. */
 size_t mp_target_guards(const mp_target *t);

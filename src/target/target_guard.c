@@ -47,7 +47,15 @@ static bool registered(const mp_target *t, uint64_t addr, size_t len)
 	return false;
 }
 
-void mp_target_guard(mp_target *t, uint64_t addr, size_t len)
+static bool all_zero(const unsigned char *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != 0)
+			return false;
+	return true;
+}
+
+static void guard(mp_target *t, uint64_t addr, size_t len, bool idle)
 {
 	struct target_guard *g;
 
@@ -59,8 +67,8 @@ void mp_target_guard(mp_target *t, uint64_t addr, size_t len)
 		return;
 	}
 	g = &t->guards[t->nguards];
-	*g = (struct target_guard){ .addr = addr, .len = len, .bytes = malloc(len) };
-	if (g->bytes == NULL || t->ops->read(t, addr, g->bytes, len) != len) {
+	*g = (struct target_guard){ .addr = addr, .len = len, .bytes = malloc(len), .idle = idle };
+	if (g->bytes == NULL || t->ops->read(t, addr, g->bytes, len) != len || (idle && !all_zero(g->bytes, len))) {
 		free(g->bytes);
 		t->guard_lost = true;
 		return;
@@ -68,6 +76,16 @@ void mp_target_guard(mp_target *t, uint64_t addr, size_t len)
 	t->nguards++;
 	/* what was cached before may be older than the guard's value */
 	cache_clear(&t->cache);
+}
+
+void mp_target_guard(mp_target *t, uint64_t addr, size_t len)
+{
+	guard(t, addr, len, false);
+}
+
+void mp_target_guard_idle(mp_target *t, uint64_t addr, size_t len)
+{
+	guard(t, addr, len, true);
 }
 
 bool mp_target_moved(mp_target *t)
@@ -82,7 +100,7 @@ bool mp_target_moved(mp_target *t)
 		if (t->ops->read(t, g->addr, buf, g->len) != g->len)
 			/* unreadable now: moved, unless the process has exited meanwhile (its reads say so) */
 			return t->ops->live == NULL || t->ops->live(t) == MP_LIVE_RUNNING;
-		if (memcmp(buf, g->bytes, g->len) != 0)
+		if (g->idle ? !all_zero(buf, g->len) : memcmp(buf, g->bytes, g->len) != 0)
 			return true;
 	}
 	return false;

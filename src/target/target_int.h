@@ -33,11 +33,13 @@ struct target_ops {
 	void (*hold_info)(const mp_target *t, mp_target_hold_info *out);
 };
 
-/* A guard (mp_target_guard): the bytes at ADDR when it was registered. */
+/* A guard (mp_target_guard): the bytes at ADDR when it was registered; or (IDLE, mp_target_guard_idle) bytes
+   that must be zero. */
 struct target_guard {
 	uint64_t addr;
 	size_t len;
 	unsigned char *bytes;
+	bool idle;
 };
 
 /* A cached page: DATA holds the VALID readable leading bytes of the page at ADDR
