@@ -1,0 +1,183 @@
+/* command_read.c - a command's run, read again while what it reads is a running process that moved under
+   the read: its output held back at the gate, its warnings held until the read is settled. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "command_int.h"
+
+#define READ_ATTEMPTS 5
+
+/* What one read of a running process came to. */
+enum verdict { UNDECIDED, SETTLED, RACED };
+
+struct command_attempt {
+	mp_out warnings;   /* held back until the read is settled, one a line */
+	unsigned damage;   /* damage warnings among them */
+	enum verdict verdict;
+	bool moved_now;    /* this read moved */
+	const char *last;  /* the read before's signature when nothing moved under it, else NULL */
+	unsigned moved, damaged; /* reads so far that moved, that found damage not found the same before */
+};
+
+/* Whether warnings are being held: a read of a live process is under way. */
+static bool holding(const mp_command_ctx *c)
+{
+	return c->attempt != NULL && c->live != NULL;
+}
+
+static void command_warn(void *ctx, const char *line)
+{
+	mp_command_ctx *c = ctx;
+
+	if (!holding(c)) {
+		c->front->warn(c->data, line);
+		return;
+	}
+	mp_out_puts(&c->attempt->warnings, line);
+	mp_out_putc(&c->attempt->warnings, '\n');
+}
+
+static void command_damaged(void *ctx)
+{
+	mp_command_ctx *c = ctx;
+
+	if (holding(c))
+		c->attempt->damage++;
+}
+
+void mp_command_diag(mp_command_ctx *c, mp_diag *diag)
+{
+	memset(diag, 0, sizeof *diag);
+	diag->warn = command_warn;
+	diag->damaged = command_damaged;
+	diag->warn_ctx = c;
+}
+
+/* What a read came to, for comparing two reads: its status, error and warnings (malloc'd, NULL when out of
+   memory). */
+static char *signature(const mp_command_ctx *c, int rc)
+{
+	const mp_out *w = &c->attempt->warnings;
+	char *sig = NULL;
+
+	if (asprintf(&sig, "%d\n%s\n%.*s", rc == MP_CMD_BAD, c->error, (int)w->len, w->data != NULL ? w->data : "") < 0)
+		return NULL;
+	return sig;
+}
+
+/* Whether the read just done (status RC) stands: the process does not run, or nothing moved under the read
+   and it found no damage, or the same damage (or error) as the read before, under which nothing moved either:
+   then it is the process's, not a race's. */
+static enum verdict judge(mp_command_ctx *c, int rc)
+{
+	struct command_attempt *at = c->attempt;
+	char *sig;
+	bool same;
+
+	if (c->live == NULL || mp_target_live(c->live) != MP_LIVE_RUNNING)
+		return SETTLED;
+	if ((at->moved_now = mp_target_moved(c->live))) {
+		at->moved++;
+		return RACED;
+	}
+	if (at->damage == 0 && rc != MP_CMD_BAD)
+		return SETTLED;
+	sig = signature(c, rc);
+	same = sig != NULL && at->last != NULL && strcmp(sig, at->last) == 0;
+	free(sig);
+	at->damaged += !same;
+	return same ? SETTLED : RACED;
+}
+
+int mp_command_gate(mp_command_ctx *c)
+{
+	struct command_attempt *at = c->attempt;
+
+	if (at == NULL)
+		return MP_CMD_OK;
+	if (at->verdict == UNDECIDED)
+		at->verdict = judge(c, MP_CMD_OK);
+	return at->verdict == SETTLED ? MP_CMD_OK : MP_CMD_RACED;
+}
+
+/* Hand the settled read's warnings to the front end, one line at a time. */
+static void release_warnings(mp_command_ctx *c)
+{
+	mp_out *w = &c->attempt->warnings;
+	char *line = w->data, *nl;
+
+	if (w->err != MP_OK || line == NULL)
+		return;
+	mp_out_putc(w, '\0');
+	line = w->data;
+	for (; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
+		*nl = '\0';
+		c->front->warn(c->data, line);
+	}
+}
+
+/* Forget the read that moved (keeping its signature when nothing moved under it) and begin another. */
+static char *again(mp_command_ctx *c, int rc)
+{
+	struct command_attempt *at = c->attempt;
+	char *last = at->moved_now ? NULL : signature(c, rc);
+
+	mp_out_free(&at->warnings);
+	mp_out_init(&at->warnings);
+	at->damage = 0;
+	at->verdict = UNDECIDED;
+	at->moved_now = false;
+	c->error[0] = '\0';
+	c->usage = false;
+	if (c->front->again != NULL)
+		c->front->again(c);
+	mp_target_flush(c->live);
+	c->reads++;
+	return last;
+}
+
+/* MEMPROF_DEBUG_LIVE set: how many reads the run took, on stderr. */
+static void debug_reads(const mp_command_ctx *c, const struct command_attempt *at)
+{
+	const char *env = getenv("MEMPROF_DEBUG_LIVE");
+
+	if (env == NULL || env[0] == '\0' || c->live == NULL)
+		return;
+	fprintf(stderr, "memprof: debug: %s: %u read%s (%u moved under the read, %u found new damage)\n",
+		mp_target_get_info(c->live)->origin, c->reads, c->reads == 1 ? "" : "s", at->moved, at->damaged);
+}
+
+int mp_command_run(mp_command_ctx *c, const mp_command_args *a)
+{
+	struct command_attempt at = { .verdict = UNDECIDED };
+	char *last = NULL;
+	int rc;
+
+	mp_out_init(&at.warnings);
+	c->attempt = &at;
+	c->reads = 1;
+	for (;;) {
+		rc = a->cmd->run(c, a);
+		if (at.verdict == UNDECIDED)
+			at.verdict = judge(c, rc);
+		if (at.verdict == SETTLED || c->live == NULL)
+			break;
+		free(last);
+		if (c->reads == READ_ATTEMPTS) {
+			last = NULL;
+			rc = mp_command_error(c, "%s: the job was running: use --stop (it changed under each of %d reads)",
+					      mp_target_get_info(c->live)->origin, READ_ATTEMPTS);
+			break;
+		}
+		last = again(c, rc);
+		at.last = last;
+	}
+	if (at.verdict == SETTLED)
+		release_warnings(c);
+	debug_reads(c, &at);
+	free(last);
+	mp_out_free(&at.warnings);
+	c->attempt = NULL;
+	return rc == MP_CMD_RACED ? MP_CMD_BAD : rc;
+}
