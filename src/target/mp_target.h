@@ -93,7 +93,9 @@ typedef struct mp_target_hold_info {
 	size_t threads;      /* threads held */
 	uint64_t stop_ns;    /* how long stopping them took */
 	uint64_t held_ns;    /* how long they have been held, until now */
-	const char *why_not; /* not held: why ("--no-stop", "it is traced by pid 12 (gdb)", ...); NULL for a core */
+	const char *why_not; /* not held: why ("not asked to hold it", "it is traced by pid 12 (gdb)", ...); NULL
+				for a core */
+	bool still;          /* not held, but stopped now by its tracer or a stop signal, or exited */
 } mp_target_hold_info;
 /* How T's process is held, into *OUT. This function can't fail. */
 void mp_target_hold_info_get(const mp_target *t, mp_target_hold_info *out);

@@ -92,10 +92,10 @@ static void pid_explain(mp_target *t, uint64_t addr, char *msg, size_t n)
 		snprintf(msg, n, "the process does not map it readable");
 }
 
-/* MEMPROF_DEBUG_HOLD set: one line on stderr about each hold when it ends. */
+/* MEMPROF_DEBUG_LIVE set: one line on stderr about each hold when it ends (how long the job stood still). */
 static void debug_hold(const struct pid_src *s)
 {
-	const char *env = getenv("MEMPROF_DEBUG_HOLD");
+	const char *env = getenv("MEMPROF_DEBUG_LIVE");
 
 	if (env == NULL || env[0] == '\0' || s->hold == NULL)
 		return;
@@ -134,6 +134,7 @@ static void pid_hold_info(const mp_target *t, mp_target_hold_info *out)
 	out->stop_ns = hold_stop_ns(s->hold);
 	out->held_ns = hold_held_ns(s->hold);
 	out->why_not = s->hold != NULL ? NULL : s->why_not;
+	out->still = s->hold == NULL && hold_all_still(s->pid);
 }
 
 static const struct target_ops pid_ops = {
