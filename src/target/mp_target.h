@@ -90,15 +90,21 @@ enum mp_target_live mp_target_live(mp_target *t);
 /* How a live process is held. */
 typedef struct mp_target_hold_info {
 	bool held;           /* memprof holds every thread (MP_LIVE_HELD) */
-	size_t threads;      /* threads held */
+	size_t threads;      /* threads held (or that were, once let go) */
 	uint64_t stop_ns;    /* how long stopping them took */
-	uint64_t held_ns;    /* how long they have been held, until now */
+	uint64_t held_ns;    /* how long they have been held, until now (or were, once let go) */
 	const char *why_not; /* not held: why ("not asked to hold it", "it is traced by pid 12 (gdb)", ...); NULL
 				for a core */
 	bool still;          /* not held, but stopped now by its tracer or a stop signal, or exited */
+	bool asked;          /* memprof was asked to hold it (why it could not is WHY_NOT) */
 } mp_target_hold_info;
 /* How T's process is held, into *OUT. This function can't fail. */
 void mp_target_hold_info_get(const mp_target *t, mp_target_hold_info *out);
+
+/* The reads of T are done: let its process go on now, if memprof holds it (before the output is written,
+   which may wait on a slow pipe); T stays open, and a later read sees the process running. Nothing for
+   other targets. */
+void mp_target_let_go(mp_target *t);
 
 /* Let go of every process this program holds: for a signal handler (async-signal-safe), before the
    program dies of the signal. Returns 0, or the thread id of another thread of this program that holds

@@ -24,6 +24,13 @@ void mp_target_hold_info_get(const mp_target *t, mp_target_hold_info *out)
 		t->ops->hold_info(t, out);
 }
 
+void mp_target_let_go(mp_target *t)
+{
+	if (t->ops->let_go != NULL)
+		t->ops->let_go(t);
+	t->live = -1;
+}
+
 pid_t mp_target_release_all(void)
 {
 	return hold_release_all();
@@ -61,19 +68,17 @@ static void guard(mp_target *t, uint64_t addr, size_t len, bool idle)
 
 	if (len == 0 || mp_target_live(t) != MP_LIVE_RUNNING || registered(t, addr, len))
 		return;
-	if (len > GUARD_MAX ||
-	    mp_array_grow((void **)&t->guards, &t->capguards, t->nguards + 1, sizeof *t->guards) != MP_OK) {
+	if (mp_array_grow((void **)&t->guards, &t->capguards, t->nguards + 1, sizeof *t->guards) != MP_OK) {
 		t->guard_lost = true;
 		return;
 	}
-	g = &t->guards[t->nguards];
-	*g = (struct target_guard){ .addr = addr, .len = len, .bytes = malloc(len), .idle = idle };
+	g = &t->guards[t->nguards++];
+	*g = (struct target_guard){ .addr = addr, .len = len, .bytes = len <= GUARD_MAX ? malloc(len) : NULL, .idle = idle };
+	/* one that cannot be read whole now (or a lock taken) cannot vouch for the read: as if it moved */
 	if (g->bytes == NULL || t->ops->read(t, addr, g->bytes, len) != len || (idle && !all_zero(g->bytes, len))) {
 		free(g->bytes);
-		t->guard_lost = true;
-		return;
+		g->bytes = NULL;
 	}
-	t->nguards++;
 	/* what was cached before may be older than the guard's value */
 	cache_clear(&t->cache);
 }
@@ -97,6 +102,8 @@ bool mp_target_moved(mp_target *t)
 	for (size_t i = 0; i < t->nguards; i++) {
 		const struct target_guard *g = &t->guards[i];
 
+		if (g->bytes == NULL)
+			return true;
 		if (t->ops->read(t, g->addr, buf, g->len) != g->len)
 			/* unreadable now: moved, unless the process has exited meanwhile (its reads say so) */
 			return t->ops->live == NULL || t->ops->live(t) == MP_LIVE_RUNNING;

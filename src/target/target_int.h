@@ -31,10 +31,12 @@ struct target_ops {
 	enum mp_target_live (*live)(mp_target *t);
 	/* How a process is held (mp_target_hold_info_get); NULL: not a process. */
 	void (*hold_info)(const mp_target *t, mp_target_hold_info *out);
+	/* Let a held process go on (mp_target_let_go); NULL: nothing to let go. */
+	void (*let_go)(mp_target *t);
 };
 
-/* A guard (mp_target_guard): the bytes at ADDR when it was registered; or (IDLE, mp_target_guard_idle) bytes
-   that must be zero. */
+/* A guard (mp_target_guard): the bytes at ADDR when it was registered (NULL: they could not be, or a lock
+   word was taken: it cannot vouch for the read); or (IDLE, mp_target_guard_idle) bytes that must be zero. */
 struct target_guard {
 	uint64_t addr;
 	size_t len;
@@ -80,7 +82,7 @@ struct mp_target {
 	struct target_cache cache;
 	struct target_guard *guards;
 	size_t nguards, capguards;
-	bool guard_lost; /* a guard could not be registered whole: the read cannot be vouched for */
+	bool guard_lost; /* a guard could not be registered at all (no memory): the read cannot be vouched for */
 	int live;        /* enum mp_target_live, -1 until asked after the last flush */
 };
 

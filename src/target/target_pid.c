@@ -20,10 +20,13 @@
 
 struct pid_src {
 	pid_t pid;
+	uint64_t held_ns, stop_ns; /* the last hold's, once let go */
+	size_t held_threads;
 	bool proc_mem; /* process_vm_readv refused: read /proc/PID/mem */
 	int memfd;     /* /proc/PID/mem, -1 until needed, -2 when it cannot be opened */
 	int memfd_errno; /* why it cannot be */
 	target_hold *hold; /* every thread held still, or NULL */
+	bool asked;        /* to hold it */
 	char why_not[160]; /* not held: why */
 };
 
@@ -103,14 +106,28 @@ static void debug_hold(const struct pid_src *s)
 		(double)hold_held_ns(s->hold) / 1e6, hold_threads(s->hold), (double)hold_stop_ns(s->hold) / 1e6);
 }
 
+static void pid_let_go(mp_target *t)
+{
+	struct pid_src *s = t->src;
+
+	if (s->hold == NULL)
+		return;
+	debug_hold(s);
+	s->held_ns = hold_held_ns(s->hold);
+	s->stop_ns = hold_stop_ns(s->hold);
+	s->held_threads = hold_threads(s->hold);
+	hold_release(s->hold);
+	s->hold = NULL;
+	snprintf(s->why_not, sizeof s->why_not, "let go once read");
+}
+
 static void pid_close(mp_target *t)
 {
 	struct pid_src *s = t->src;
 
 	if (s == NULL)
 		return;
-	debug_hold(s);
-	hold_release(s->hold);
+	pid_let_go(t);
 	if (s->memfd >= 0)
 		close(s->memfd);
 	free(s);
@@ -130,11 +147,12 @@ static void pid_hold_info(const mp_target *t, mp_target_hold_info *out)
 	const struct pid_src *s = t->src;
 
 	out->held = s->hold != NULL;
-	out->threads = hold_threads(s->hold);
-	out->stop_ns = hold_stop_ns(s->hold);
-	out->held_ns = hold_held_ns(s->hold);
+	out->threads = s->hold != NULL ? hold_threads(s->hold) : s->held_threads;
+	out->stop_ns = s->hold != NULL ? hold_stop_ns(s->hold) : s->stop_ns;
+	out->held_ns = s->hold != NULL ? hold_held_ns(s->hold) : s->held_ns;
 	out->why_not = s->hold != NULL ? NULL : s->why_not;
 	out->still = s->hold == NULL && hold_all_still(s->pid);
+	out->asked = s->asked;
 }
 
 static const struct target_ops pid_ops = {
@@ -143,6 +161,7 @@ static const struct target_ops pid_ops = {
 	.close = pid_close,
 	.live = pid_live,
 	.hold_info = pid_hold_info,
+	.let_go = pid_let_go,
 };
 
 /* One line of /proc/PID/maps: a file-backed mapping becomes a target mapping. */
@@ -268,11 +287,12 @@ static mp_err hold(struct pid_src *s, const mp_target_opts *opts, mp_diag *diag)
 		snprintf(s->why_not, sizeof s->why_not, "not asked to hold it");
 		return MP_OK;
 	}
+	s->asked = true;
 	err = hold_start(s->pid, &s->hold, &outcome, s->why_not, sizeof s->why_not, diag);
 	if (err != MP_OK || outcome == HOLD_HELD || (outcome == HOLD_TRACED && hold_all_still(s->pid)))
 		return err;
 	if (outcome == HOLD_REFUSED && memory_denied(s->pid))
-		return mp_fail(diag, MP_E_ERRNO, "cannot read pid %d: %s", (int)s->pid, s->why_not);
+		return mp_fail(diag, MP_E_ERRNO, "cannot read its memory: %s", s->why_not);
 	mp_warn(diag, "cannot stop pid %d: %s: read while it runs, the result may race", (int)s->pid, s->why_not);
 	return MP_OK;
 }
