@@ -82,19 +82,31 @@ static mp_err choose_layout(struct walk *wk, const mp_layout *cands, size_t ncan
 	return err == MP_OK ? MP_OK : MP_E_CORRUPT;
 }
 
-/* Guard what changes with every allocation and free of the N devices at DAS: their statistics and trace
-   rings' next slots, and (every release's DeviceCachingAllocator begins with its recursive_mutex, the
-   statistics right after it: allocator-facts.md 3.2) the lock word of the device's mutex, so that a read
-   of a running process that began or ended inside the allocator is read again. Before any device is
-   walked: what is read after a guard is at least as new as it. */
-static void guard_devices(struct walk *wk, const uint64_t *das, size_t n)
+/* Guard what changes with every allocation and free of the N devices at DAS, under layout L: the lock word
+   of the device's mutex (every release's DeviceCachingAllocator begins with its recursive_mutex, the
+   statistics right after it: allocator-facts.md 3.2), so that a read of a running process that began or
+   ended inside the allocator is read again, and the allocation counts (the first StatArray of the
+   statistics, which every allocation and free counts), or with WHOLE all the statistics and the trace
+   rings' next slots. Registered before what they guard is read: what is read after a guard is at least
+   as new as it. */
+static void guard_devices(struct walk *wk, const mp_layout *l, const uint64_t *das, size_t n, bool whole)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (OFF(wk, DCA_STATS) >= 40)
+		uint64_t stats = das[i] + (uint64_t)l->off[MP_L_DCA_STATS];
+
+		/* a vector read at a wrong layout's offset may hold pointers to nowhere: no guard there */
+		if (!whole && !mp_target_readable(wk->t, stats + (uint64_t)l->off[MP_L_DS_ALLOCATION], 96))
+			continue;
+		if (l->off[MP_L_DCA_STATS] >= 40)
 			mp_target_guard_idle(wk->t, das[i], 12); /* pthread_mutex_t: __lock, __count, __owner */
-		mp_target_guard(wk->t, das[i] + (uint64_t)OFF(wk, DCA_STATS), (size_t)OFF(wk, DS_SIZEOF));
+		if (!whole) {
+			mp_target_guard(wk->t, stats + (uint64_t)l->off[MP_L_DS_ALLOCATION], 96);
+			continue;
+		}
+		mp_target_guard(wk->t, stats, (size_t)l->off[MP_L_DS_SIZEOF]);
 		if (!wk->opts->no_trace)
-			mp_target_guard(wk->t, das[i] + (uint64_t)OFF(wk, DCA_ALLOC_BUFFER) + (uint64_t)OFF(wk, RB_NEXT), 8);
+			mp_target_guard(wk->t, das[i] + (uint64_t)l->off[MP_L_DCA_ALLOC_BUFFER] + (uint64_t)l->off[MP_L_RB_NEXT],
+					8);
 	}
 }
 
@@ -103,7 +115,7 @@ static mp_err walk_devices(struct walk *wk, const uint64_t *das, size_t n)
 	mp_walk *w = wk->w;
 	mp_err err = MP_OK;
 
-	guard_devices(wk, das, n);
+	guard_devices(wk, wk->L, das, n, true);
 	w->devices = calloc(n, sizeof *w->devices);
 	if (w->devices == NULL)
 		return MP_E_NOMEM;
@@ -160,6 +172,8 @@ static mp_err devices_and_layout(struct walk *wk, const mp_layout *cands, size_t
 				vector_err = err;
 			continue;
 		}
+		/* the self-check reads blocks a running process moves: guarded before it */
+		guard_devices(wk, &cands[i], *das, *n, false);
 		any_vector = true;
 		for (size_t j = i; j < ncands; j++)
 			if (cands[j].off[MP_L_NCA_DEVICE_ALLOCATOR] == off)
