@@ -96,8 +96,12 @@ int mp_command_gate(mp_command_ctx *c)
 
 	if (at == NULL)
 		return MP_CMD_OK;
-	if (at->verdict == UNDECIDED)
+	if (at->verdict == UNDECIDED) {
 		at->verdict = judge(c, MP_CMD_OK);
+		/* the read is over: the job goes on before the output is written (a pipe may be slow to take it) */
+		if (at->verdict == SETTLED && c->live != NULL)
+			mp_target_let_go(c->live);
+	}
 	return at->verdict == SETTLED ? MP_CMD_OK : MP_CMD_RACED;
 }
 
@@ -105,13 +109,14 @@ int mp_command_gate(mp_command_ctx *c)
 static void release_warnings(mp_command_ctx *c)
 {
 	mp_out *w = &c->attempt->warnings;
-	char *line = w->data, *nl;
+	char *line, *nl;
 
-	if (w->err != MP_OK || line == NULL)
+	if (w->len == 0)
 		return;
 	mp_out_putc(w, '\0');
-	line = w->data;
-	for (; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
+	if (w->err != MP_OK)
+		return;
+	for (line = w->data; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
 		*nl = '\0';
 		c->front->warn(c->data, line);
 	}
@@ -148,6 +153,20 @@ static void debug_reads(const mp_command_ctx *c, const struct command_attempt *a
 		mp_target_get_info(c->live)->origin, c->reads, c->reads == 1 ? "" : "s", at->moved, at->damaged);
 }
 
+/* The error of a process that moved under every read: use --stop, or why it could not be held. */
+static int racing(mp_command_ctx *c)
+{
+	const char *origin = mp_target_get_info(c->live)->origin;
+	mp_target_hold_info h;
+
+	mp_target_hold_info_get(c->live, &h);
+	if (h.asked)
+		return mp_command_error(c, "%s: the job was running and could not be stopped (%s): it changed under each "
+				       "of %d reads", origin, h.why_not, READ_ATTEMPTS);
+	return mp_command_error(c, "%s: the job was running: use --stop (it changed under each of %d reads)", origin,
+				READ_ATTEMPTS);
+}
+
 int mp_command_run(mp_command_ctx *c, const mp_command_args *a)
 {
 	struct command_attempt at = { .verdict = UNDECIDED };
@@ -164,10 +183,10 @@ int mp_command_run(mp_command_ctx *c, const mp_command_args *a)
 		if (at.verdict == SETTLED || c->live == NULL)
 			break;
 		free(last);
+		last = NULL;
+		at.last = NULL;
 		if (c->reads == READ_ATTEMPTS) {
-			last = NULL;
-			rc = mp_command_error(c, "%s: the job was running: use --stop (it changed under each of %d reads)",
-					      mp_target_get_info(c->live)->origin, READ_ATTEMPTS);
+			rc = racing(c);
 			break;
 		}
 		last = again(c, rc);
