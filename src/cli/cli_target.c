@@ -13,8 +13,8 @@
 
 const mp_option cli_target_options[] = {
 	{ "--pid", MP_OPT_COUNT, NULL, "PID", "read the allocator of live process PID (nothing is written to it)" },
-	{ "--stop", MP_OPT_FLAG, NULL, NULL, "hold the process's threads still (ptrace) while it is read, then let them go on: the default" },
-	{ "--no-stop", MP_OPT_FLAG, NULL, NULL, "read the process while it runs (read again when it moves under the read)" },
+	{ "--stop", MP_OPT_FLAG, NULL, NULL, "hold it still (ptrace) while it is read, then let it go on (the default)" },
+	{ "--no-stop", MP_OPT_FLAG, NULL, NULL, "read it while it runs (again when it moves under the read)" },
 	{ "--sysroot", MP_OPT_FILE, NULL, "DIR", "look for the core's libraries under DIR (a core from elsewhere)" },
 	{ "--solib-path", MP_OPT_TEXT, NULL, "DIRS", "colon-separated directories to search for the core's libraries" },
 	{ "--layout", MP_OPT_FILE, NULL, "FILE", "struct layout to use instead of DWARF or memprof's tables" },

@@ -20,14 +20,14 @@
 
 struct pid_src {
 	pid_t pid;
-	uint64_t held_ns, stop_ns; /* the last hold's, once let go */
-	size_t held_threads;
-	bool proc_mem; /* process_vm_readv refused: read /proc/PID/mem */
-	int memfd;     /* /proc/PID/mem, -1 until needed, -2 when it cannot be opened */
-	int memfd_errno; /* why it cannot be */
-	target_hold *hold; /* every thread held still, or NULL */
-	bool asked;        /* to hold it */
-	char why_not[160]; /* not held: why */
+	bool proc_mem;             /* process_vm_readv refused: read /proc/PID/mem */
+	int memfd;                 /* /proc/PID/mem, -1 until needed, -2 when it cannot be opened */
+	int memfd_errno;           /* why it cannot be */
+	bool asked;                /* to hold it still */
+	target_hold *hold;         /* every thread held still, or NULL */
+	char why_not[160];         /* not held: why */
+	size_t held_threads;       /* the last hold's, once let go */
+	uint64_t held_ns, stop_ns;
 };
 
 static size_t read_proc_mem(struct pid_src *s, uint64_t addr, unsigned char *buf, size_t len)
