@@ -237,7 +237,7 @@ static bool wait_stops(target_hold *h, size_t from, uint64_t deadline)
 		if (now_ns() > deadline)
 			return false;
 		nanosleep(&nap, NULL);
-		if (nap.tv_nsec < 1000000)
+		if (nap.tv_nsec < 250000) /* the job stands still from the first stop on: look often */
 			nap.tv_nsec *= 2;
 	}
 }
