@@ -66,28 +66,57 @@ static char *signature(const mp_command_ctx *c, int rc)
 	return sig;
 }
 
-/* Whether the read just done (status RC) stands: the process does not run, or nothing moved under the read
-   and it found no damage, or the same damage (or error) as the read before, under which nothing moved either:
-   then it is the process's, not a race's. */
+/* Whether the damage (or error) of the read just done (status RC) is what the read before found. */
+static bool as_before(mp_command_ctx *c, int rc)
+{
+	char *sig = signature(c, rc);
+	bool same = sig != NULL && c->attempt->last != NULL && strcmp(sig, c->attempt->last) == 0;
+
+	free(sig);
+	return same;
+}
+
+/* Whether the read just done (status RC) of a process memprof holds stands: the hold caught no writer inside
+   (mp_target_moved) and it found no damage, or the same as the read before; a hold that keeps catching the job
+   mid-update, or damage that keeps changing, is read as it stands at the last read (the job is stuck there). */
+static enum verdict judge_held(mp_command_ctx *c, int rc)
+{
+	struct command_attempt *at = c->attempt;
+	bool last = c->reads == READ_ATTEMPTS;
+
+	if ((at->moved_now = mp_target_moved(c->live))) {
+		at->moved++;
+		if (!last)
+			return RACED;
+		mp_out_puts(&at->warnings, "each hold caught a thread of the job inside the allocator or the garbage "
+					   "collector: it is read as it stood\n");
+	}
+	if (at->damage == 0 || last || as_before(c, rc))
+		return SETTLED;
+	at->damaged++;
+	return RACED;
+}
+
+/* Whether the read just done (status RC) stands: the process does not move (a core, held still by its tracer),
+   or memprof holds it (judge_held), or nothing moved under the read and it found no damage, or the same damage
+   (or error) as the read before, under which nothing moved either: then it is the process's, not a race's. */
 static enum verdict judge(mp_command_ctx *c, int rc)
 {
 	struct command_attempt *at = c->attempt;
-	char *sig;
-	bool same;
+	enum mp_target_live live = c->live != NULL ? mp_target_live(c->live) : MP_LIVE_NONE;
 
-	if (c->live == NULL || mp_target_live(c->live) != MP_LIVE_RUNNING)
+	if (live == MP_LIVE_HELD)
+		return judge_held(c, rc);
+	if (live != MP_LIVE_RUNNING)
 		return SETTLED;
 	if ((at->moved_now = mp_target_moved(c->live))) {
 		at->moved++;
 		return RACED;
 	}
-	if (at->damage == 0 && rc != MP_CMD_BAD)
+	if ((at->damage == 0 && rc != MP_CMD_BAD) || as_before(c, rc))
 		return SETTLED;
-	sig = signature(c, rc);
-	same = sig != NULL && at->last != NULL && strcmp(sig, at->last) == 0;
-	free(sig);
-	at->damaged += !same;
-	return same ? SETTLED : RACED;
+	at->damaged++;
+	return RACED;
 }
 
 int mp_command_gate(mp_command_ctx *c)
@@ -127,6 +156,7 @@ static char *again(mp_command_ctx *c, int rc)
 {
 	struct command_attempt *at = c->attempt;
 	char *last = at->moved_now ? NULL : signature(c, rc);
+	mp_diag diag;
 
 	mp_out_free(&at->warnings);
 	mp_out_init(&at->warnings);
@@ -137,7 +167,9 @@ static char *again(mp_command_ctx *c, int rc)
 	c->usage = false;
 	if (c->front->again != NULL)
 		c->front->again(c);
-	mp_target_flush(c->live);
+	mp_command_diag(c, &diag);
+	if (mp_target_again(c->live, &diag) != MP_OK) /* held again: it cannot be; the next read says why */
+		mp_warn(&diag, "%s", diag.msg);
 	c->reads++;
 	return last;
 }

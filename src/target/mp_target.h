@@ -119,10 +119,12 @@ pid_t mp_target_release_all(void);
 void mp_target_guard(mp_target *t, uint64_t addr, size_t len);
 /* The same for a lock word that must be all zero when registered and at the end (an allocator's mutex:
    a read that began or ended while a writer was inside is not vouched for, even if the other guards
-   read the same). */
+   read the same). On a process held still (MP_LIVE_HELD) the word is looked at once: taken, the hold
+   caught a thread inside, mid-update, and mp_target_moved says so. */
 void mp_target_guard_idle(mp_target *t, uint64_t addr, size_t len);
-/* Whether a guard of T changed (or cannot be read again, or a lock word was taken) since it was
-   registered: the state moved during the read. */
+/* Whether the read of T cannot be vouched for: a guard changed (or cannot be read again, or a lock word
+   was taken) since it was registered, the state moved during the read; or, held, the hold caught a
+   writer inside. */
 bool mp_target_moved(mp_target *t);
 /* How many guards T has. */
 size_t mp_target_guards(const mp_target *t);
@@ -169,5 +171,9 @@ const mp_target_info *mp_target_get_info(const mp_target *t);
 
 /* Forget cached pages and guards (a live process moved on: read again). */
 void mp_target_flush(mp_target *t);
+/* Read T again from scratch (mp_target_flush), and a process held still is let go a moment and held again
+   (a hold that caught a thread mid-update). MP_OK, or why it cannot be held again (the process is gone:
+   later reads fail too). */
+mp_err mp_target_again(mp_target *t, mp_diag *diag) MP_WUR;
 
 #endif

@@ -24,6 +24,17 @@ void mp_target_hold_info_get(const mp_target *t, mp_target_hold_info *out)
 		t->ops->hold_info(t, out);
 }
 
+mp_err mp_target_again(mp_target *t, mp_diag *diag)
+{
+	mp_err err = MP_OK;
+
+	mp_target_flush(t);
+	if (t->ops->hold_again != NULL)
+		err = t->ops->hold_again(t, diag);
+	t->live = -1;
+	return err;
+}
+
 void mp_target_let_go(mp_target *t)
 {
 	if (t->ops->let_go != NULL)
@@ -44,6 +55,7 @@ void guards_clear(mp_target *t)
 	t->guards = NULL;
 	t->nguards = t->capguards = 0;
 	t->guard_lost = false;
+	t->busy = false;
 }
 
 static bool registered(const mp_target *t, uint64_t addr, size_t len)
@@ -62,10 +74,20 @@ static bool all_zero(const unsigned char *p, size_t len)
 	return true;
 }
 
+/* A process held with a writer stopped inside: whether lock word [ADDR, ADDR+LEN) is taken. */
+static bool taken(mp_target *t, uint64_t addr, size_t len)
+{
+	unsigned char buf[GUARD_MAX];
+
+	return len <= GUARD_MAX && t->ops->read(t, addr, buf, len) == len && !all_zero(buf, len);
+}
+
 static void guard(mp_target *t, uint64_t addr, size_t len, bool idle)
 {
 	struct target_guard *g;
 
+	if (idle && mp_target_live(t) == MP_LIVE_HELD && taken(t, addr, len))
+		t->busy = true;
 	if (len == 0 || mp_target_live(t) != MP_LIVE_RUNNING || registered(t, addr, len))
 		return;
 	if (mp_array_grow((void **)&t->guards, &t->capguards, t->nguards + 1, sizeof *t->guards) != MP_OK) {
@@ -97,7 +119,7 @@ bool mp_target_moved(mp_target *t)
 {
 	unsigned char buf[GUARD_MAX];
 
-	if (t->guard_lost)
+	if (t->guard_lost || t->busy)
 		return true;
 	for (size_t i = 0; i < t->nguards; i++) {
 		const struct target_guard *g = &t->guards[i];

@@ -33,6 +33,8 @@ struct target_ops {
 	void (*hold_info)(const mp_target *t, mp_target_hold_info *out);
 	/* Let a held process go on (mp_target_let_go); NULL: nothing to let go. */
 	void (*let_go)(mp_target *t);
+	/* Hold a process let go again (mp_target_again); NULL: nothing to do. */
+	mp_err (*hold_again)(mp_target *t, mp_diag *diag);
 };
 
 /* A guard (mp_target_guard): the bytes at ADDR when it was registered (NULL: they could not be, or a lock
@@ -83,6 +85,7 @@ struct mp_target {
 	struct target_guard *guards;
 	size_t nguards, capguards;
 	bool guard_lost; /* a guard could not be registered at all (no memory): the read cannot be vouched for */
+	bool busy;       /* held, a lock word (mp_target_guard_idle) was found taken: caught mid-update */
 	int live;        /* enum mp_target_live, -1 until asked after the last flush */
 };
 

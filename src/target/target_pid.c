@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hold_int.h"
@@ -95,6 +96,41 @@ static void pid_explain(mp_target *t, uint64_t addr, char *msg, size_t n)
 		snprintf(msg, n, "the process does not map it readable");
 }
 
+/* Whether the kernel refuses to let memprof read PID's memory at all (what refuses ptrace refuses that too). */
+static bool memory_denied(pid_t pid)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		close(fd);
+		return false;
+	}
+	return errno == EACCES || errno == EPERM;
+}
+
+/* Hold the process still when OPTS ask. When it cannot be, it is read while it runs, with a warning,
+   unless its tracer holds it still (gdb at a prompt): then it does not move either. */
+static mp_err hold(struct pid_src *s, const mp_target_opts *opts, mp_diag *diag)
+{
+	enum hold_outcome outcome;
+	mp_err err;
+
+	if (opts == NULL || !opts->stop) {
+		snprintf(s->why_not, sizeof s->why_not, "not asked to hold it");
+		return MP_OK;
+	}
+	s->asked = true;
+	err = hold_start(s->pid, &s->hold, &outcome, s->why_not, sizeof s->why_not, diag);
+	if (err != MP_OK || outcome == HOLD_HELD || (outcome == HOLD_TRACED && hold_all_still(s->pid)))
+		return err;
+	if (outcome == HOLD_REFUSED && memory_denied(s->pid))
+		return mp_fail(diag, MP_E_ERRNO, "cannot read its memory: %s", s->why_not);
+	mp_warn(diag, "cannot stop pid %d: %s: read while it runs, the result may race", (int)s->pid, s->why_not);
+	return MP_OK;
+}
+
 /* MEMPROF_DEBUG_LIVE set: one line on stderr about each hold when it ends (how long the job stood still). */
 static void debug_hold(const struct pid_src *s)
 {
@@ -119,6 +155,21 @@ static void pid_let_go(mp_target *t)
 	hold_release(s->hold);
 	s->hold = NULL;
 	snprintf(s->why_not, sizeof s->why_not, "let go once read");
+}
+
+/* Let the process go a moment, for a thread caught inside a critical section to leave it, and hold it again. */
+static mp_err pid_hold_again(mp_target *t, mp_diag *diag)
+{
+	struct pid_src *s = t->src;
+	mp_target_opts opts = { .stop = true };
+	struct timespec moment = { 0, 1000000 };
+
+	if (s->hold == NULL)
+		return MP_OK;
+	hold_release(s->hold);
+	s->hold = NULL;
+	nanosleep(&moment, NULL);
+	return hold(s, &opts, diag);
 }
 
 static void pid_close(mp_target *t)
@@ -162,6 +213,7 @@ static const struct target_ops pid_ops = {
 	.live = pid_live,
 	.hold_info = pid_hold_info,
 	.let_go = pid_let_go,
+	.hold_again = pid_hold_again,
 };
 
 /* One line of /proc/PID/maps: a file-backed mapping becomes a target mapping. */
@@ -259,41 +311,6 @@ static mp_err check_alive(pid_t pid, mp_diag *diag)
 	snprintf(path, sizeof path, "/proc/%d", (int)pid);
 	if (stat(path, &st) != 0)
 		return mp_fail(diag, MP_E_NOTFOUND, "no process with pid %d", (int)pid);
-	return MP_OK;
-}
-
-/* Whether the kernel refuses to let memprof read PID's memory at all (what refuses ptrace refuses that too). */
-static bool memory_denied(pid_t pid)
-{
-	char path[64];
-	int fd;
-
-	snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-		close(fd);
-		return false;
-	}
-	return errno == EACCES || errno == EPERM;
-}
-
-/* Hold the process still when OPTS ask. When it cannot be, it is read while it runs, with a warning,
-   unless its tracer holds it still (gdb at a prompt): then it does not move either. */
-static mp_err hold(struct pid_src *s, const mp_target_opts *opts, mp_diag *diag)
-{
-	enum hold_outcome outcome;
-	mp_err err;
-
-	if (opts == NULL || !opts->stop) {
-		snprintf(s->why_not, sizeof s->why_not, "not asked to hold it");
-		return MP_OK;
-	}
-	s->asked = true;
-	err = hold_start(s->pid, &s->hold, &outcome, s->why_not, sizeof s->why_not, diag);
-	if (err != MP_OK || outcome == HOLD_HELD || (outcome == HOLD_TRACED && hold_all_still(s->pid)))
-		return err;
-	if (outcome == HOLD_REFUSED && memory_denied(s->pid))
-		return mp_fail(diag, MP_E_ERRNO, "cannot read its memory: %s", s->why_not);
-	mp_warn(diag, "cannot stop pid %d: %s: read while it runs, the result may race", (int)s->pid, s->why_not);
 	return MP_OK;
 }
 

@@ -15,6 +15,7 @@
 /* Shared with the child (mapped before the fork: the same address in both). */
 struct shared {
 	atomic_ulong state; /* what the command guards */
+	atomic_ulong lock;  /* a lock word (mp_target_guard_idle): nonzero, a writer is inside */
 };
 
 static struct shared *sh;
@@ -26,10 +27,10 @@ static int agains;
 
 /* The script of the command: the state moved during each read (MOVING), damage warnings in its first
    DAMAGED_READS reads (SAME_DAMAGE: the same line every time, else one naming the read), a note every read; the
-   target held or not. */
+   target held or not; the lock taken until the job is let go (LOCKED_ONCE) or for good (LOCKED). */
 struct demo_script {
 	unsigned damaged_reads;
-	bool moving, same_damage, note, stop;
+	bool moving, same_damage, note, stop, locked_once, locked;
 	unsigned runs;
 };
 static struct demo_script script;
@@ -51,6 +52,8 @@ static void front_again(mp_command_ctx *c)
 {
 	(void)c;
 	agains++;
+	if (script.locked_once) /* the writer leaves while the job goes on a moment */
+		atomic_store(&sh->lock, 0);
 }
 
 static const mp_command_front front = {
@@ -71,6 +74,7 @@ static int run_demo(mp_command_ctx *c, const mp_command_args *a)
 	if (c->live == NULL && mp_target_open_pid(child, &opts, &c->live, &diag) != MP_OK)
 		return mp_command_error(c, "open: %s", diag.msg);
 	script.runs++;
+	mp_target_guard_idle(c->live, (uint64_t)(uintptr_t)&sh->lock, sizeof sh->lock);
 	mp_target_guard(c->live, (uint64_t)(uintptr_t)&sh->state, sizeof sh->state);
 	if (script.moving) /* the job allocates while it is read */
 		atomic_fetch_add(&sh->state, 1);
@@ -108,6 +112,7 @@ static int run(char *err, size_t size)
 	mp_out_init(&warned);
 	agains = 0;
 	script.runs = 0;
+	atomic_store(&sh->lock, script.locked || script.locked_once);
 	rc = mp_command_run(&c, &a);
 	mp_target_close(c.live);
 	snprintf(err, size, "%s", c.error);
@@ -197,17 +202,53 @@ static void test_damage_that_differs(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "the job was running: use --stop"));
 }
 
-/* A process held still: one read, its damage said as it is (there it is true), the job let go at the output. */
+/* A process held still: what it moves changes nothing; damage that two holds find the same is said, once; the
+   job let go at the output. */
 static void test_held(void)
 {
 	char err[640];
 
-	script = (struct demo_script){ .damaged_reads = 99, .moving = true, .stop = true };
+	script = (struct demo_script){ .damaged_reads = 99, .same_damage = true, .moving = true, .stop = true };
+	CU_ASSERT_EQUAL(run(err, sizeof err), MP_CMD_OK);
+	CU_ASSERT_EQUAL(script.runs, 2);
+	CU_ASSERT_STRING_EQUAL(text(&printed), "state read\n");
+	CU_ASSERT_STRING_EQUAL(text(&warned), "the list at 0x1000 does not link back\n");
+	CU_ASSERT_NOT_EQUAL(state_of(child), 't'); /* let go */
+	script = (struct demo_script){ .stop = true, .note = true };
 	CU_ASSERT_EQUAL(run(err, sizeof err), MP_CMD_OK);
 	CU_ASSERT_EQUAL(script.runs, 1);
+	CU_ASSERT_STRING_EQUAL(text(&warned), "a note, true of every read\n");
+}
+
+/* Held damage that changes from hold to hold (a writer caught mid-update each time) is read as it stands at
+   the last: the job is held, never "running". */
+static void test_held_damage_that_differs(void)
+{
+	char err[640];
+
+	script = (struct demo_script){ .damaged_reads = 99, .stop = true };
+	CU_ASSERT_EQUAL(run(err, sizeof err), MP_CMD_OK);
+	CU_ASSERT_EQUAL(script.runs, 5);
 	CU_ASSERT_STRING_EQUAL(text(&printed), "state read\n");
-	CU_ASSERT_STRING_EQUAL(text(&warned), "the list at 0x1000 does not link back (read 1)\n");
-	CU_ASSERT_NOT_EQUAL(state_of(child), 't'); /* let go */
+	CU_ASSERT_STRING_EQUAL(text(&warned), "the list at 0x1000 does not link back (read 5)\n");
+}
+
+/* A hold that caught a writer inside (its lock taken) lets the job go a moment and holds it again. */
+static void test_held_mid_update(void)
+{
+	char err[640];
+
+	script = (struct demo_script){ .stop = true, .locked_once = true };
+	CU_ASSERT_EQUAL(run(err, sizeof err), MP_CMD_OK);
+	CU_ASSERT_EQUAL(script.runs, 2);
+	CU_ASSERT_STRING_EQUAL(text(&printed), "state read\n");
+	CU_ASSERT_STRING_EQUAL(text(&warned), "");
+	/* a writer stuck inside: read as it stands at the last hold, and said */
+	script = (struct demo_script){ .stop = true, .locked = true };
+	CU_ASSERT_EQUAL(run(err, sizeof err), MP_CMD_OK);
+	CU_ASSERT_EQUAL(script.runs, 5);
+	CU_ASSERT_STRING_EQUAL(text(&printed), "state read\n");
+	CU_ASSERT_PTR_NOT_NULL(strstr(text(&warned), "each hold caught a thread of the job inside"));
 }
 
 int main(void)
@@ -218,7 +259,9 @@ int main(void)
 		{ "damage once: read again, not said", test_damage_once },
 		{ "the same damage twice: said", test_damage_twice_the_same },
 		{ "damage that differs: the racing error", test_damage_that_differs },
-		{ "a held process: read once, damage said", test_held },
+		{ "a held process: read once, or twice for damage", test_held },
+		{ "held damage that differs: the last read's", test_held_damage_that_differs },
+		{ "a hold mid-update: held again", test_held_mid_update },
 	};
 	int rc;
 
