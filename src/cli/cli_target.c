@@ -3,6 +3,7 @@
    --no-stop); the last two are walked. A process is opened once per run (one hold) and walked once per
    read of it. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -240,8 +241,26 @@ void cli_ctx_init(mp_command_ctx *c, const mp_command_args *a)
 	c->one_device = 0; /* as torch.cuda.memory_summary() */
 }
 
+/* MEMPROF_DEBUG_LIVE set: how long --pid was held, and how many reads the command took, on stderr. */
+static void debug_live(const mp_command_ctx *c)
+{
+	const char *env = getenv("MEMPROF_DEBUG_LIVE");
+	mp_target_hold_info h;
+
+	if (env == NULL || env[0] == '\0' || c->live == NULL)
+		return;
+	mp_target_hold_info_get(c->live, &h);
+	fprintf(stderr, "memprof: debug: %s: %u read%s", mp_target_get_info(c->live)->origin, c->reads,
+		c->reads == 1 ? "" : "s");
+	if (h.threads > 0)
+		fprintf(stderr, "; held %.3f ms (%zu threads, stopped in %.3f ms)", (double)h.held_ns / 1e6, h.threads,
+			(double)h.stop_ns / 1e6);
+	fputc('\n', stderr);
+}
+
 void cli_ctx_finish(mp_command_ctx *c)
 {
+	debug_live(c);
 	again(c);
 	mp_target_close(c->live); /* lets the process go on */
 	c->live = NULL;

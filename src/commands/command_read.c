@@ -17,7 +17,6 @@ struct command_attempt {
 	enum verdict verdict;
 	bool moved_now;    /* this read moved */
 	const char *last;  /* the read before's signature when nothing moved under it, else NULL */
-	unsigned moved, damaged; /* reads so far that moved, that found damage not found the same before */
 };
 
 /* Whether warnings are being held: a read of a live process is under way. */
@@ -85,16 +84,12 @@ static enum verdict judge_held(mp_command_ctx *c, int rc)
 	bool last = c->reads == READ_ATTEMPTS;
 
 	if ((at->moved_now = mp_target_moved(c->live))) {
-		at->moved++;
 		if (!last)
 			return RACED;
 		mp_out_puts(&at->warnings, "each hold caught a thread of the job inside the allocator or the garbage "
 					   "collector: it is read as it stood\n");
 	}
-	if (at->damage == 0 || last || as_before(c, rc))
-		return SETTLED;
-	at->damaged++;
-	return RACED;
+	return at->damage == 0 || last || as_before(c, rc) ? SETTLED : RACED;
 }
 
 /* Whether the read just done (status RC) stands: the process does not move (a core, held still by its tracer),
@@ -109,14 +104,9 @@ static enum verdict judge(mp_command_ctx *c, int rc)
 		return judge_held(c, rc);
 	if (live != MP_LIVE_RUNNING)
 		return SETTLED;
-	if ((at->moved_now = mp_target_moved(c->live))) {
-		at->moved++;
+	if ((at->moved_now = mp_target_moved(c->live)))
 		return RACED;
-	}
-	if ((at->damage == 0 && rc != MP_CMD_BAD) || as_before(c, rc))
-		return SETTLED;
-	at->damaged++;
-	return RACED;
+	return (at->damage == 0 && rc != MP_CMD_BAD) || as_before(c, rc) ? SETTLED : RACED;
 }
 
 int mp_command_gate(mp_command_ctx *c)
@@ -174,17 +164,6 @@ static char *again(mp_command_ctx *c, int rc)
 	return last;
 }
 
-/* MEMPROF_DEBUG_LIVE set: how many reads the run took, on stderr. */
-static void debug_reads(const mp_command_ctx *c, const struct command_attempt *at)
-{
-	const char *env = getenv("MEMPROF_DEBUG_LIVE");
-
-	if (env == NULL || env[0] == '\0' || c->live == NULL)
-		return;
-	fprintf(stderr, "memprof: debug: %s: %u read%s (%u moved under the read, %u found new damage)\n",
-		mp_target_get_info(c->live)->origin, c->reads, c->reads == 1 ? "" : "s", at->moved, at->damaged);
-}
-
 /* The error of a process that moved under every read: use --stop, or why it could not be held. */
 static int racing(mp_command_ctx *c)
 {
@@ -226,7 +205,6 @@ int mp_command_run(mp_command_ctx *c, const mp_command_args *a)
 	}
 	if (at.verdict == SETTLED)
 		release_warnings(c);
-	debug_reads(c, &at);
 	free(last);
 	mp_out_free(&at.warnings);
 	c->attempt = NULL;

@@ -45,9 +45,6 @@ uint64_t hold_held_ns(const target_hold *h);
    mp_target_release_all. */
 pid_t hold_release_all(void);
 
-/* The tracer of process or thread ID (its TracerPid), 0 when none or unknown. */
-pid_t hold_tracer_of(pid_t pid, pid_t tid);
-
 /* Whether every thread of PID is stopped (by a tracer or a stop signal) or gone; true for a process that
    has exited. */
 bool hold_all_still(pid_t pid);

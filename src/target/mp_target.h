@@ -91,8 +91,8 @@ enum mp_target_live mp_target_live(mp_target *t);
 typedef struct mp_target_hold_info {
 	bool held;           /* memprof holds every thread (MP_LIVE_HELD) */
 	size_t threads;      /* threads held (or that were, once let go) */
-	uint64_t stop_ns;    /* how long stopping them took */
-	uint64_t held_ns;    /* how long they have been held, until now (or were, once let go) */
+	uint64_t stop_ns;    /* how long stopping them took (every hold of T in all) */
+	uint64_t held_ns;    /* how long they have been held, until now (every hold of T in all) */
 	const char *why_not; /* not held: why ("not asked to hold it", "it is traced by pid 12 (gdb)", ...); NULL
 				for a core */
 	bool still;          /* not held, but stopped now by its tracer or a stop signal, or exited */

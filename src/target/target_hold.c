@@ -77,7 +77,8 @@ static bool is_dead(char state)
 	return state == 0 || state == 'Z' || state == 'X' || state == 'x';
 }
 
-pid_t hold_tracer_of(pid_t pid, pid_t tid)
+/* The tracer of thread TID of PID (its TracerPid), 0 when none or unknown. */
+static pid_t tracer_of(pid_t pid, pid_t tid)
 {
 	char path[64], line[256];
 	int tracer = 0;
@@ -252,7 +253,7 @@ static int seize(target_hold *h, pid_t tid, enum hold_outcome *outcome, char *wh
 		err = errno;
 		if (err == ESRCH || is_dead(thread_state(h->pid, tid)))
 			return 0; /* exited, or a zombie (a leader that called pthread_exit): nothing to stop */
-		if ((tracer = hold_tracer_of(h->pid, tid)) != 0) {
+		if ((tracer = tracer_of(h->pid, tid)) != 0) {
 			*outcome = HOLD_TRACED;
 			say_traced(tracer, why, size);
 		} else {
@@ -352,7 +353,7 @@ mp_err hold_start(pid_t pid, target_hold **out, enum hold_outcome *outcome, char
 	*outcome = HOLD_HELD;
 	why[0] = '\0';
 	/* Traced already (gdb holds it, memprof watch waits in it): ptrace allows one tracer. */
-	if ((tracer = hold_tracer_of(pid, pid)) != 0) {
+	if ((tracer = tracer_of(pid, pid)) != 0) {
 		*outcome = HOLD_TRACED;
 		say_traced(tracer, why, size);
 		return MP_OK;

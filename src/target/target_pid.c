@@ -27,8 +27,8 @@ struct pid_src {
 	bool asked;                /* to hold it still */
 	target_hold *hold;         /* every thread held still, or NULL */
 	char why_not[160];         /* not held: why */
-	size_t held_threads;       /* the last hold's, once let go */
-	uint64_t held_ns, stop_ns;
+	size_t held_threads;       /* the last hold's */
+	uint64_t held_ns, stop_ns; /* the holds let go so far, in all (a hold taken again adds one) */
 };
 
 static size_t read_proc_mem(struct pid_src *s, uint64_t addr, unsigned char *buf, size_t len)
@@ -131,15 +131,14 @@ static mp_err hold(struct pid_src *s, const mp_target_opts *opts, mp_diag *diag)
 	return MP_OK;
 }
 
-/* MEMPROF_DEBUG_LIVE set: one line on stderr about each hold when it ends (how long the job stood still). */
-static void debug_hold(const struct pid_src *s)
+/* Let the process go on, counting how long it was held. */
+static void release(struct pid_src *s)
 {
-	const char *env = getenv("MEMPROF_DEBUG_LIVE");
-
-	if (env == NULL || env[0] == '\0' || s->hold == NULL)
-		return;
-	fprintf(stderr, "memprof: debug: held pid %d for %.3f ms (%zu threads, stopped in %.3f ms)\n", (int)s->pid,
-		(double)hold_held_ns(s->hold) / 1e6, hold_threads(s->hold), (double)hold_stop_ns(s->hold) / 1e6);
+	s->held_ns += hold_held_ns(s->hold);
+	s->stop_ns += hold_stop_ns(s->hold);
+	s->held_threads = hold_threads(s->hold);
+	hold_release(s->hold);
+	s->hold = NULL;
 }
 
 static void pid_let_go(mp_target *t)
@@ -148,12 +147,7 @@ static void pid_let_go(mp_target *t)
 
 	if (s->hold == NULL)
 		return;
-	debug_hold(s);
-	s->held_ns = hold_held_ns(s->hold);
-	s->stop_ns = hold_stop_ns(s->hold);
-	s->held_threads = hold_threads(s->hold);
-	hold_release(s->hold);
-	s->hold = NULL;
+	release(s);
 	snprintf(s->why_not, sizeof s->why_not, "let go once read");
 }
 
@@ -166,8 +160,7 @@ static mp_err pid_hold_again(mp_target *t, mp_diag *diag)
 
 	if (s->hold == NULL)
 		return MP_OK;
-	hold_release(s->hold);
-	s->hold = NULL;
+	release(s);
 	nanosleep(&moment, NULL);
 	return hold(s, &opts, diag);
 }
@@ -199,8 +192,8 @@ static void pid_hold_info(const mp_target *t, mp_target_hold_info *out)
 
 	out->held = s->hold != NULL;
 	out->threads = s->hold != NULL ? hold_threads(s->hold) : s->held_threads;
-	out->stop_ns = s->hold != NULL ? hold_stop_ns(s->hold) : s->stop_ns;
-	out->held_ns = s->hold != NULL ? hold_held_ns(s->hold) : s->held_ns;
+	out->stop_ns = s->stop_ns + hold_stop_ns(s->hold);
+	out->held_ns = s->held_ns + hold_held_ns(s->hold);
 	out->why_not = s->hold != NULL ? NULL : s->why_not;
 	out->still = s->hold == NULL && hold_all_still(s->pid);
 	out->asked = s->asked;

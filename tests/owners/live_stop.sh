@@ -65,6 +65,9 @@ traced() { # PID
 }
 threads() { ls /proc/"$1"/task 2>/dev/null | wc -l; }
 steps() { cat "$1/steps.txt" 2>/dev/null || echo 0; }
+# What MEMPROF_DEBUG_LIVE said in ERRFILE: how long the job was held (ms), how many reads the command took.
+held_ms() { sed -n 's/^memprof: debug: .*; held \([0-9.]*\) ms .*/\1/p' "$1"; }
+reads_of() { sed -n 's/^memprof: debug: pid [0-9]*: \([0-9]*\) reads\{0,1\}.*/\1/p' "$1"; }
 
 # Whether the job counts on within 10 s (its steps past what they are now).
 goes_on() { # DIR
@@ -92,12 +95,12 @@ held_reads() { # LABEL DIR PID
 		grep -v 'memprof: debug:' "$dir/held.err" | grep -v "$notes" >"$dir/held.warn"
 		[ -s "$dir/held.warn" ] || clean=$((clean + 1))
 		cat "$dir/held.warn" >>"$dir/held.warnings"
-		grep -o 'held pid [0-9]* for [0-9.]* ms' "$dir/held.err" | awk '{print $5}' >>"$dir/held.owners.ms"
-		grep -o '[0-9]* reads\?' "$dir/held.err" | head -1 | awk '{print $1}' >>"$dir/held.reads"
+		held_ms "$dir/held.err" >>"$dir/held.owners.ms"
+		reads_of "$dir/held.err" >>"$dir/held.reads"
 		[ "$(traced "$pid")" -eq 0 ] || left=$((left + 1))
 		MEMPROF_DEBUG_LIVE=1 "$memprof" segsum --pid "$pid" >/dev/null 2>"$dir/segsum.err" || echo fail >>"$dir/segsum.err"
-		grep -o 'held pid [0-9]* for [0-9.]* ms' "$dir/segsum.err" | awk '{print $5}' >>"$dir/held.segsum.ms"
-		grep -o '[0-9]* reads\?' "$dir/segsum.err" | head -1 | awk '{print $1}' >>"$dir/held.reads"
+		held_ms "$dir/segsum.err" >>"$dir/held.segsum.ms"
+		reads_of "$dir/segsum.err" >>"$dir/held.reads"
 		grep -v 'memprof: debug:' "$dir/segsum.err" >>"$dir/segsum.warn"
 		[ "$(traced "$pid")" -eq 0 ] || left=$((left + 1))
 	done
@@ -209,7 +212,7 @@ running_reads() { # LABEL DIR PID
 			else
 				MEMPROF_DEBUG_LIVE=1 "$memprof" segsum --pid "$pid" --no-stop >"$dir/run.out" 2>"$dir/run.err" || rc=$?
 			fi
-			grep -o '[0-9]* reads\?' "$dir/run.err" | head -1 | awk -v c="$cmd" '{print c, $1}' >>"$dir/reads.txt"
+			echo "$cmd $(reads_of "$dir/run.err")" >>"$dir/reads.txt"
 			grep -v 'memprof: debug:' "$dir/run.err" >"$dir/run.warn"
 			if [ "$rc" -eq 0 ] && [ ! -s "$dir/run.warn" ] && { [ "$cmd" = segsum ] ||
 				python3 "$here/live_check.py" "$dir/expected.json" "$dir/run.out" >/dev/null 2>&1; }; then
