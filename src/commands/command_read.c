@@ -141,7 +141,8 @@ static void release_warnings(mp_command_ctx *c)
 	}
 }
 
-/* Forget the read that moved (keeping its signature when nothing moved under it) and begin another. */
+/* Forget the read that did not stand (keeping its signature when nothing moved under it) and begin another: a
+   process held still is let go a moment and held again. */
 static char *again(mp_command_ctx *c, int rc)
 {
 	struct command_attempt *at = c->attempt;
@@ -158,7 +159,7 @@ static char *again(mp_command_ctx *c, int rc)
 	if (c->front->again != NULL)
 		c->front->again(c);
 	mp_command_diag(c, &diag);
-	if (mp_target_again(c->live, &diag) != MP_OK) /* held again: it cannot be; the next read says why */
+	if (mp_target_again(c->live, &diag) != MP_OK) /* it cannot be held again (gone?): said, and the read says more */
 		mp_warn(&diag, "%s", diag.msg);
 	c->reads++;
 	return last;

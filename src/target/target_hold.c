@@ -94,26 +94,6 @@ static pid_t tracer_of(pid_t pid, pid_t tid)
 	return (pid_t)tracer;
 }
 
-bool hold_all_still(pid_t pid)
-{
-	char path[64];
-	struct dirent *e;
-	bool still = true;
-	DIR *d;
-
-	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-	if ((d = opendir(path)) == NULL)
-		return true; /* gone */
-	while (still && (e = readdir(d)) != NULL) {
-		pid_t tid = (pid_t)atoi(e->d_name);
-		char s = tid > 0 ? thread_state(pid, tid) : 't';
-
-		still = s == 't' || s == 'T' || is_dead(s);
-	}
-	closedir(d);
-	return still;
-}
-
 /* "traced by pid N (COMM)" into WHY. */
 static void say_traced(pid_t tracer, char *why, size_t size)
 {
@@ -341,6 +321,26 @@ static mp_err hold_all(target_hold *h, enum hold_outcome *outcome, char *why, si
 	if (r == -2)
 		return mp_fail(diag, MP_E_NOMEM, "out of memory");
 	return MP_OK;
+}
+
+bool hold_all_still(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	bool still = true;
+	DIR *d;
+
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	if ((d = opendir(path)) == NULL)
+		return true; /* gone */
+	while (still && (e = readdir(d)) != NULL) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+		char s = tid > 0 ? thread_state(pid, tid) : 't';
+
+		still = s == 't' || s == 'T' || is_dead(s);
+	}
+	closedir(d);
+	return still;
 }
 
 mp_err hold_start(pid_t pid, target_hold **out, enum hold_outcome *outcome, char *why, size_t size, mp_diag *diag)
