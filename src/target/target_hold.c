@@ -188,6 +188,11 @@ static int check_stop(target_hold *h, size_t i)
 
 	if ((r == 0 && !is_dead(thread_state(h->pid, a[i].tid))) || (r < 0 && errno == EINTR))
 		return 0;
+	/* A thread that exited while traced is its tracer's to reap, or it stays a zombie that keeps the job from
+	   ending (its exit's notice is on its way); a leader's comes only when the others end: the kernel reaps it
+	   when memprof lets go or ends. */
+	if (r == 0 && a[i].tid != h->pid)
+		r = waitpid(a[i].tid, &status, __WALL);
 	if (r <= 0 || !WIFSTOPPED(status)) { /* it exited meanwhile */
 		drop_held(h, i);
 		return 2;
@@ -279,6 +284,19 @@ static void registry_add(target_hold *h)
 		if (atomic_compare_exchange_strong(&registry[i], &none, h))
 			h->slot = i;
 	}
+}
+
+/* Before letting go: a thread interrupted but not seen stopped yet (a hold given up) cannot be detached until
+   its stop comes, and would stay traced, and then stopped for good: wait a little for it. */
+static void settle_stops(target_hold *h)
+{
+	uint64_t deadline = now_ns() + 200000000u;
+
+	for (size_t i = 0; i < atomic_load(&h->count); i++)
+		if (!atomic_load(&h->array)[i].stopped) {
+			(void)wait_stops(h, 0, deadline);
+			return;
+		}
 }
 
 /* Detach every thread of H (the signal handler's way too: no allocation, no lock). */
@@ -380,6 +398,7 @@ void hold_release(target_hold *h)
 
 	if (h == NULL)
 		return;
+	settle_stops(h);
 	/* the signal handler may have let it go already (and taken it out) */
 	if (h->slot >= 0 && atomic_compare_exchange_strong(&registry[h->slot], &me, NULL))
 		detach_all(h);

@@ -104,10 +104,16 @@ static pid_t child(enum child_kind kind)
 		atomic_fetch_add(&sh->spin[SPINNERS], 1);
 }
 
+/* Kill and reap child PID. A thread of it the hold left traced (or a zombie it did not reap) would keep it
+   from being reaped: a failure here, not a hang. */
 static void end_child(pid_t pid)
 {
+	pid_t r = 0;
+
 	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	for (int i = 0; i < 500 && (r = waitpid(pid, NULL, WNOHANG)) == 0; i++)
+		usleep(10000);
+	CU_ASSERT_EQUAL(r, pid);
 }
 
 static void snooze_ms(int ms)
