@@ -28,9 +28,10 @@ __all__ = ["MemprofError", "MemprofWarning", "Target", "open", "snapshot", "memo
            "library_version"]
 
 
-def open(target=None, *, pid=None, sysroot=None, solib_path=None, frames=True):
-    """A Target: a core or snapshot file (a path) or a live process (pid=), read once for every analysis."""
-    return Target(target, pid=pid, sysroot=sysroot, solib_path=solib_path, frames=frames)
+def open(target=None, *, pid=None, sysroot=None, solib_path=None, frames=True, stop=True):
+    """A Target: a core or snapshot file (a path) or a live process (pid=), read once for every analysis (a live
+    process: held still while each analysis reads it, unless stop=False)."""
+    return Target(target, pid=pid, sysroot=sysroot, solib_path=solib_path, frames=frames, stop=stop)
 
 
 def library_version():
@@ -42,8 +43,8 @@ def _one_shot(name):
     """A module-level function: open the target, run Target.NAME, close it."""
     method = getattr(Target, name)
 
-    def run(target=None, *args, pid=None, sysroot=None, solib_path=None, frames=True, **kwargs):
-        with Target(target, pid=pid, sysroot=sysroot, solib_path=solib_path, frames=frames) as t:
+    def run(target=None, *args, pid=None, sysroot=None, solib_path=None, frames=True, stop=True, **kwargs):
+        with Target(target, pid=pid, sysroot=sysroot, solib_path=solib_path, frames=frames, stop=stop) as t:
             return method(t, *args, **kwargs)
 
     run.__name__ = run.__qualname__ = name

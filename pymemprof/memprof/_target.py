@@ -60,24 +60,29 @@ def _parse(text, fmt):
 class Target:
     """A core (path), a live process (pid=) or a snapshot file (path: a pickle from _dump_snapshot(), or
     memprof JSON). Use as a context manager, or close() it. frames=False skips decoding allocation frames
-    from a core or process; sysroot/solib_path as the CLI's --sysroot/--solib-path for a core."""
+    from a core or process; sysroot/solib_path as the CLI's --sysroot/--solib-path for a core. A live process
+    is held still (ptrace, as the CLI's --stop) while each method reads it and goes on between them; with
+    stop=False it is read while it runs (as --no-stop: read again when it moves under the read, a
+    MemprofError "the job was running: use --stop" when it keeps moving)."""
 
-    def __init__(self, target=None, *, pid=None, sysroot=None, solib_path=None, frames=True):
+    def __init__(self, target=None, *, pid=None, sysroot=None, solib_path=None, frames=True, stop=True):
         self.word = None  # the snapshot file's name in the session; None: the session's own target
         if (target is None) == (pid is None):
             raise TypeError("memprof: give a target (a core or snapshot file) or pid=, not both")
         self._session = Session()
         self._stats_snapshot = None
         try:
-            self._open(target, pid, sysroot, solib_path, frames)
+            self._open(target, pid, sysroot, solib_path, frames, stop)
         except BaseException:
             self.close()
             raise
 
-    def _open(self, target, pid, sysroot, solib_path, frames):
+    def _open(self, target, pid, sysroot, solib_path, frames, stop):
         s = self._session
         if not frames:
             s.set("frames", "off")
+        if not stop:
+            s.set("stop", "off")
         if pid is not None:
             pid = int(pid)
             if pid <= 0 or not os.path.exists("/proc/%d" % pid):

@@ -33,18 +33,44 @@ mp_err mp_fail(mp_diag *diag, mp_err err, const char *fmt, ...)
 	return err;
 }
 
-void mp_warn(mp_diag *diag, const char *fmt, ...)
+static void vwarn(mp_diag *diag, const char *fmt, va_list ap)
 {
 	char line[512];
+
+	diag->nwarn++;
+	if (diag->warn == NULL)
+		return;
+	vsnprintf(line, sizeof line, fmt, ap);
+	diag->warn(diag->warn_ctx, line);
+}
+
+void mp_warn(mp_diag *diag, const char *fmt, ...)
+{
 	va_list ap;
 
 	if (diag == NULL)
 		return;
-	diag->nwarn++;
-	if (diag->warn == NULL)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof line, fmt, ap);
+	vwarn(diag, fmt, ap);
 	va_end(ap);
-	diag->warn(diag->warn_ctx, line);
+}
+
+void mp_warn_damage(mp_diag *diag, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (diag == NULL)
+		return;
+	if (diag->damaged != NULL)
+		diag->damaged(diag->warn_ctx);
+	va_start(ap, fmt);
+	vwarn(diag, fmt, ap);
+	va_end(ap);
+}
+
+void mp_diag_sink(mp_diag *to, const mp_diag *from)
+{
+	to->warn = from->warn;
+	to->warn_ctx = from->warn_ctx;
+	to->damaged = from->damaged;
 }

@@ -34,12 +34,15 @@ typedef enum mp_err { MP_ERRORS MP_E__COUNT } mp_err;
 
 /* A caller-owned record of the first error's detail and of warnings.
    MSG holds one line without a trailing newline (empty when none was set).
-   WARN, when set, receives each warning line as it happens; NWARN counts them. */
+   WARN, when set, receives each warning line as it happens; NWARN counts them. DAMAGED, when set,
+   is told (with WARN_CTX) before WARN of each warning that says the memory read was damaged or
+   inconsistent (mp_warn_damage): in a process that runs on while it is read, that may be a race. */
 typedef struct mp_diag {
 	char msg[512];
 	unsigned nwarn;
 	void (*warn)(void *ctx, const char *line);
 	void *warn_ctx;
+	void (*damaged)(void *ctx);
 } mp_diag;
 
 /* Generic text for ERR. This function can't fail. */
@@ -55,5 +58,12 @@ mp_err mp_fail(mp_diag *diag, mp_err err, const char *fmt, ...) MP_PRINTF(3, 4);
 
 /* Report one warning through DIAG's sink and count it. DIAG may be NULL. */
 void mp_warn(mp_diag *diag, const char *fmt, ...) MP_PRINTF(2, 3);
+/* The same for a warning about damage: memory that could not be read where a pointer led, or that
+   contradicts itself (a list that does not link back, statistics that disagree with the blocks). A
+   reader says so whenever it passes over something damaged, so that a front end can tell a race
+   with a running process from damage and read again. DIAG may be NULL. */
+void mp_warn_damage(mp_diag *diag, const char *fmt, ...) MP_PRINTF(2, 3);
+/* Copy FROM's warning sink (warn, damaged, their context) into TO. */
+void mp_diag_sink(mp_diag *to, const mp_diag *from);
 
 #endif

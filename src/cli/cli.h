@@ -12,11 +12,18 @@
 
 /* The front end: targets are snapshot files, core dumps, or --pid (the options of cli_target_options). */
 extern const mp_command_front cli_front;
-/* --pid, --stop, --sysroot, --solib-path, --layout: what every command that reads a target takes. */
+/* --pid, --stop, --no-stop, --sysroot, --solib-path, --layout, --no-frames: what every command that reads a
+   target takes. */
 extern const mp_option cli_target_options[];
 
 /* A run's context for CMD (its words parsed into A, which the front end reads for the targets). */
 void cli_ctx_init(mp_command_ctx *c, const mp_command_args *a);
+/* The end of the run of C: --pid closed (and let go on, when it was held). */
+void cli_ctx_finish(mp_command_ctx *c);
+
+/* Handlers for the signals that end memprof (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE): a process held still
+   is let go first, then memprof dies of the signal as it would have. */
+void cli_signals_install(void);
 /* Whether the words of A fit its command on the command line: every positional word given, a target
    for each SNAPSHOT word (--pid counts as one, the last); if not, the usage error is set. */
 int cli_check_targets(mp_command_ctx *c, mp_command_args *a);

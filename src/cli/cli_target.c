@@ -1,6 +1,9 @@
 /* cli_target.c - what a command's SNAPSHOT word is on the command line: a snapshot file, a core
-   dump (told apart by content, read once), or a live process (--pid); the last two are walked. */
+   dump (told apart by content, read once), or a live process (--pid: held still while it is read, unless
+   --no-stop); the last two are walked. A process is opened once per run (one hold) and walked once per
+   read of it. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -11,13 +14,17 @@
 
 const mp_option cli_target_options[] = {
 	{ "--pid", MP_OPT_COUNT, NULL, "PID", "read the allocator of live process PID (nothing is written to it)" },
-	{ "--stop", MP_OPT_FLAG, NULL, NULL, "stop the process (ptrace) while it is read" },
+	{ "--stop", MP_OPT_FLAG, NULL, NULL, "hold it still (ptrace) while it is read, then let it go on (the default)" },
+	{ "--no-stop", MP_OPT_FLAG, NULL, NULL, "read it while it runs (again when it moves under the read)" },
 	{ "--sysroot", MP_OPT_FILE, NULL, "DIR", "look for the core's libraries under DIR (a core from elsewhere)" },
 	{ "--solib-path", MP_OPT_TEXT, NULL, "DIRS", "colon-separated directories to search for the core's libraries" },
 	{ "--layout", MP_OPT_FILE, NULL, "FILE", "struct layout to use instead of DWARF or memprof's tables" },
 	{ "--no-frames", MP_OPT_FLAG, NULL, NULL, "decode no allocation frames (every frames list empty): a faster walk" },
 	{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
 };
+
+/* The walk of --pid in this run (the process is C->live), until it moves under the read. */
+static mp_walk *live_walk;
 
 static const mp_command_args *args_of(const mp_command_ctx *c)
 {
@@ -43,20 +50,24 @@ static void show_progress(void *ctx, size_t blocks)
 	fprintf(stderr, "\rmemprof: %zu blocks read...", blocks);
 }
 
-/* Open the core WORD (told a core already), or --pid when WORD is NULL (held still with --stop), into *T. */
+/* Open the core WORD (told a core already), or --pid when WORD is NULL (held still unless --no-stop; once
+   per run: it is then C->live, the run's), into *T. */
 static int open_target(mp_command_ctx *c, int i, const char *word, mp_target **t)
 {
 	const mp_command_args *a = args_of(c);
 	const char *pid = mp_arg(a, "--pid");
 	mp_target_opts topts = {
-		.sysroot = mp_arg(a, "--sysroot"), .solib_path = mp_arg(a, "--solib-path"), .stop = mp_arg_given(a, "--stop"),
+		.sysroot = mp_arg(a, "--sysroot"), .solib_path = mp_arg(a, "--solib-path"),
+		.stop = !mp_arg_given(a, "--no-stop"),
 	};
 	char name[64];
 	long n = 0;
 	mp_diag diag;
 	mp_err err;
 
-	*t = NULL;
+	*t = word == NULL ? c->live : NULL;
+	if (*t != NULL)
+		return MP_CMD_OK;
 	mp_command_diag(c, &diag);
 	if (word != NULL)
 		err = mp_target_open_core(word, &topts, t, &diag);
@@ -64,12 +75,14 @@ static int open_target(mp_command_ctx *c, int i, const char *word, mp_target **t
 		err = (pid != NULL && mp_parse_long(pid, &n)) ? mp_target_open_pid((int)n, &topts, t, &diag) : MP_E_USAGE;
 	if (err != MP_OK)
 		return mp_command_fail(c, target_name(c, i, word, name, sizeof name), err, &diag);
+	if (word == NULL)
+		c->live = *t;
 	return MP_CMD_OK;
 }
 
 static int target(mp_command_ctx *c, int i, const char *word, mp_target **t, bool *owned)
 {
-	*owned = true;
+	*owned = word != NULL;
 	if (word != NULL && mp_file_kind(word) != MP_FILE_CORE)
 		return mp_command_error(c, "'%s': not a core dump", word);
 	return open_target(c, i, word, t);
@@ -89,6 +102,11 @@ static int walk(mp_command_ctx *c, int i, const char *word, mp_target **t, mp_wa
 
 	*t = NULL;
 	*w = NULL;
+	if (word == NULL && live_walk != NULL) {
+		*t = c->live;
+		*w = live_walk;
+		return MP_CMD_OK;
+	}
 	mp_command_diag(c, &diag);
 	if (layout_path != NULL) {
 		if ((err = mp_layout_load_file(layout_path, &layout, &diag)) != MP_OK)
@@ -104,12 +122,14 @@ static int walk(mp_command_ctx *c, int i, const char *word, mp_target **t, mp_wa
 		fputs("\r\033[K", stderr);
 	if (rc != MP_CMD_OK)
 		*t = NULL;
+	else if (word == NULL)
+		live_walk = *w;
 	return rc;
 }
 
 static int walked(mp_command_ctx *c, int i, const char *word, mp_target **t, mp_walk **w, bool *owned)
 {
-	*owned = true;
+	*owned = word != NULL;
 	if (word != NULL && mp_file_kind(word) != MP_FILE_CORE)
 		return mp_command_error(c, "'%s': not a core dump", word);
 	return walk(c, i, word, t, w);
@@ -169,8 +189,10 @@ static int snapshot(mp_command_ctx *c, int i, const char *word, unsigned load_fl
 	if ((rc = walk(c, i, word, &t, &w)) != MP_CMD_OK)
 		return rc;
 	err = mp_snapshot_from_walk(w, t, walk_flags | (mp_arg_given(args_of(c), "--no-frames") ? MP_SW_NO_FRAMES : 0), snap, &diag);
-	mp_walk_free(w);
-	mp_target_close(t);
+	if (word != NULL) {
+		mp_walk_free(w);
+		mp_target_close(t);
+	}
 	if (err != MP_OK)
 		return mp_command_fail(c, target_name(c, i, word, name, sizeof name), err, &diag);
 	return MP_CMD_OK;
@@ -189,6 +211,14 @@ static FILE *stream(mp_command_ctx *c)
 	return stdout;
 }
 
+/* --pid moved under the read: its walk goes (the process stays open, held or not). */
+static void again(mp_command_ctx *c)
+{
+	(void)c;
+	mp_walk_free(live_walk);
+	live_walk = NULL;
+}
+
 const mp_command_front cli_front = {
 	.mask = MP_FRONT_CLI,
 	.snapshot = snapshot,
@@ -198,6 +228,7 @@ const mp_command_front cli_front = {
 	.emit = emit,
 	.stream = stream,
 	.warn = cli_keep_warning,
+	.again = again,
 };
 
 void cli_ctx_init(mp_command_ctx *c, const mp_command_args *a)
@@ -208,6 +239,31 @@ void cli_ctx_init(mp_command_ctx *c, const mp_command_args *a)
 	c->units = MP_UNITS_AUTO;
 	c->device = -1;
 	c->one_device = 0; /* as torch.cuda.memory_summary() */
+}
+
+/* MEMPROF_DEBUG_LIVE set: how long --pid was held, and how many reads the command took, on stderr. */
+static void debug_live(const mp_command_ctx *c)
+{
+	const char *env = getenv("MEMPROF_DEBUG_LIVE");
+	mp_target_hold_info h;
+
+	if (env == NULL || env[0] == '\0' || c->live == NULL)
+		return;
+	mp_target_hold_info_get(c->live, &h);
+	fprintf(stderr, "memprof: debug: %s: %u read%s", mp_target_get_info(c->live)->origin, c->reads,
+		c->reads == 1 ? "" : "s");
+	if (h.threads > 0)
+		fprintf(stderr, "; held %.3f ms (%zu threads, stopped in %.3f ms)", (double)h.held_ns / 1e6, h.threads,
+			(double)h.stop_ns / 1e6);
+	fputc('\n', stderr);
+}
+
+void cli_ctx_finish(mp_command_ctx *c)
+{
+	debug_live(c);
+	again(c);
+	mp_target_close(c->live); /* lets the process go on */
+	c->live = NULL;
 }
 
 /* --pid stands for the last SNAPSHOT word (after the others, as the command line names targets):
@@ -227,6 +283,8 @@ int cli_check_targets(mp_command_ctx *c, mp_command_args *a)
 	int pid = mp_command_takes(a->cmd, "snapshot") && mp_arg_given(a, "--pid");
 	char kind[32];
 
+	if (mp_arg_given(a, "--stop") && mp_arg_given(a, "--no-stop"))
+		return mp_command_usage_error(c, "%s: --stop and --no-stop contradict each other", a->cmd->name);
 	for (int i = 0; mp_command_positional_kind(a->cmd, i, kind, sizeof kind)[0] != '\0'; i++) {
 		words++;
 		if (strcmp(kind, "snapshot") == 0)

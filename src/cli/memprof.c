@@ -72,7 +72,8 @@ static int run(const mp_command *cmd, int argc, char **argv)
 		rc = cli_check_targets(&c, &a);
 	if (rc != MP_CMD_OK)
 		return usage_failed(&c, cmd->name);
-	rc = cmd->run(&c, &a);
+	rc = mp_command_run(&c, &a);
+	cli_ctx_finish(&c);
 	cli_prefetch_drop();
 	if (rc != MP_CMD_OK && c.error[0] != '\0')
 		cli_error("%s", c.error);
@@ -124,6 +125,7 @@ int main(int argc, char **argv)
 	int rc;
 
 	ncommands = cli_commands(&commands);
+	cli_signals_install();
 	if (argc < 2) {
 		usage(stderr);
 		return MP_CMD_BAD;

@@ -32,7 +32,8 @@ int mp_command_walk(mp_command_ctx *c, const char *label, mp_target *t, const mp
 
 	mp_command_diag(c, &diag);
 	if ((err = mp_walk_run(t, NULL, opts, w, &diag)) != MP_OK) {
-		mp_target_close(t);
+		if (t != c->live)
+			mp_target_close(t);
 		return mp_command_fail(c, label, err, &diag);
 	}
 	return MP_CMD_OK;

@@ -45,7 +45,7 @@ int cmd_snapshot_owners_then(mp_command_ctx *c, const mp_command_args *a, int i,
 		if (want_owners && (err = mp_owners_read(t, *snap, NULL, owners, &diag)) != MP_OK) {
 			/* a process without CPython or torch tensors has a snapshot all the same */
 			if (err != MP_E_NOTFOUND)
-				mp_warn(&diag, "owners not read: %s", diag.msg);
+				mp_warn_damage(&diag, "owners not read: %s", diag.msg);
 			*owners = NULL;
 		}
 		if (then != NULL)

@@ -48,13 +48,6 @@ int mp_command_fail(mp_command_ctx *c, const char *what, mp_err err, const mp_di
 	return mp_command_error(c, "%s: %s", what, mp_strerror(err));
 }
 
-void mp_command_diag(mp_command_ctx *c, mp_diag *diag)
-{
-	memset(diag, 0, sizeof *diag);
-	diag->warn = c->front->warn;
-	diag->warn_ctx = c->data;
-}
-
 bool mp_parse_long(const char *text, long *out)
 {
 	char *end;

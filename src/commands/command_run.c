@@ -34,6 +34,10 @@ const char *cmd_label(mp_command_ctx *c, const mp_command_args *a, int i, char *
 
 int cmd_emit(mp_command_ctx *c, mp_out *text, bool print_newline)
 {
+	int rc;
+
+	if ((rc = mp_command_gate(c)) != MP_CMD_OK)
+		return rc;
 	if (print_newline)
 		mp_out_putc(text, '\n');
 	if (text->err != MP_OK)
@@ -59,7 +63,10 @@ int cmd_write_file(mp_command_ctx *c, const char *what, const char *path, const 
 {
 	mp_diag diag;
 	mp_err err;
+	int rc;
 
+	if ((rc = mp_command_gate(c)) != MP_CMD_OK)
+		return rc;
 	if (text->err != MP_OK)
 		return mp_command_fail(c, "output", text->err, NULL);
 	if (strcmp(path, "-") == 0)
@@ -74,7 +81,10 @@ int cmd_flame(mp_command_ctx *c, const char *what, const mp_out *folded, const c
 {
 	mp_diag diag;
 	mp_err err;
+	int rc;
 
+	if ((rc = mp_command_gate(c)) != MP_CMD_OK)
+		return rc;
 	if (folded->err != MP_OK)
 		return mp_command_fail(c, "output", folded->err, NULL);
 	if (path == NULL || strcmp(path, "-") == 0)
@@ -88,7 +98,10 @@ int cmd_flame(mp_command_ctx *c, const char *what, const mp_out *folded, const c
 int cmd_nothing(mp_command_ctx *c, const char *label, const char *line)
 {
 	mp_out out;
+	int rc;
 
+	if ((rc = mp_command_gate(c)) != MP_CMD_OK) /* found nothing in a process that moved: read again */
+		return rc;
 	if (!c->interactive) {
 		mp_command_error(c, "%s: %s", label, line);
 		return MP_CMD_NOTHING;

@@ -26,6 +26,8 @@ enum mp_command_status {
 	MP_CMD_OK = 0,      /* done */
 	MP_CMD_NOTHING = 1, /* done, found nothing to show */
 	MP_CMD_BAD = 2,     /* bad input or usage: the error line says why */
+	MP_CMD_RACED = 3,   /* a read's output held back by mp_command_gate: mp_command_run reads again (it
+			       never returns this status) */
 };
 
 /* What an option's value must be. The parser checks it; a bad value is a usage error. */
@@ -101,7 +103,12 @@ typedef struct mp_command_front {
 	FILE *(*stream)(mp_command_ctx *c);
 	/* Where warnings go: mp_diag's callback. */
 	void (*warn)(void *ctx, const char *line);
+	/* The run's live process (mp_command_ctx.live) moved under the read: forget what was read of it (a
+	   walk kept); mp_command_run reads it again. May be NULL. */
+	void (*again)(mp_command_ctx *c);
 } mp_command_front;
+
+struct command_attempt; /* one read of a running process: mp_command_run's, private */
 
 /* A run: the front end, its data, and the defaults its settings give. */
 struct mp_command_ctx {
@@ -119,6 +126,11 @@ struct mp_command_ctx {
 	/* The error is about which words the command takes (an unknown option, a word missing or too
 	   many): the front end says where its help is. A bad value is said in the one line. */
 	bool usage;
+	/* The live process this run reads, set by the front end when it hands it out (opened once per run,
+	   or the front end's own); NULL for cores and files. mp_command_run reads it again while it moves. */
+	mp_target *live;
+	unsigned reads;  /* reads of LIVE this run: 1, or more when it moved under one */
+	struct command_attempt *attempt; /* mp_command_run's record of the current read */
 };
 
 struct mp_command {
@@ -157,6 +169,19 @@ extern const mp_command mp_cmd_trace, mp_cmd_snapshot_save;
 const mp_command *mp_command_find(const mp_command *const *list, size_t n, const char *name, unsigned mask,
 				  const mp_command **alias);
 
+/* Run A's command: its handler, and, while what the run reads is a live process that runs on (not held
+   still), again when the process moved under the read (its guards changed, mp_target_moved) or the read
+   found damage that the read before did not find the same: a few times, then the error "the job was
+   running: use --stop". No output of a read that moved is emitted and none of its warnings are kept, so
+   a race is never reported as damage; a core or a process held still runs once, as the handler says.
+   Returns the handler's status. */
+int mp_command_run(mp_command_ctx *c, const mp_command_args *a);
+
+/* Whether what this read of the run's live process found may be output: MP_CMD_OK, or MP_CMD_RACED when it
+   moved under the read (then output nothing and return that). Every output goes through here first (the
+   handlers' emit and file helpers; a front end's command that keeps or prints something itself). */
+int mp_command_gate(mp_command_ctx *c);
+
 /* Parse ARGV (the words after the name) for CMD with the front end's EXTRA options (NULL-ended, or
    NULL): every option and its value by its rule, at most as many positional words as CMD takes.
    MP_CMD_OK, or MP_CMD_BAD with the one-line usage error in C->error ("NAME: ..."). */
@@ -190,8 +215,8 @@ const mp_option *mp_command_option(const mp_command *cmd, const mp_option *extra
 /* What file PATH is ('-', standard input, is a snapshot), by its first bytes. */
 enum mp_file_kind { MP_FILE_SNAPSHOT, MP_FILE_CORE, MP_FILE_OTHER_ELF, MP_FILE_UNREADABLE };
 enum mp_file_kind mp_file_kind(const char *path);
-/* Walk target T, which a front end opened for a SNAPSHOT word, with OPTS; on failure T is closed and the error
-   told under LABEL. */
+/* Walk target T, which a front end opened for a SNAPSHOT word, with OPTS; on failure T is closed (unless it is
+   the run's live process, C->live, which the front end keeps) and the error told under LABEL. */
 int mp_command_walk(mp_command_ctx *c, const char *label, mp_target *t, const mp_walk_opts *opts, mp_walk **w);
 
 /* Parse a size ("4096", "64KiB", "1.5M", "2GiB") into *OUT; false when it is none. */
@@ -205,7 +230,8 @@ int mp_command_error(mp_command_ctx *c, const char *fmt, ...) MP_PRINTF(2, 3);
 int mp_command_usage_error(mp_command_ctx *c, const char *fmt, ...) MP_PRINTF(2, 3);
 /* The error of a failed library call: DIAG's line (else ERR's text) after WHAT. */
 int mp_command_fail(mp_command_ctx *c, const char *what, mp_err err, const mp_diag *diag);
-/* A diag whose warnings go to the front end. */
+/* A diag whose warnings go to the front end (held back, with damage counted, while mp_command_run reads a
+   running process). */
 void mp_command_diag(mp_command_ctx *c, mp_diag *diag);
 
 #endif

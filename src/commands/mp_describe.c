@@ -75,6 +75,23 @@ void mp_describe_walk(mp_out *out, const mp_walk *w)
 		mp_out_puts(out, "result:      partial (see the warnings)\n");
 }
 
+/* How a live process is read: held still (how many threads, how long stopping them took, how long so far), or
+   running and why. */
+static void describe_hold(mp_out *out, const mp_target *t)
+{
+	mp_target_hold_info h;
+
+	mp_target_hold_info_get(t, &h);
+	if (h.held)
+		mp_out_printf(out, "held:        %zu thread%s stopped (ptrace) in %.3f ms, held %.3f ms so far\n", h.threads,
+			      h.threads == 1 ? "" : "s", (double)h.stop_ns / 1e6, (double)h.held_ns / 1e6);
+	else if (h.still)
+		mp_out_printf(out, "held:        by its tracer or a stop signal (%s)\n", h.why_not != NULL ? h.why_not : "?");
+	else
+		mp_out_printf(out, "held:        no (%s): read while it runs, again when it moves under the read\n",
+			      h.why_not != NULL ? h.why_not : "?");
+}
+
 void mp_describe_target(mp_out *out, const mp_target *t)
 {
 	const mp_target_info *ti = mp_target_get_info(t);
@@ -86,6 +103,8 @@ void mp_describe_target(mp_out *out, const mp_target *t)
 		mp_out_printf(out, "executable:  %s\n", ti->exe);
 	if (ti->cmdline != NULL)
 		mp_out_printf(out, "command:     %s\n", ti->cmdline);
+	if (ti->kind == MP_TARGET_PID)
+		describe_hold(out, t);
 }
 
 void mp_describe_python(mp_out *out, mp_target *t)

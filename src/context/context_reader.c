@@ -320,10 +320,10 @@ void mp_ctx_get_stats(const mp_ctx_reader *r, mp_ctx_stats *out)
 void mp_ctx_report(const mp_ctx_reader *r, mp_diag *diag)
 {
 	if (r->damaged.count > 0)
-		mp_warn(diag, "%zu of %zu allocation contexts could not be decoded, their frames are left empty (first %s)",
+		mp_warn_damage(diag, "%zu of %zu allocation contexts could not be decoded, their frames are left empty (first %s)",
 			r->damaged.count, r->stats.contexts, r->damaged.first);
 	if (r->py.unreadable.count > 0)
-		mp_warn(diag, "%zu Python frames name code objects memprof could not read, shown as "
+		mp_warn_damage(diag, "%zu Python frames name code objects memprof could not read, shown as "
 			"'<unreadable code object>' (first: %s)", r->py.unreadable.count, r->py.unreadable.first);
 	if (r->script.count > 0)
 		mp_warn(diag, "%zu contexts hold TorchScript frames, which memprof does not decode: they are left out",

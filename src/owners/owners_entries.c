@@ -52,7 +52,7 @@ mp_err owners_add_grad(owners_build *b, const char *name, const char *root, cons
 	if ((err = mp_torch_read_impl(b->t, b->out->layout, x->grad_impl, 0, &grad, &d)) == MP_E_UNSUPPORTED)
 		return MP_OK; /* undefined: no gradient yet, or none since zero_grad(set_to_none=False)... */
 	if (err != MP_OK) {
-		mp_warn(b->diag, "%s.grad not read: %s", name, d.msg);
+		mp_warn_damage(b->diag, "%s.grad not read: %s", name, d.msg);
 		b->out->partial = true;
 		return MP_OK;
 	}
@@ -126,7 +126,7 @@ static bool tensor_item(void *ctx, uint64_t key, uint64_t value)
 	    (owners_pytensor(b, value) != SIZE_MAX || (x = owners_adopt_tensor(b, value)) == NULL)) {
 		/* one the walk found but could not read (warned about there), or damage */
 		if (owners_pytensor(b, value) == SIZE_MAX) {
-			mp_warn(b->diag, "%s.%s: the object at 0x%llx is no tensor memprof could read", w->prefix, name,
+			mp_warn_damage(b->diag, "%s.%s: the object at 0x%llx is no tensor memprof could read", w->prefix, name,
 				(unsigned long long)value);
 			b->out->partial = true;
 		}
@@ -185,7 +185,7 @@ static mp_err each_of(struct tree *w, uint64_t module, const char *attr,
 	if (w->err != MP_OK)
 		return w->err;
 	if (err != MP_OK) {
-		mp_warn(w->b->diag, "%s.%s not read: %s", w->prefix, attr, d.msg);
+		mp_warn_damage(w->b->diag, "%s.%s not read: %s", w->prefix, attr, d.msg);
 		w->b->out->partial = true;
 	}
 	return MP_OK;

@@ -109,7 +109,7 @@ static mp_err walk(owners_build *b, uint64_t *next)
 		if (mp_torch_read_node(b->t, b->out->layout, b->nodes[i].addr, &b->nodes[i].seq, next,
 				       MP_TORCH_MAX_EDGES, &n, &d) != MP_OK) {
 			if (bad++ == 0)
-				mp_warn(b->diag, "autograd node 0x%llx not read: %s", (unsigned long long)b->nodes[i].addr,
+				mp_warn_damage(b->diag, "autograd node 0x%llx not read: %s", (unsigned long long)b->nodes[i].addr,
 					d.msg);
 			continue;
 		}
@@ -123,7 +123,7 @@ static mp_err walk(owners_build *b, uint64_t *next)
 			err = add_node(b, next[k], &added);
 	}
 	if (bad > 1)
-		mp_warn(b->diag, "%zu autograd nodes in all not read: what they save is not found", bad);
+		mp_warn_damage(b->diag, "%zu autograd nodes in all not read: what they save is not found", bad);
 	if (b->nnodes >= MAX_NODES)
 		mp_warn(b->diag, "more than %d autograd nodes: the rest of the graph is not followed", MAX_NODES);
 	if (bad > 0 || b->nnodes >= MAX_NODES)

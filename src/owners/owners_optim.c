@@ -56,7 +56,7 @@ static mp_err group_params(owners_build *b, uint64_t optimizer, const char *name
 
 	if (mp_py_attr(b->heap, optimizer, "param_groups", &groups, &d) != MP_OK ||
 	    mp_py_seq_items(b->heap, groups, &list, &n, 1u << 16, &d) != MP_OK) {
-		mp_warn(b->diag, "%s.param_groups not read: %s", name, d.msg[0] ? d.msg : NOT_IN_DICT);
+		mp_warn_damage(b->diag, "%s.param_groups not read: %s", name, d.msg[0] ? d.msg : NOT_IN_DICT);
 		b->out->partial = true;
 		return MP_OK;
 	}
@@ -123,7 +123,7 @@ static bool state_item(void *ctx, uint64_t key, uint64_t value)
 		s->module = NULL;
 	}
 	if (mp_py_dict_each(s->b->heap, value, state_value, s, &d) != MP_OK && s->err == MP_OK) {
-		mp_warn(s->b->diag, "%s.state[%s] not read: %s", s->optimizer, s->param, d.msg);
+		mp_warn_damage(s->b->diag, "%s.state[%s] not read: %s", s->optimizer, s->param, d.msg);
 		s->b->out->partial = true;
 	}
 	s->param = NULL;
@@ -158,7 +158,7 @@ mp_err owners_optimizers(owners_build *b)
 		    mp_py_dict_each(b->heap, state, state_item, &s, &d) != MP_OK) {
 			if (s.err != MP_OK)
 				return s.err;
-			mp_warn(b->diag, "%s.state not read: %s", name, d.msg[0] ? d.msg : NOT_IN_DICT);
+			mp_warn_damage(b->diag, "%s.state not read: %s", name, d.msg[0] ? d.msg : NOT_IN_DICT);
 			b->out->partial = true;
 		}
 	}

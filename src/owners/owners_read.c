@@ -84,7 +84,7 @@ static mp_err open_python(owners_build *b, const mp_owners_opts *opts)
 	if (mp_py_threads_read(b->t, &b->py, &b->rt, &b->threads, &quiet) == MP_OK)
 		b->have_threads = true;
 	else
-		mp_warn(b->diag, "the threads' frames could not be read (%s): only globals name modules", quiet.msg);
+		mp_warn_damage(b->diag, "the threads' frames could not be read (%s): only globals name modules", quiet.msg);
 	return MP_OK;
 }
 

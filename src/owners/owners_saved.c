@@ -170,11 +170,11 @@ mp_err owners_saved(owners_build *b)
 		s.node = &b->nodes[i];
 		if (mp_torch_node_members(b->t, b->out->layout, b->nodes[i].addr, candidate, &s, &d) != MP_OK &&
 		    s.err == MP_OK && bad++ == 0)
-			mp_warn(b->diag, "the members of autograd node 0x%llx not read: %s",
+			mp_warn_damage(b->diag, "the members of autograd node 0x%llx not read: %s",
 				(unsigned long long)b->nodes[i].addr, d.msg);
 	}
 	if (bad > 1)
-		mp_warn(b->diag, "%zu autograd nodes in all whose saved tensors were not read", bad);
+		mp_warn_damage(b->diag, "%zu autograd nodes in all whose saved tensors were not read", bad);
 	if (bad > 0)
 		b->out->partial = true;
 	err = s.err != MP_OK ? s.err : place(b, &s);

@@ -302,7 +302,7 @@ static void frames(struct collect *c, size_t i, bool stable)
 		d.msg[0] = '\0';
 		if (mp_py_frame_locals(b->t, &b->py, &b->rt, f, local, c, &d) != MP_OK && c->err == MP_OK &&
 		    d.msg[0] != '\0')
-			mp_warn(b->diag, "the locals of %s() could not be read: %s", f->name, d.msg);
+			mp_warn_damage(b->diag, "the locals of %s() could not be read: %s", f->name, d.msg);
 		drain(c);
 	}
 }
@@ -315,7 +315,7 @@ mp_err owners_variables(owners_build *b)
 
 	if (mp_py_module_dict(b->heap, "__main__", &dict, &d) == MP_OK && mp_py_dict_each(b->heap, dict, global, &c, &d) != MP_OK &&
 	    c.err == MP_OK)
-		mp_warn(b->diag, "the globals of __main__ could not be read: %s", d.msg);
+		mp_warn_damage(b->diag, "the globals of __main__ could not be read: %s", d.msg);
 	drain(&c);
 	for (int stable = 1; stable >= 0; stable--)
 		for (size_t i = 0; b->have_threads && i < b->threads.nthreads && c.err == MP_OK; i++)

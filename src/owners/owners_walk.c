@@ -187,12 +187,12 @@ static mp_err read_tensors(owners_build *b)
 		} else if (err == MP_E_TYPE) {
 			hollow++;
 		} else if (err != MP_E_UNSUPPORTED && bad++ < 3) {
-			mp_warn(b->diag, "tensor at 0x%llx not read: %s", (unsigned long long)x->pyobj, d.msg);
+			mp_warn_damage(b->diag, "tensor at 0x%llx not read: %s", (unsigned long long)x->pyobj, d.msg);
 			b->out->partial = true;
 		}
 	}
 	if (bad > 3)
-		mp_warn(b->diag, "%zu tensors in all not read", bad);
+		mp_warn_damage(b->diag, "%zu tensors in all not read", bad);
 	/* With the layout chosen on most tensors, such objects are no damage: PyTorch keeps them (2.6 has
 	   wrappers that borrow another's tensor, and dying objects whose tensor is gone). */
 	if (hollow > 0)

@@ -95,7 +95,7 @@ mp_err mp_py_runtime_read(mp_target *t, const mp_py_interp *py, mp_py_runtime *o
 	while (p != 0) {
 		for (size_t i = 0; i < out->ninterps; i++)
 			if (out->interps[i] == p) {
-				mp_warn(diag, "%s: the list of interpreters loops back to 0x%llx: read up to there",
+				mp_warn_damage(diag, "%s: the list of interpreters loops back to 0x%llx: read up to there",
 					py->path, (unsigned long long)p);
 				goto done;
 			}

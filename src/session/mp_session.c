@@ -21,6 +21,7 @@ mp_session *mp_session_new(void)
 		return NULL;
 	s->device = -1;
 	s->units = MP_UNITS_AUTO;
+	s->stop = true;
 	mp_out_init(&s->out);
 	mp_out_init(&s->warnings);
 	mp_session_use_none(s, "no process or core file");
@@ -193,8 +194,14 @@ int mp_session_set(mp_session *s, const char *name, const char *value)
 			return session_error(s, "frames: '%s' is neither on nor off", value), -1;
 		s->walk_flags = strcmp(value, "off") == 0 ? MP_SW_NO_FRAMES : 0;
 		mp_session_invalidate(s);
+	} else if (strcmp(name, "stop") == 0) {
+		if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0)
+			return session_error(s, "stop: '%s' is neither on nor off", value), -1;
+		if (s->stop != (strcmp(value, "on") == 0))
+			session_drop_target(s); /* opened again, held or not */
+		s->stop = strcmp(value, "on") == 0;
 	} else {
-		return session_error(s, "no setting '%s' (units, device, layout, max-blocks, frames)", name), -1;
+		return session_error(s, "no setting '%s' (units, device, layout, max-blocks, frames, stop)", name), -1;
 	}
 	return 0;
 }
@@ -217,6 +224,8 @@ const char *mp_session_show(mp_session *s, const char *name)
 	}
 	if (strcmp(name, "frames") == 0)
 		return s->walk_flags & MP_SW_NO_FRAMES ? "off" : "on";
+	if (strcmp(name, "stop") == 0)
+		return s->stop ? "on" : "off";
 	return NULL;
 }
 
@@ -320,7 +329,7 @@ static int run_command(mp_session *s, int argc, char **argv)
 			if (session_command(i) == c)
 				mp_out_puts(&s->out, mp_session_command_help(i));
 	} else {
-		rc = c->run(&ctx, &a);
+		rc = mp_command_run(&ctx, &a);
 	}
 	free(words);
 	/* a handler's error is in CTX; the session's own steps (the walk, a name) set S's directly */
@@ -340,7 +349,17 @@ int mp_session_run(mp_session *s, int argc, char **argv)
 	mp_out_init(&s->out);
 	mp_out_init(&s->warnings);
 	s->error[0] = '\0';
+	/* a process memprof does not hold may have run since the last command: look again (its tracer may hold
+	   it still, as gdb does at a prompt: then the walk of this stop stands), and read it afresh if it runs */
+	if (s->kind == ST_PID && s->target != NULL) {
+		mp_target_flush(s->target);
+		if (mp_target_live(s->target) == MP_LIVE_RUNNING)
+			mp_session_invalidate(s);
+	}
 	rc = run_command(s, argc, argv);
+	/* one hold per command: the process goes on between commands (and what was read of it goes) */
+	if (s->kind == ST_PID && s->stop)
+		session_drop_target(s);
 	terminate(&s->out);
 	terminate(&s->warnings);
 	return rc;

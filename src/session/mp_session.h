@@ -37,8 +37,12 @@ MP_SESSION_API void mp_session_free(mp_session *s);
    another drops it. Return 0 (these only record; opening happens when a command needs it). */
 /* No target: commands that need one fail with WHY ("no process or core file"). */
 MP_SESSION_API int mp_session_use_none(mp_session *s, const char *why);
-/* A live local process, read through /proc/PID/mem or process_vm_readv (the debugger is its
-   tracer and holds it stopped, so reading is allowed and the state does not move). */
+/* A live local process, read through /proc/PID/mem or process_vm_readv. With the setting "stop" on
+   (the default) every thread of it is held still (ptrace) while each command reads it and goes on
+   after the command (one hold per mp_session_run, from the calling thread); off, it is read as it
+   is: a debugger that is its tracer and holds it still (gdb at its prompt) sets it off, and a
+   process that runs on is read again while it moves under the read (then the command fails with
+   "the job was running: use --stop"). */
 MP_SESSION_API int mp_session_use_pid(mp_session *s, int pid);
 /* A core file, read by memprof itself; SYSROOT and SOLIB_PATH (may be NULL) as --sysroot and
    --solib-path. */
@@ -58,7 +62,8 @@ typedef int (*mp_session_poll_fn)(void *ctx);
 MP_SESSION_API void mp_session_set_poll(mp_session *s, mp_session_poll_fn poll, void *ctx);
 
 /* Settings, by name: "units" (auto, B, KiB, MiB, GiB), "device" (all or a number), "layout" (auto
-   or a layout file), "max-blocks" (0 = no limit). 0, or -1 with mp_session_error set. */
+   or a layout file), "max-blocks" (0 = no limit), "frames" (on, off), "stop" (on, off: whether a live
+   process is held still while it is read; on by default). 0, or -1 with mp_session_error set. */
 MP_SESSION_API int mp_session_set(mp_session *s, const char *name, const char *value);
 /* The current value of setting NAME as text (NULL for an unknown name). */
 MP_SESSION_API const char *mp_session_show(mp_session *s, const char *name);

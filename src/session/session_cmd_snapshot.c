@@ -69,7 +69,7 @@ static mp_err annotate_owners(mp_session *s, mp_snapshot *snap, mp_diag *diag)
 		if (err == MP_E_NOMEM)
 			return err;
 		if (err != MP_E_NOTFOUND)
-			mp_warn(diag, "owners not read: %s", quiet.msg);
+			mp_warn_damage(diag, "owners not read: %s", quiet.msg);
 		return MP_OK;
 	}
 	err = mp_owners_annotate(o, snap, diag);
@@ -88,16 +88,20 @@ static int run_take(mp_command_ctx *c, const mp_command_args *a)
 	time_t now = time(NULL);
 	int rc;
 
-	if ((rc = check_name(c, a->pos[0])) != MP_CMD_OK || (rc = session_walk(s)) != MP_SESSION_OK)
+	if ((rc = check_name(c, a->pos[0])) != MP_CMD_OK || (rc = session_walk(s, c)) != MP_SESSION_OK)
 		return rc;
 	/* a copy of its own: `now` goes when the target runs on */
-	session_diag_init(s, &diag);
+	mp_command_diag(c, &diag);
 	if ((err = mp_snapshot_from_walk(s->walk, s->target, MP_SW_DEVICE_STATS | s->walk_flags, &snap, &diag)) != MP_OK)
 		return session_fail(s, "snapshot take", err, &diag);
 	/* the owners, kept with it: what compare says of its blocks later, when the tensors may be gone */
 	if ((err = annotate_owners(s, snap, &diag)) != MP_OK) {
 		mp_snapshot_free(snap);
 		return session_fail(s, "snapshot take", err, &diag);
+	}
+	if ((rc = mp_command_gate(c)) != MP_CMD_OK) { /* a process that moved under the read: read again */
+		mp_snapshot_free(snap);
+		return rc;
 	}
 	ti = mp_target_get_info(s->target);
 	strftime(when, sizeof when, "%H:%M:%S", localtime(&now));

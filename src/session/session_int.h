@@ -47,6 +47,7 @@ struct mp_session {
 	mp_layout layout;
 	size_t max_blocks; /* 0: the walker's default */
 	unsigned walk_flags; /* MP_SW_NO_FRAMES when frames are off */
+	bool stop;           /* a live process is held still while each command reads it (and let go after) */
 	char show_buf[32];
 	/* Named snapshots. */
 	struct session_snap *snaps;
@@ -75,14 +76,15 @@ int session_fail(mp_session *s, const char *what, mp_err err, const mp_diag *dia
 /* A diag whose warnings go to the run's warnings. */
 void session_diag_init(mp_session *s, mp_diag *diag);
 
-/* Walk the target unless this stop's walk is cached; MP_SESSION_OK or an error. */
-int session_walk(mp_session *s);
+/* Walk the target unless this stop's walk is cached, for run C (its diag; a process is C's live one);
+   MP_SESSION_OK or an error. */
+int session_walk(mp_session *s, mp_command_ctx *c);
 /* Close the target and forget the walk. */
 void session_drop_target(mp_session *s);
 
 /* The snapshot NAME stands for: "now" (the target's, walked), a name taken or loaded, or a
    snapshot file. *OWNED tells whether the caller must free it (a file). */
-int session_resolve(mp_session *s, const char *name, mp_snapshot **snap, bool *owned);
+int session_resolve(mp_session *s, mp_command_ctx *c, const char *name, mp_snapshot **snap, bool *owned);
 /* The named snapshot NAME, or NULL. */
 struct session_snap *session_find(mp_session *s, const char *name);
 

@@ -77,7 +77,7 @@ static mp_err open_callback(mp_session *s, mp_diag *diag)
 
 static mp_err open_target(mp_session *s, mp_diag *diag)
 {
-	mp_target_opts opts = { .sysroot = s->sysroot, .solib_path = s->solib_path };
+	mp_target_opts opts = { .sysroot = s->sysroot, .solib_path = s->solib_path, .stop = s->stop };
 
 	switch (s->kind) {
 	case ST_PID:
@@ -109,20 +109,32 @@ static const char *target_name(const mp_session *s, char *buf, size_t size)
 	return buf;
 }
 
-int session_walk(mp_session *s)
+/* The session's target, opened if need be, for run C: a process is C's live one. */
+static mp_err use_target(mp_session *s, mp_command_ctx *c, mp_diag *diag)
+{
+	mp_err err;
+
+	if (s->target == NULL && (err = open_target(s, diag)) != MP_OK)
+		return err;
+	if (s->kind == ST_PID)
+		c->live = s->target;
+	return MP_OK;
+}
+
+int session_walk(mp_session *s, mp_command_ctx *c)
 {
 	mp_walk_opts opts = { .max_blocks = s->max_blocks, .progress_ctx = s, .interrupted = poll_interrupt };
 	char name[32];
 	mp_diag diag;
 	mp_err err;
 
-	if (s->now != NULL)
-		return MP_SESSION_OK;
 	if (s->kind == ST_NONE)
 		return session_error(s, "%s", s->why != NULL ? s->why : "no target");
-	session_diag_init(s, &diag);
-	if (s->target == NULL && (err = open_target(s, &diag)) != MP_OK)
+	mp_command_diag(c, &diag);
+	if ((err = use_target(s, c, &diag)) != MP_OK)
 		return session_fail(s, target_name(s, name, sizeof name), err, &diag);
+	if (s->now != NULL)
+		return MP_SESSION_OK;
 	if (s->layout_path != NULL)
 		opts.layout = &s->layout;
 	if (poll_interrupt(s))
@@ -152,7 +164,7 @@ struct session_snap *session_find(mp_session *s, const char *name)
 	return NULL;
 }
 
-int session_resolve(mp_session *s, const char *name, mp_snapshot **snap, bool *owned)
+int session_resolve(mp_session *s, mp_command_ctx *c, const char *name, mp_snapshot **snap, bool *owned)
 {
 	struct session_snap *named;
 	mp_diag diag;
@@ -162,7 +174,7 @@ int session_resolve(mp_session *s, const char *name, mp_snapshot **snap, bool *o
 	*snap = NULL;
 	*owned = false;
 	if (name == NULL || strcmp(name, "now") == 0) {
-		if ((rc = session_walk(s)) != MP_SESSION_OK)
+		if ((rc = session_walk(s, c)) != MP_SESSION_OK)
 			return rc;
 		*snap = s->now;
 		return MP_SESSION_OK;
@@ -188,7 +200,7 @@ static int front_snapshot(mp_command_ctx *c, int i, const char *word, unsigned l
 	(void)i;
 	(void)load_flags; /* a file is read whole: a kept snapshot serves every command */
 	(void)walk_flags; /* the walk keeps device statistics always */
-	return session_resolve(c->data, word, snap, owned);
+	return session_resolve(c->data, c, word, snap, owned);
 }
 
 /* Core PATH walked on its own (info CORE), with the session's layout setting. */
@@ -219,7 +231,7 @@ static int front_walked(mp_command_ctx *c, int i, const char *word, mp_target **
 	*owned = word != NULL;
 	if (word != NULL)
 		return walk_core(c, word, t, w);
-	if ((rc = session_walk(s)) != MP_SESSION_OK)
+	if ((rc = session_walk(s, c)) != MP_SESSION_OK)
 		return rc;
 	*t = s->target;
 	*w = s->walk;
@@ -247,7 +259,7 @@ static int front_target(mp_command_ctx *c, int i, const char *word, mp_target **
 	}
 	if (s->kind == ST_NONE)
 		return mp_command_error(c, "%s", s->why != NULL ? s->why : "no target");
-	if (s->target == NULL && (err = open_target(s, &diag)) != MP_OK)
+	if ((err = use_target(s, c, &diag)) != MP_OK)
 		return mp_command_fail(c, c->name, err, &diag);
 	*t = s->target;
 	return MP_CMD_OK;
@@ -312,6 +324,15 @@ static void front_warn(void *ctx, const char *line)
 	mp_out_printf(&s->warnings, "memprof: warning: %s\n", line);
 }
 
+/* The process moved under the read: its walk goes, and the failed read's error. */
+static void front_again(mp_command_ctx *c)
+{
+	mp_session *s = c->data;
+
+	mp_session_invalidate(s);
+	s->error[0] = '\0';
+}
+
 const mp_command_front session_front = {
 	.mask = MP_FRONT_SESSION,
 	.snapshot = front_snapshot,
@@ -321,6 +342,7 @@ const mp_command_front session_front = {
 	.label = front_label,
 	.emit = front_emit,
 	.warn = front_warn,
+	.again = front_again,
 };
 
 void session_ctx_init(mp_session *s, mp_command_ctx *c, const char *typed)

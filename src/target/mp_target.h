@@ -24,7 +24,8 @@ typedef struct mp_target mp_target;
 typedef struct mp_target_opts {
 	const char *sysroot;    /* prefix for the absolute paths of mapped files (a core from another machine) */
 	const char *solib_path; /* colon-separated directories searched by base name, before SYSROOT */
-	bool stop;              /* live pid: ptrace-stop the process while it is read (detached at close) */
+	bool stop;              /* live pid: hold every thread still (ptrace) while it is read, until
+				   mp_target_close; without it the process runs on while it is read */
 	bool proc_mem;          /* live pid: read /proc/PID/mem only, never process_vm_readv (which
 				   is otherwise tried first, and left for /proc/PID/mem when refused) */
 } mp_target_opts;
@@ -56,8 +57,11 @@ mp_err mp_target_open_core(const char *path, const mp_target_opts *opts, mp_targ
 			   mp_diag *diag) MP_WUR;
 
 /* Attach to live process PID for reading (process_vm_readv, falling back to /proc/PID/mem).
-   Nothing is ever written to it. With OPTS->stop it is ptrace-stopped (PTRACE_SEIZE +
-   PTRACE_INTERRUPT) until mp_target_close. */
+   Nothing is ever written to it. With OPTS->stop every thread is held still (PTRACE_SEIZE +
+   PTRACE_INTERRUPT: no signal reaches it) until mp_target_close, from the same thread. When it
+   cannot be (another process traces it, ptrace is not permitted, a thread does not stop), it is
+   read while it runs, with a warning through DIAG that the result may race, unless its tracer
+   holds it still (gdb at a prompt): then silently. */
 mp_err mp_target_open_pid(pid_t pid, const mp_target_opts *opts, mp_target **out,
 			  mp_diag *diag) MP_WUR;
 
@@ -72,6 +76,58 @@ mp_err mp_target_open_callback(const char *name, mp_read_fn read, void *ctx, con
 
 /* Close T (detaching from a stopped process). T may be NULL. */
 void mp_target_close(mp_target *t);
+
+/* Whether the memory of T can change while it is read. */
+enum mp_target_live {
+	MP_LIVE_NONE,    /* a core, or a debugger's memory: it does not change under memprof */
+	MP_LIVE_HELD,    /* a process memprof holds still (--stop) */
+	MP_LIVE_STILL,   /* a process held still by its tracer or a stop signal, or one that has exited */
+	MP_LIVE_RUNNING, /* a process that runs on while it is read */
+};
+/* What T is now (a process that is not held is looked at again after each mp_target_flush). */
+enum mp_target_live mp_target_live(mp_target *t);
+
+/* How a live process is held. */
+typedef struct mp_target_hold_info {
+	bool held;           /* memprof holds every thread (MP_LIVE_HELD) */
+	size_t threads;      /* threads held (or that were, once let go) */
+	uint64_t stop_ns;    /* how long stopping them took (every hold of T in all) */
+	uint64_t held_ns;    /* how long they have been held, until now (every hold of T in all) */
+	const char *why_not; /* not held: why ("not asked to hold it", "it is traced by pid 12 (gdb)", ...); NULL
+				for a core */
+	bool still;          /* not held, but stopped now by its tracer or a stop signal, or exited */
+	bool asked;          /* memprof was asked to hold it (why it could not is WHY_NOT) */
+} mp_target_hold_info;
+/* How T's process is held, into *OUT. This function can't fail. */
+void mp_target_hold_info_get(const mp_target *t, mp_target_hold_info *out);
+
+/* The reads of T are done: let its process go on now, if memprof holds it (before the output is written,
+   which may wait on a slow pipe); T stays open, and a later read sees the process running. Nothing for
+   other targets. */
+void mp_target_let_go(mp_target *t);
+
+/* Let go of every process this program holds: for a signal handler (async-signal-safe), before the
+   program dies of the signal. Returns 0, or the thread id of another thread of this program that holds
+   one (ptrace lets only it let go): send it the signal. */
+pid_t mp_target_release_all(void);
+
+/* Guards: words a reader knows change whenever the state it reads changes (an allocator's statistics,
+   the heads of the garbage collector's lists), read when registered and again by mp_target_moved.
+   On a running process (MP_LIVE_RUNNING) register [ADDR, ADDR+LEN) (at most 4 KiB; one already
+   registered is kept with its first value) and forget the cached pages, so that everything read after
+   the guard is at least as new as its value; on any other target nothing. */
+void mp_target_guard(mp_target *t, uint64_t addr, size_t len);
+/* The same for a lock word that must be all zero when registered and at the end (an allocator's mutex:
+   a read that began or ended while a writer was inside is not vouched for, even if the other guards
+   read the same). On a process held still (MP_LIVE_HELD) the word is looked at once: taken, the hold
+   caught a thread inside, mid-update, and mp_target_moved says so. */
+void mp_target_guard_idle(mp_target *t, uint64_t addr, size_t len);
+/* Whether the read of T cannot be vouched for: a guard changed (or cannot be read again, or a lock word
+   was taken) since it was registered, the state moved during the read; or, held, the hold caught a
+   writer inside. */
+bool mp_target_moved(mp_target *t);
+/* How many guards T has. */
+size_t mp_target_guards(const mp_target *t);
 
 /* Read exactly LEN bytes at ADDR into BUF. MP_E_NOTFOUND with DIAG naming the first
    unreadable address when any byte cannot be read. LEN may be 0. */
@@ -113,7 +169,11 @@ mp_err mp_target_mapping_build_id(mp_target *t, const mp_mapping *m, unsigned ch
 
 const mp_target_info *mp_target_get_info(const mp_target *t);
 
-/* Forget cached pages (a live process moved on: read again). */
+/* Forget cached pages and guards (a live process moved on: read again). */
 void mp_target_flush(mp_target *t);
+/* Read T again from scratch (mp_target_flush), and a process held still is let go a moment and held again
+   (a hold that caught a thread mid-update). MP_OK, or why it cannot be held again (the process is gone:
+   later reads fail too). */
+mp_err mp_target_again(mp_target *t, mp_diag *diag) MP_WUR;
 
 #endif

@@ -35,6 +35,7 @@ mp_err target_new(enum mp_target_kind kind, const struct target_ops *ops, void *
 	t->src = src;
 	t->info.kind = kind;
 	t->info.origin = t->origin;
+	t->live = -1;
 	*out = t;
 	return MP_OK;
 }
@@ -110,6 +111,7 @@ void mp_target_close(mp_target *t)
 	if (t->ops->close != NULL)
 		t->ops->close(t);
 	cache_clear(&t->cache);
+	guards_clear(t);
 	for (size_t i = 0; i < t->nmaps; i++) {
 		free((char *)t->maps[i].path);
 		free((char *)t->maps[i].local_path);
@@ -359,4 +361,6 @@ const mp_target_info *mp_target_get_info(const mp_target *t)
 void mp_target_flush(mp_target *t)
 {
 	cache_clear(&t->cache);
+	guards_clear(t);
+	t->live = -1;
 }

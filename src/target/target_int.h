@@ -27,6 +27,23 @@ struct target_ops {
 	void (*explain)(mp_target *t, uint64_t addr, char *msg, size_t n);
 	/* Free the source's state (T->src); may be NULL. */
 	void (*close)(mp_target *t);
+	/* Whether the source can change while it is read (mp_target_live); NULL: MP_LIVE_NONE. */
+	enum mp_target_live (*live)(mp_target *t);
+	/* How a process is held (mp_target_hold_info_get); NULL: not a process. */
+	void (*hold_info)(const mp_target *t, mp_target_hold_info *out);
+	/* Let a held process go on (mp_target_let_go); NULL: nothing to let go. */
+	void (*let_go)(mp_target *t);
+	/* Hold a process let go again (mp_target_again); NULL: nothing to do. */
+	mp_err (*hold_again)(mp_target *t, mp_diag *diag);
+};
+
+/* A guard (mp_target_guard): the bytes at ADDR when it was registered (NULL: they could not be, or a lock
+   word was taken: it cannot vouch for the read); or (IDLE, mp_target_guard_idle) bytes that must be zero. */
+struct target_guard {
+	uint64_t addr;
+	size_t len;
+	unsigned char *bytes;
+	bool idle;
 };
 
 /* A cached page: DATA holds the VALID readable leading bytes of the page at ADDR
@@ -65,6 +82,11 @@ struct mp_target {
 	bool *mismatch;               /* per mapping */
 	size_t nmaps, capmaps;
 	struct target_cache cache;
+	struct target_guard *guards;
+	size_t nguards, capguards;
+	bool guard_lost; /* a guard could not be registered at all (no memory): the read cannot be vouched for */
+	bool busy;       /* held, a lock word (mp_target_guard_idle) was found taken: caught mid-update */
+	int live;        /* enum mp_target_live, -1 until asked after the last flush */
 };
 
 /* A new target of KIND over OPS with source state SRC, named ORIGIN (copied). */
@@ -89,6 +111,9 @@ const struct cache_page *cache_get(mp_target *t, uint64_t addr);
 
 /* Forget (and free) every cached page. */
 void cache_clear(struct target_cache *c);
+
+/* Forget (and free) T's guards. */
+void guards_clear(mp_target *t);
 
 /* Where PATH (as the target named it) is here, under OPTS: a malloc'd path, or NULL when
    it is not found (or on out of memory). */

@@ -1,38 +1,34 @@
 /* target_pid.c - a target over a live process: process_vm_readv, or /proc/PID/mem where that
-   is refused; optionally ptrace-stopped (every thread) while it is read. Never writes to it. */
+   is refused; held still (every thread, target_hold.c) while it is read, or read while it runs.
+   Never writes to it. */
 #include "target_int.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
-#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "mp_array.h"
+#include "hold_int.h"
 
 #define CMDLINE_MAX (64u * 1024)
-#define STOP_PASSES 8 /* re-scans of /proc/PID/task for threads started meanwhile */
-
-/* A thread we hold stopped, and the signal its stop swallowed (given back at detach). */
-struct held {
-	pid_t tid;
-	int sig;
-};
 
 struct pid_src {
 	pid_t pid;
-	bool proc_mem; /* process_vm_readv refused: read /proc/PID/mem */
-	int memfd;     /* /proc/PID/mem, -1 until needed, -2 when it cannot be opened */
-	struct held *held;
-	size_t nheld, capheld;
+	bool proc_mem;             /* process_vm_readv refused: read /proc/PID/mem */
+	int memfd;                 /* /proc/PID/mem, -1 until needed, -2 when it cannot be opened */
+	int memfd_errno;           /* why it cannot be */
+	bool asked;                /* to hold it still */
+	target_hold *hold;         /* every thread held still, or NULL */
+	char why_not[160];         /* not held: why */
+	size_t held_threads;       /* the last hold's */
+	uint64_t held_ns, stop_ns; /* the holds let go so far, in all (a hold taken again adds one) */
 };
 
 static size_t read_proc_mem(struct pid_src *s, uint64_t addr, unsigned char *buf, size_t len)
@@ -43,8 +39,10 @@ static size_t read_proc_mem(struct pid_src *s, uint64_t addr, unsigned char *buf
 	if (s->memfd == -1) {
 		snprintf(path, sizeof path, "/proc/%d/mem", (int)s->pid);
 		s->memfd = open(path, O_RDONLY | O_CLOEXEC);
-		if (s->memfd < 0)
+		if (s->memfd < 0) {
+			s->memfd_errno = errno;
 			s->memfd = -2;
+		}
 	}
 	if (s->memfd < 0 || addr > (uint64_t)INT64_MAX)
 		return 0;
@@ -92,15 +90,79 @@ static void pid_explain(mp_target *t, uint64_t addr, char *msg, size_t n)
 	(void)addr;
 	if (kill(s->pid, 0) != 0 && errno == ESRCH)
 		snprintf(msg, n, "the process has exited");
+	else if (s->memfd == -2 && (s->memfd_errno == EACCES || s->memfd_errno == EPERM))
+		snprintf(msg, n, "its memory may not be read (/proc/%d/mem: %s)", (int)s->pid, strerror(s->memfd_errno));
 	else
 		snprintf(msg, n, "the process does not map it readable");
 }
 
+/* Whether the kernel refuses to let memprof read PID's memory at all (what refuses ptrace refuses that too). */
+static bool memory_denied(pid_t pid)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		close(fd);
+		return false;
+	}
+	return errno == EACCES || errno == EPERM;
+}
+
+/* Hold the process still when OPTS ask. When it cannot be, it is read while it runs, with a warning,
+   unless its tracer holds it still (gdb at a prompt): then it does not move either. */
+static mp_err hold(struct pid_src *s, const mp_target_opts *opts, mp_diag *diag)
+{
+	enum hold_outcome outcome;
+	mp_err err;
+
+	if (opts == NULL || !opts->stop) {
+		snprintf(s->why_not, sizeof s->why_not, "not asked to hold it");
+		return MP_OK;
+	}
+	s->asked = true;
+	err = hold_start(s->pid, &s->hold, &outcome, s->why_not, sizeof s->why_not, diag);
+	if (err != MP_OK || outcome == HOLD_HELD || (outcome == HOLD_TRACED && hold_all_still(s->pid)))
+		return err;
+	if (outcome == HOLD_REFUSED && memory_denied(s->pid))
+		return mp_fail(diag, MP_E_ERRNO, "cannot read its memory: %s", s->why_not);
+	mp_warn(diag, "cannot stop pid %d: %s: read while it runs, the result may race", (int)s->pid, s->why_not);
+	return MP_OK;
+}
+
+/* Let the process go on, counting how long it was held. */
 static void release(struct pid_src *s)
 {
-	for (size_t i = 0; i < s->nheld; i++)
-		(void)ptrace(PTRACE_DETACH, s->held[i].tid, NULL, (void *)(intptr_t)s->held[i].sig);
-	s->nheld = 0;
+	s->held_ns += hold_held_ns(s->hold);
+	s->stop_ns += hold_stop_ns(s->hold);
+	s->held_threads = hold_threads(s->hold);
+	hold_release(s->hold);
+	s->hold = NULL;
+}
+
+static void pid_let_go(mp_target *t)
+{
+	struct pid_src *s = t->src;
+
+	if (s->hold == NULL)
+		return;
+	release(s);
+	snprintf(s->why_not, sizeof s->why_not, "let go once read");
+}
+
+/* Let the process go a moment, for a thread caught inside a critical section to leave it, and hold it again. */
+static mp_err pid_hold_again(mp_target *t, mp_diag *diag)
+{
+	struct pid_src *s = t->src;
+	mp_target_opts opts = { .stop = true };
+	struct timespec moment = { 0, 1000000 };
+
+	if (s->hold == NULL)
+		return MP_OK;
+	release(s);
+	nanosleep(&moment, NULL);
+	return hold(s, &opts, diag);
 }
 
 static void pid_close(mp_target *t)
@@ -109,93 +171,43 @@ static void pid_close(mp_target *t)
 
 	if (s == NULL)
 		return;
-	release(s);
+	pid_let_go(t);
 	if (s->memfd >= 0)
 		close(s->memfd);
-	free(s->held);
 	free(s);
+}
+
+static enum mp_target_live pid_live(mp_target *t)
+{
+	struct pid_src *s = t->src;
+
+	if (s->hold != NULL)
+		return MP_LIVE_HELD;
+	return hold_all_still(s->pid) ? MP_LIVE_STILL : MP_LIVE_RUNNING;
+}
+
+static void pid_hold_info(const mp_target *t, mp_target_hold_info *out)
+{
+	const struct pid_src *s = t->src;
+
+	out->held = s->hold != NULL;
+	out->threads = s->hold != NULL ? hold_threads(s->hold) : s->held_threads;
+	out->stop_ns = s->stop_ns + hold_stop_ns(s->hold);
+	out->held_ns = s->held_ns + hold_held_ns(s->hold);
+	out->why_not = s->hold != NULL ? NULL : s->why_not;
+	out->still = s->hold == NULL && hold_all_still(s->pid);
+	out->asked = s->asked;
 }
 
 static const struct target_ops pid_ops = {
 	.read = pid_read,
 	.explain = pid_explain,
 	.close = pid_close,
+	.live = pid_live,
+	.hold_info = pid_hold_info,
+	.let_go = pid_let_go,
+	.hold_again = pid_hold_again,
 };
-
-static bool is_held(const struct pid_src *s, pid_t tid)
-{
-	for (size_t i = 0; i < s->nheld; i++)
-		if (s->held[i].tid == tid)
-			return true;
-	return false;
-}
-
-/* Seize thread TID and wait until it is stopped. 1 held, 0 gone meanwhile, -1 refused. */
-static int hold_thread(struct pid_src *s, pid_t tid, mp_diag *diag)
-{
-	int status, sig = 0;
-
-	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0) {
-		if (errno == ESRCH)
-			return 0;
-		mp_fail(diag, MP_E_ERRNO, "cannot stop pid %d (thread %d): ptrace: %s", (int)s->pid,
-			(int)tid, strerror(errno));
-		return -1;
-	}
-	if (mp_array_grow((void **)&s->held, &s->capheld, s->nheld + 1, sizeof *s->held) != MP_OK) {
-		(void)ptrace(PTRACE_DETACH, tid, NULL, NULL);
-		mp_fail(diag, MP_E_NOMEM, "out of memory");
-		return -1;
-	}
-	s->held[s->nheld++] = (struct held){ tid, 0 };
-	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) != 0)
-		return errno == ESRCH ? 0 : 1;
-	while (waitpid(tid, &status, __WALL) < 0)
-		if (errno != EINTR)
-			return 0;
-	if (!WIFSTOPPED(status)) { /* it exited meanwhile */
-		s->nheld--;
-		return 0;
-	}
-	/* A stop for a signal (not our interrupt) swallowed it: it goes back at detach. */
-	if (status >> 16 == 0 && WSTOPSIG(status) != SIGTRAP)
-		sig = WSTOPSIG(status);
-	s->held[s->nheld - 1].sig = sig;
-	return 1;
-}
-
-/* Hold every thread of the process, re-scanning for threads started meanwhile. */
-static mp_err hold_all(struct pid_src *s, mp_diag *diag)
-{
-	char path[64];
-
-	snprintf(path, sizeof path, "/proc/%d/task", (int)s->pid);
-	for (int pass = 0; pass < STOP_PASSES; pass++) {
-		DIR *d = opendir(path);
-		struct dirent *e;
-		bool fresh = false;
-
-		if (d == NULL)
-			return mp_fail(diag, MP_E_ERRNO, "cannot list '%s': %s", path, strerror(errno));
-		while ((e = readdir(d)) != NULL) {
-			pid_t tid = (pid_t)atoi(e->d_name);
-			int r;
-
-			if (tid <= 0 || is_held(s, tid))
-				continue;
-			if ((r = hold_thread(s, tid, diag)) < 0) {
-				closedir(d);
-				return MP_E_ERRNO;
-			}
-			fresh |= r > 0;
-		}
-		closedir(d);
-		if (!fresh)
-			return MP_OK;
-	}
-	return mp_fail(diag, MP_E_INTERRUPTED, "pid %d keeps starting threads; cannot stop it",
-		       (int)s->pid);
-}
 
 /* One line of /proc/PID/maps: a file-backed mapping becomes a target mapping. */
 static mp_err maps_line(mp_target *t, char *line, const mp_target_opts *opts, mp_diag *diag)
@@ -316,9 +328,8 @@ mp_err mp_target_open_pid(pid_t pid, const mp_target_opts *opts, mp_target **out
 		free(s);
 		return err;
 	}
-	/* Stopped first, so that the maps read are the ones the reads will see. */
-	if ((err = check_alive(pid, diag)) != MP_OK ||
-	    (opts != NULL && opts->stop && (err = hold_all(s, diag)) != MP_OK) ||
+	/* Held first, so that the maps read are the ones the reads will see. */
+	if ((err = check_alive(pid, diag)) != MP_OK || (err = hold(s, opts, diag)) != MP_OK ||
 	    (err = read_maps(t, pid, opts, diag)) != MP_OK || (err = read_info(t, pid, diag)) != MP_OK) {
 		mp_target_close(t);
 		return err;

@@ -7,7 +7,7 @@
 #include "walk_int.h"
 
 /* Candidate layouts looked at, at most. */
-enum { MAX_CANDIDATES = 64, LIVE_RETRIES = 3 }; /* candidates: DWARF and every table */
+enum { MAX_CANDIDATES = 64 }; /* candidates: DWARF and every table */
 
 static const char *const action_names[MP_WALK_ACTION_MAX + 1] = {
 	"alloc",        "free_requested", "free_completed", "segment_alloc", "segment_free",
@@ -82,11 +82,40 @@ static mp_err choose_layout(struct walk *wk, const mp_layout *cands, size_t ncan
 	return err == MP_OK ? MP_OK : MP_E_CORRUPT;
 }
 
+/* Guard what changes with every allocation and free of the N devices at DAS, under layout L: the lock word
+   of the device's mutex (every release's DeviceCachingAllocator begins with its recursive_mutex, the
+   statistics right after it: allocator-facts.md 3.2), so that a read of a running process that began or
+   ended inside the allocator is read again, and the allocation counts (the first StatArray of the
+   statistics, which every allocation and free counts), or with WHOLE all the statistics and the trace
+   rings' next slots. Registered before what they guard is read: what is read after a guard is at least
+   as new as it. */
+static void guard_devices(struct walk *wk, const mp_layout *l, const uint64_t *das, size_t n, bool whole)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t stats = das[i] + (uint64_t)l->off[MP_L_DCA_STATS];
+
+		/* a vector read at a wrong layout's offset may hold pointers to nowhere: no guard there */
+		if (!whole && !mp_target_readable(wk->t, stats + (uint64_t)l->off[MP_L_DS_ALLOCATION], 96))
+			continue;
+		if (l->off[MP_L_DCA_STATS] >= 40)
+			mp_target_guard_idle(wk->t, das[i], 12); /* pthread_mutex_t: __lock, __count, __owner */
+		if (!whole) {
+			mp_target_guard(wk->t, stats + (uint64_t)l->off[MP_L_DS_ALLOCATION], 96);
+			continue;
+		}
+		mp_target_guard(wk->t, stats, (size_t)l->off[MP_L_DS_SIZEOF]);
+		if (!wk->opts->no_trace)
+			mp_target_guard(wk->t, das[i] + (uint64_t)l->off[MP_L_DCA_ALLOC_BUFFER] + (uint64_t)l->off[MP_L_RB_NEXT],
+					8);
+	}
+}
+
 static mp_err walk_devices(struct walk *wk, const uint64_t *das, size_t n)
 {
 	mp_walk *w = wk->w;
 	mp_err err = MP_OK;
 
+	guard_devices(wk, wk->L, das, n, true);
 	w->devices = calloc(n, sizeof *w->devices);
 	if (w->devices == NULL)
 		return MP_E_NOMEM;
@@ -143,6 +172,8 @@ static mp_err devices_and_layout(struct walk *wk, const mp_layout *cands, size_t
 				vector_err = err;
 			continue;
 		}
+		/* the self-check reads blocks a running process moves: guarded before it */
+		guard_devices(wk, &cands[i], *das, *n, false);
 		any_vector = true;
 		for (size_t j = i; j < ncands; j++)
 			if (cands[j].off[MP_L_NCA_DEVICE_ALLOCATOR] == off)
@@ -253,10 +284,8 @@ static mp_err walk_inferred(struct walk *wk, const mp_c10 *c10, const mp_layout 
 		return failed;
 	}
 	err = wk_infer_layout(wk, obj, prior, c10, inferred, &why);
-	if (err == MP_OK && diag != NULL) { /* the walk's warnings go where the caller's go; its error stays in WHY */
-		why.warn = diag->warn;
-		why.warn_ctx = diag->warn_ctx;
-	}
+	if (err == MP_OK && diag != NULL) /* the walk's warnings go where the caller's go; its error stays in WHY */
+		mp_diag_sink(&why, diag);
 	if (err == MP_OK) {
 		mp_walk_free(wk->w);
 		if ((wk->w = calloc(1, sizeof *wk->w)) == NULL) {
@@ -322,26 +351,14 @@ mp_err mp_walk_run(mp_target *t, const mp_c10 *c10, const mp_walk_opts *opts, mp
 	wk.cxx11_abi = c10->cxx11_abi != 0;
 	wk.max_blocks = wk.opts->max_blocks != 0 ? wk.opts->max_blocks : WK_MAX_BLOCKS_DEFAULT;
 	wk.next_progress = 1u << 16;
-	/* A running process may be caught mid-update: read it again, a few times. */
-	for (int attempt = 0;; attempt++) {
-		wk.w = calloc(1, sizeof *wk.w);
-		if (wk.w == NULL) {
-			err = MP_E_NOMEM;
-			break;
-		}
-		wk.w->c10 = *c10;
-		wk.seg_cap = wk.blk_cap = wk.trace_cap = 0;
-		wk.block_limit_hit = false;
-		err = walk_once(&wk, c10, cands, ncands, diag);
-		if (mp_target_get_info(t)->kind != MP_TARGET_PID || attempt + 1 == LIVE_RETRIES ||
-		    !(err == MP_E_CORRUPT || (err == MP_OK && wk.w->partial)))
-			break;
-		mp_walk_free(wk.w);
-		wk.w = NULL;
-		mp_target_flush(t);
-		if (diag != NULL)
-			diag->msg[0] = '\0';
+	/* A running process caught mid-update is read again by the front end (its guards say it moved). */
+	if ((wk.w = calloc(1, sizeof *wk.w)) == NULL) {
+		free(cands);
+		free(found);
+		return MP_E_NOMEM;
 	}
+	wk.w->c10 = *c10;
+	err = walk_once(&wk, c10, cands, ncands, diag);
 	/* No table fits, or none finds a device in an allocator that exists (an empty vector where the tables look
 	   is also what an uninitialised allocator shows): infer the layout. */
 	if ((err == MP_E_CORRUPT || err == MP_E_NOTFOUND) && wk.opts->layout == NULL && !c10->has_dwarf &&

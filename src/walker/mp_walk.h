@@ -131,8 +131,10 @@ typedef struct mp_walk_opts {
 
 /* Walk the allocator of T. Finds libc10_cuda (C10: NULL = mp_c10_find), picks the first layout
    that passes the self-check on memory, and reads everything. Damage past that point gives a
-   partial result with warnings in DIAG (W->partial set); MP_E_NOTFOUND when there is no
-   allocator to walk (not a CUDA PyTorch process, another backend, never initialised). */
+   partial result with damage warnings in DIAG (W->partial set); MP_E_NOTFOUND when there is no
+   allocator to walk (not a CUDA PyTorch process, another backend, never initialised). On a running
+   process the device statistics, trace rings and mutexes are guarded (mp_target_guard) before the
+   devices are walked: whoever reads it checks mp_target_moved once done and reads again. */
 mp_err mp_walk_run(mp_target *t, const mp_c10 *c10, const mp_walk_opts *opts, mp_walk **out,
 		   mp_diag *diag) MP_WUR;
 

@@ -25,7 +25,7 @@ void wk_damaged(struct walk *wk, const char *fmt, ...)
 	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
 	wk->w->partial = true;
-	mp_warn(wk->diag, "%s", line);
+	mp_warn_damage(wk->diag, "%s", line);
 }
 
 mp_err wk_vector(struct walk *wk, uint64_t addr, size_t elem, size_t max, uint64_t *begin, size_t *n)

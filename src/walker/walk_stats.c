@@ -273,7 +273,7 @@ static int64_t stat_value(const mp_memstats *st, const char *key)
 }
 
 /* The statistics are reported as read; when they disagree with the blocks just walked, say so
-   (damage, or a live process caught between two updates). The blocks' sums are unsigned, as
+   (damage, or a running process caught between two updates: its front end reads it again). The blocks' sums are unsigned, as
    their sizes are: damaged sizes may add up past INT64_MAX. */
 void wk_stats_cross_check(struct walk *wk, const mp_walk_device *dev, size_t first_segment)
 {
@@ -296,7 +296,7 @@ void wk_stats_cross_check(struct walk *wk, const mp_walk_device *dev, size_t fir
 	if (allocated != (uint64_t)stat_value(&dev->stats, "allocated_bytes.all.current") ||
 	    active != (uint64_t)stat_value(&dev->stats, "active_bytes.all.current") ||
 	    count != (uint64_t)stat_value(&dev->stats, "allocation.all.current"))
-		mp_warn(wk->diag,
+		mp_warn_damage(wk->diag,
 			"device %d: the statistics disagree with the blocks (allocated_bytes.all.current %lld, "
 			"blocks %llu; allocation.all.current %lld, blocks %llu): statistics are shown as read",
 			dev->index, (long long)stat_value(&dev->stats, "allocated_bytes.all.current"),

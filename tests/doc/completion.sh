@@ -64,8 +64,8 @@ done < <("$memprof" --help | sed -n 's/^  \([a-z]\+\( [a-z]\+\)\?\)  .*/\1/p')
 expect "memprof owners --format j" "json"
 expect "memprof blocks --device " "all"
 expect "memprof blocks --state allocated,pe" "allocated,pending"
-expect "memprof segsum --layout x --n" "--no-frames"
-expect "memprof stats --no-" "--no-frames"
+expect "memprof segsum --layout x --n" "--no-frames --no-stop"
+expect "memprof stats --no-" "--no-frames --no-stop"
 
 # Files by kind, in a directory of every kind.
 work=$(mktemp -d) || exit 1

@@ -5,6 +5,7 @@ import collections
 import gc
 import os
 import pickle
+import re
 import resource
 import shutil
 import subprocess
@@ -81,6 +82,30 @@ def test_snapshot_of_the_core_is_the_jobs_own(job):
 
 def test_snapshot_of_the_live_process_is_the_jobs_own(live):
     assert same_snapshot(memprof.snapshot(pid=live.pid), live.snapshot) == []
+
+
+def stopped_threads(pid):
+    """The threads of PID in a tracing stop."""
+    stopped = 0
+    for tid in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+            stopped += f.read().rsplit(")", 1)[1].split()[0] == "t"
+    return stopped
+
+
+def test_live_process_is_held_while_read_and_let_go(live):
+    """pid= holds every thread still while a call reads (as --stop) and lets them go after; stop=False reads the job
+    as it runs (here: parked, so the same state)."""
+    with memprof.open(pid=live.pid) as t:
+        info = t.info()
+        assert re.search(r"^held: +\d+ threads? stopped \(ptrace\)", info, re.M), info
+        assert stopped_threads(live.pid) == 0, "let go between calls"
+        assert same_snapshot(t.snapshot(), live.snapshot) == []
+        assert stopped_threads(live.pid) == 0
+    with memprof.open(pid=live.pid, stop=False) as t:
+        assert re.search(r"^held: +no \(not asked to hold it\)", t.info(), re.M)
+        assert same_snapshot(t.snapshot(), live.snapshot) == []
+    assert same_snapshot(memprof.snapshot(pid=live.pid, stop=False), live.snapshot) == []
 
 
 def test_snapshot_of_a_file_is_the_file(job):

@@ -34,6 +34,10 @@ static int run_save(mp_command_ctx *c, const mp_command_args *a)
 	    (rc = cmd_snapshot_annotated(c, a, 0, mp_arg_given(a, "--stats") ? MP_SW_DEVICE_STATS : 0,
 					 mp_arg_given(a, "--owners"), &snap, &owned)) != MP_CMD_OK)
 		return rc;
+	if ((rc = mp_command_gate(c)) != MP_CMD_OK) { /* the file below is output */
+		cmd_release(snap, owned);
+		return rc;
+	}
 	mp_out_init(&out);
 	mp_command_diag(c, &diag);
 	if ((err = mp_snapshot_save(snap, fmt, &out, &diag)) != MP_OK)

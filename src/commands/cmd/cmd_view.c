@@ -97,6 +97,10 @@ static int flame(mp_command_ctx *c, const mp_command_args *a, const char *title,
 
 	if (rc != MP_CMD_OK)
 		return rc;
+	if ((rc = mp_command_gate(c)) != MP_CMD_OK) { /* the stream below is output */
+		cmd_release(snap, owned);
+		return rc;
+	}
 	/* Lines printed are written as they are made: hundreds of megabytes for a big snapshot. */
 	if ((path == NULL || strcmp(path, "-") == 0) && c->front->stream != NULL)
 		mp_out_init_file(&out, c->front->stream(c));

@@ -27,7 +27,7 @@ static enum walk_end walk_list(mp_py_heap *h, size_t i, uint64_t head, const cha
 	uint64_t w[4], last = head, p;
 
 	if (mp_target_read(h->t, head, w, GC_HEAD, NULL) != MP_OK) {
-		mp_warn(diag, "python heap: interpreter %zu: the head of %s at 0x%llx cannot be read", i, which,
+		mp_warn_damage(diag, "python heap: interpreter %zu: the head of %s at 0x%llx cannot be read", i, which,
 			(unsigned long long)head);
 		return WALK_NO_HEAD;
 	}
@@ -40,12 +40,12 @@ static enum walk_end walk_list(mp_py_heap *h, size_t i, uint64_t head, const cha
 		}
 		/* the header, and the object's ob_refcnt and ob_type */
 		if (mp_target_read(h->t, p, w, sizeof w, NULL) != MP_OK) {
-			mp_warn(diag, "python heap: interpreter %zu: %s links to 0x%llx, which cannot be read: read up to there",
+			mp_warn_damage(diag, "python heap: interpreter %zu: %s links to 0x%llx, which cannot be read: read up to there",
 				i, which, (unsigned long long)p);
 			return WALK_DAMAGED;
 		}
 		if ((w[1] & ~(uint64_t)FLAG_BITS) != last) {
-			mp_warn(diag, "python heap: interpreter %zu: %s: the object at 0x%llx links back to 0x%llx, not 0x%llx: "
+			mp_warn_damage(diag, "python heap: interpreter %zu: %s: the object at 0x%llx links back to 0x%llx, not 0x%llx: "
 				"read up to there", i, which, (unsigned long long)(p + GC_HEAD),
 				(unsigned long long)(w[1] & ~(uint64_t)FLAG_BITS), (unsigned long long)last);
 			return WALK_DAMAGED;
@@ -72,6 +72,16 @@ static void young_head(mp_py_heap *h, uint64_t gc, uint64_t heads[4])
 		heads[k] = g0 + 24 * k;
 }
 
+/* Guard the heads of the lists of the GC state at GC (HEADS), which change whenever an object is tracked or
+   a collection moves the lists, and its collecting flag, which must read 0: a read of a running process
+   that moved meanwhile is read again by its front end (mp_target_moved). */
+static void guard_lists(mp_py_heap *h, uint64_t gc, const uint64_t heads[4])
+{
+	mp_target_guard_idle(h->t, gc + h->l.gc_collecting, 4);
+	for (size_t k = 0; k < 4; k++)
+		mp_target_guard(h->t, heads[k], GC_HEAD);
+}
+
 mp_err mp_py_heap_each(mp_py_heap *h, bool (*cb)(void *ctx, uint64_t obj, uint64_t type), void *ctx, mp_diag *diag)
 {
 	size_t walked = 0, lists = 0;
@@ -85,12 +95,13 @@ mp_err mp_py_heap_each(mp_py_heap *h, bool (*cb)(void *ctx, uint64_t obj, uint64
 		uint32_t collecting;
 
 		if (mp_target_read_u32(h->t, gc + h->l.gc_collecting, &collecting, NULL) == MP_OK && collecting != 0)
-			mp_warn(diag, "python heap: interpreter %zu was collecting garbage: its lists may be cut short", i);
+			mp_warn_damage(diag, "python heap: interpreter %zu was collecting garbage: its lists may be cut short", i);
 		uint64_t heads[4];
 
 		for (size_t k = 0; k < 4; k++)
 			heads[k] = gc + h->l.gc_lists[k];
 		young_head(h, gc, heads);
+		guard_lists(h, gc, heads);
 		for (size_t k = 0; k < 4; k++) {
 			enum walk_end end = walk_list(h, i, heads[k], list_names[h->l.minor >= 14][k], cb, ctx, diag);
 

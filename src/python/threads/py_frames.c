@@ -70,7 +70,7 @@ static mp_err code_at(mp_target *t, const mp_py_interp *py, const py_thread_layo
 	e->ok = err == MP_OK;
 	e->firsttraceable = (int)(first & 0xffffff);
 	if (!e->ok)
-		mp_warn(diag, "python frames: code object at 0x%llx: %s", (unsigned long long)addr, why.msg);
+		mp_warn_damage(diag, "python frames: code object at 0x%llx: %s", (unsigned long long)addr, why.msg);
 	*out = e->ok ? e : NULL;
 	return MP_OK;
 }
@@ -207,7 +207,7 @@ mp_err py_frames_read(mp_target *t, const mp_py_interp *py, const py_thread_layo
 	mp_err err = MP_OK;
 
 	if (first_frame(t, l, tstate, &frame, &why) != MP_OK) {
-		mp_warn(diag, "thread state 0x%llx: no frame pointer: %s", (unsigned long long)tstate, why.msg);
+		mp_warn_damage(diag, "thread state 0x%llx: no frame pointer: %s", (unsigned long long)tstate, why.msg);
 		th->frames_cut = true;
 		return MP_OK;
 	}
@@ -225,7 +225,7 @@ mp_err py_frames_read(mp_target *t, const mp_py_interp *py, const py_thread_layo
 		if ((err = seen_before(&seen, &addrs, &naddrs, &addrs_cap, frame, &loop)) != MP_OK)
 			break;
 		if (loop) {
-			mp_warn(diag, "thread 0x%llx: its frames loop back to 0x%llx: read up to there",
+			mp_warn_damage(diag, "thread 0x%llx: its frames loop back to 0x%llx: read up to there",
 				(unsigned long long)th->thread_id, (unsigned long long)frame);
 			th->frames_cut = true;
 			break;
@@ -236,7 +236,7 @@ mp_err py_frames_read(mp_target *t, const mp_py_interp *py, const py_thread_layo
 		if (err == MP_E_NOMEM)
 			break;
 		if (err != MP_OK) {
-			mp_warn(diag, "thread 0x%llx: frame 0x%llx: %s: the rest are not read",
+			mp_warn_damage(diag, "thread 0x%llx: frame 0x%llx: %s: the rest are not read",
 				(unsigned long long)th->thread_id, (unsigned long long)frame, why.msg);
 			th->frames_cut = true;
 			err = MP_OK;

@@ -178,13 +178,13 @@ static mp_err read_interp(mp_target *t, const mp_py_interp *py, const py_thread_
 	mp_err err;
 
 	if (mp_target_read_u64(t, interp + l->interp_threads_head, &ts, &why) != MP_OK) {
-		mp_warn(diag, "interpreter 0x%llx: no thread list: %s", (unsigned long long)interp, why.msg);
+		mp_warn_damage(diag, "interpreter 0x%llx: no thread list: %s", (unsigned long long)interp, why.msg);
 		out->partial = true;
 		return MP_OK;
 	}
 	while (ts != 0) {
 		if (listed(out, from, ts)) {
-			mp_warn(diag, "interpreter 0x%llx: its threads loop back to 0x%llx: read up to there",
+			mp_warn_damage(diag, "interpreter 0x%llx: its threads loop back to 0x%llx: read up to there",
 				(unsigned long long)interp, (unsigned long long)ts);
 			out->partial = true;
 			break;
@@ -196,7 +196,7 @@ static mp_err read_interp(mp_target *t, const mp_py_interp *py, const py_thread_
 		}
 		/* a thread state names its interpreter: anything else is not one */
 		if (mp_target_read_u64(t, ts + l->ts_interp, &owner, &why) != MP_OK || owner != interp) {
-			mp_warn(diag, "interpreter 0x%llx: 0x%llx is no thread state of it%s%s: the rest are not read",
+			mp_warn_damage(diag, "interpreter 0x%llx: 0x%llx is no thread state of it%s%s: the rest are not read",
 				(unsigned long long)interp, (unsigned long long)ts, why.msg[0] ? ": " : "", why.msg);
 			out->partial = true;
 			break;
@@ -204,7 +204,7 @@ static mp_err read_interp(mp_target *t, const mp_py_interp *py, const py_thread_
 		if ((err = read_thread(t, py, l, cache, interp, ts, out, cap, diag)) != MP_OK)
 			return err;
 		if (mp_target_read_u64(t, ts + l->ts_next, &ts, &why) != MP_OK) {
-			mp_warn(diag, "interpreter 0x%llx: thread list: %s", (unsigned long long)interp, why.msg);
+			mp_warn_damage(diag, "interpreter 0x%llx: thread list: %s", (unsigned long long)interp, why.msg);
 			out->partial = true;
 			break;
 		}

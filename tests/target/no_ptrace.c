@@ -1,0 +1,38 @@
+/* no_ptrace.c - run a command where ptrace(2) is refused with EPERM, as a container's seccomp profile refuses
+   it, while process_vm_readv and /proc/PID/mem still read: `no_ptrace COMMAND [ARGS...]` (for
+   tests/owners/live_stop.sh: memprof must then read the job running, with a warning, not fail or hang). */
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+	struct sock_filter filter[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ptrace, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof filter / sizeof filter[0], filter };
+
+	if (argc < 2) {
+		fputs("usage: no_ptrace COMMAND [ARGS...]\n", stderr);
+		return 2;
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
+		perror("no_ptrace: seccomp");
+		return 2;
+	}
+	execvp(argv[1], argv + 1);
+	perror("no_ptrace: exec");
+	return 127;
+}
