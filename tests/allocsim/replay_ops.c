@@ -23,6 +23,7 @@ typedef struct run {
 
 static void die(const char *what, long line)
 {
+	fflush(stdout);
 	fprintf(stderr, "replay_ops: line %ld: %s\n", line, what);
 	exit(2);
 }
@@ -197,6 +198,7 @@ int main(int argc, char **argv)
 				/* the real allocator raises an error of its own here (an internal assert, a driver error),
 				   or behaves undefinedly (a private pool deleted under its blocks): the model goes no further */
 				printf("unsupported\n");
+				fflush(stdout); /* the log first: a runner may take both streams in one file */
 				fprintf(stderr, "replay_ops: line %ld: the model refuses to go on (the allocator would raise an "
 					"internal error or act undefinedly here, or host memory ran out)\n", lineno);
 				exit(3);
