@@ -80,6 +80,8 @@ bool mp_sim_failed(const mp_sim *s);
 
 /* torch.cuda.set_per_process_memory_fraction(F). */
 void mp_sim_set_fraction(mp_sim *s, double f);
+/* The cap a fraction sets, in bytes, when it is known that way (an OOM message's "allowed"). */
+void mp_sim_set_allowed(mp_sim *s, int64_t bytes);
 /* Change the settings, as torch.cuda.memory._set_allocator_settings does (the state stays). */
 void mp_sim_set_conf(mp_sim *s, const mp_sim_conf *conf);
 const mp_sim_conf *mp_sim_conf_of(const mp_sim *s);

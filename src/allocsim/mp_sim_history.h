@@ -102,6 +102,7 @@ typedef struct mp_sim_replay_opts {
 	const mp_sim_conf *conf;
 	mp_sim_release release;
 	mp_sim_device dev;
+	int64_t allowed;           /* a memory fraction's cap in bytes (an OOM message's "allowed"), −1 none */
 	bool step;                 /* replay the step after the request when the history has one */
 	int64_t empty_cache_after; /* an empty_cache() right after this op, −1 none */
 	const int64_t *freed;      /* allocations given up right before the request (a holder deleted) */

@@ -125,6 +125,8 @@ mp_err mp_sim_replay(const mp_sim_history *h, const mp_sim_replay_opts *opts, mp
 		free(r.blocks);
 		return MP_E_NOMEM;
 	}
+	if (opts->allowed >= 0)
+		mp_sim_set_allowed(r.s, opts->allowed);
 	for (int64_t i = 0; i <= end; i++) {
 		const mp_sim_op *o = &h->ops[i];
 

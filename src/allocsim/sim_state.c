@@ -73,6 +73,12 @@ void mp_sim_free_all(mp_sim *s)
 	free(s);
 }
 
+void mp_sim_set_allowed(mp_sim *s, int64_t bytes)
+{
+	s->allowed_memory_maximum = bytes;
+	s->set_fraction = true;
+}
+
 bool mp_sim_failed(const mp_sim *s)
 {
 	return s->failed;

@@ -221,7 +221,10 @@ typedef struct mp_oom {
 	char decision[4][240];                /* the replay's steps, as sentences */
 	int ndecision;
 	/* the device's memory */
-	int64_t reserved, allocated, live, pending, usable; /* usable: reserved + free, −1 when free unknown */
+	int64_t reserved, allocated, live, pending, usable; /* usable: reserved + room, −1 when free unknown */
+	int64_t room;                         /* what cudaMalloc could still get: the device's free memory, less under
+						 a memory fraction (the message's "allowed" minus what is reserved);
+						 −1 unknown */
 	int64_t live_needed;                  /* what the live tensors need at least, whatever the settings: their
 						 requested sizes in 512-byte steps (LIVE counts their blocks, which a
 						 setting can make larger) */

@@ -61,7 +61,7 @@ static enum mp_oom_cause_id bucket_of(const oom_view *v, const oom_seg *g, const
 static mp_oom_cause *add_cause(mp_oom *o, enum mp_oom_cause_id id, int64_t bytes, int64_t largest)
 {
 	mp_oom_cause *c = &o->causes[o->ncauses++];
-	int64_t free_now = o->req.device_free > 0 ? o->req.device_free : 0;
+	int64_t free_now = o->room > 0 ? o->room : 0;
 
 	*c = (mp_oom_cause){ .id = id, .bytes = bytes, .largest = largest,
 			     .sufficient = bytes + free_now >= o->alloc_size };

@@ -39,7 +39,13 @@ static void device_figures(const oom_view *v, mp_oom *o)
 		o->pending += v->segs[i].pending;
 	}
 	o->allocated = o->live + o->pending;
-	o->usable = o->req.device_free >= 0 ? o->reserved + o->req.device_free : -1;
+	/* set_per_process_memory_fraction caps what the allocator may reserve: cudaMalloc fails past it, whatever
+	   the device has free */
+	o->room = o->req.device_free;
+	if (o->room >= 0 && o->req.has_message && o->req.message.allowed >= 0 &&
+	    o->req.message.allowed - o->reserved < o->room)
+		o->room = o->req.message.allowed - o->reserved > 0 ? o->req.message.allowed - o->reserved : 0;
+	o->usable = o->room >= 0 ? o->reserved + o->room : -1;
 	for (size_t i = 0; i < v->nsegs; i++)
 		for (size_t j = 0; v->segs[i].private_pool && j < v->segs[i].s->nblocks; j++)
 			if (oom_block_free(v, &mp_segment_blocks(v->snap, v->segs[i].s)[j]))

@@ -125,7 +125,7 @@ static int64_t best_point(const mp_oom *o, window *w, size_t n, int64_t *freed)
 		}
 		if (i + 1 < m && open_at[i + 1]->emptied == t)
 			continue; /* the others emptied at the same entry open first */
-		if (o->req.device_free + sizes - oom_relocation_cost(&moved) >= o->alloc_size) {
+		if (o->room + sizes - oom_relocation_cost(&moved) >= o->alloc_size) {
 			best = t;
 			*freed = sizes - oom_relocation_cost(&moved);
 		}
@@ -145,7 +145,7 @@ static void claim(const oom_view *v, mp_oom *o, const mp_trace_entry *e, int64_t
 		 site != NULL ? site : "(no frames)", (long long)t);
 	snprintf(r->why, sizeof r->why, "segments were then entirely free and got their live blocks only later: "
 		 "released there, they give %s net, and with the %s free the allocation fits",
-		 oom_size_text(a, sizeof a, freed), oom_size_text(b, sizeof b, o->req.device_free));
+		 oom_size_text(a, sizeof a, freed), oom_size_text(b, sizeof b, o->room));
 	free(site);
 }
 
@@ -170,7 +170,7 @@ void oom_empty_cache_remedy(const oom_view *v, mp_oom *o)
 			 oom_size_text(a, sizeof a, o->released_by_retry));
 		return;
 	}
-	if (o->req.device_free >= 0 && o->req.device >= 0 && (size_t)o->req.device < snap->ndevice_traces &&
+	if (o->room >= 0 && o->req.device >= 0 && (size_t)o->req.device < snap->ndevice_traces &&
 	    (w = calloc(v->nsegs ? v->nsegs : 1, sizeof *w)) != NULL) {
 		const mp_trace_list *tl = &snap->device_traces[o->req.device];
 

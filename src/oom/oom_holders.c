@@ -368,6 +368,6 @@ mp_err oom_serves_without(const oom_view *v, const mp_oom *o, const oom_member *
 			*released += g->s->total_size;
 	}
 	free(gone);
-	*works = cached || (o->req.device_free >= 0 && o->alloc_size <= o->req.device_free + *released);
+	*works = cached || (o->room >= 0 && o->alloc_size <= o->room + *released);
 	return MP_OK;
 }

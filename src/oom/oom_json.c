@@ -51,6 +51,7 @@ static cJSON *request(const mp_oom *o)
 	cJSON_AddStringToObject(r, "pool", o->small_pool ? "small" : "large");
 	cJSON_AddNumberToObject(r, "allocation_size", (double)o->alloc_size);
 	add_size(r, "device_free", o->req.device_free);
+	add_size(r, "room", o->room);
 	return r;
 }
 

@@ -33,7 +33,7 @@ static oom_oversize at(const oom_view *v, const mp_oom *o, int64_t m, bool strea
 		oom_relocation_sum(&moved, &g->moved, 1);
 	}
 	r.freed = sizes - oom_relocation_cost(&moved);
-	r.works = r.nsegs > 0 && o->req.device_free >= 0 && o->req.device_free + r.freed >= o->alloc_size;
+	r.works = r.nsegs > 0 && o->room >= 0 && o->room + r.freed >= o->alloc_size;
 	return r;
 }
 

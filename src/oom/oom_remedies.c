@@ -65,7 +65,7 @@ static void expandable(const oom_view *v, mp_oom *o)
 	mp_oom_remedy *r;
 
 	/* already on: never suggested again (its pages did not help) */
-	if (o->expandable || o->req.device_free < 0)
+	if (o->expandable || o->room < 0)
 		return;
 	if (o->retry_skipped) {
 		remedy(o, MP_OOM_R_EXPANDABLE, false, action, "free pages go back to the device in the OOM's retry, "
@@ -73,20 +73,20 @@ static void expandable(const oom_view *v, mp_oom *o)
 		return;
 	}
 	pages = free_pages(v);
-	if (pages + o->req.device_free >= need)
+	if (pages + o->room >= need)
 		r = remedy(o, MP_OOM_R_EXPANDABLE, true, action,
 			   "estimated from the state alone: segments would grow and shrink by pages of %s in the %s pool; "
 			   "the retry would unmap the %s of whole pages that are not live (were the live blocks where they "
 			   "are now), and with the %s free the request's %s could be mapped",
 			   oom_size_text(c, sizeof c, page), o->small_pool ? "small" : "large",
-			   oom_size_text(a, sizeof a, pages), oom_size_text(b, sizeof b, o->req.device_free),
+			   oom_size_text(a, sizeof a, pages), oom_size_text(b, sizeof b, o->room),
 			   oom_size_text(conf, sizeof conf, need));
 	else
 		r = remedy(o, MP_OOM_R_EXPANDABLE, false, action,
 			   "estimated from the state alone: the request needs %s of pages of %s; even with every whole "
 			   "free page unmapped (%s) and the %s free, that cannot be mapped",
 			   oom_size_text(c, sizeof c, need), oom_size_text(conf, sizeof conf, page),
-			   oom_size_text(a, sizeof a, pages), oom_size_text(b, sizeof b, o->req.device_free));
+			   oom_size_text(a, sizeof a, pages), oom_size_text(b, sizeof b, o->room));
 	if (r != NULL) {
 		mp_sim_conf sc = o->conf;
 
@@ -102,7 +102,7 @@ static void max_split(const oom_view *v, mp_oom *o)
 	mp_oom_remedy *r;
 	oom_oversize ov;
 
-	if (o->small_pool || o->req.device_free < 0)
+	if (o->small_pool || o->room < 0)
 		return;
 	ov = oom_oversize_best(v, o, false);
 	if (ov.m == 0) {
@@ -216,14 +216,14 @@ static void private_pools(const oom_view *v, mp_oom *o)
 			held += h->s->total_size;
 			released += h->live == 0 ? h->s->total_size : 0;
 		}
-		if (o->req.device_free < 0 || released == 0)
+		if (o->room < 0 || released == 0)
 			continue;
 		snprintf(action, sizeof action, "release private pool (%lld, %lld): drop the torch.cuda.MemPool or CUDA "
 			 "graph that owns it before the request", (long long)g->pool_id[0], (long long)g->pool_id[1]);
-		remedy(o, MP_OOM_R_PRIVATE_POOL, o->req.device_free + released >= o->alloc_size, action,
+		remedy(o, MP_OOM_R_PRIVATE_POOL, o->room + released >= o->alloc_size, action,
 		       "it reserves %s; once nothing uses it the retry releases its %s of segments without a live block, "
 		       "%s", oom_size_text(a, sizeof a, held), oom_size_text(b, sizeof b, released),
-		       o->req.device_free + released >= o->alloc_size ? "and the allocation fits"
+		       o->room + released >= o->alloc_size ? "and the allocation fits"
 								    : "still not enough for the allocation");
 	}
 }

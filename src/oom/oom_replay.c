@@ -181,8 +181,23 @@ static int64_t pages_needed(const oom_view *v, const mp_oom *o)
 	return need;
 }
 
+/* What cudaMalloc can still get, in words: what is free, or what a memory fraction leaves. */
+static const char *room_text(const mp_oom *o, char *buf, size_t n)
+{
+	char a[32], b[32];
+
+	if (o->req.device_free > o->room)
+		snprintf(buf, n, "%s is left of the %s the memory fraction allows", oom_size_text(a, sizeof a, o->room),
+			 oom_size_text(b, sizeof b, o->req.message.allowed));
+	else
+		snprintf(buf, n, "%s is free", oom_size_text(a, sizeof a, o->room));
+	return buf;
+}
+
 void oom_replay(const oom_view *v, mp_oom *o)
 {
+	char room[120];
+
 	char a[32], b[32], c[32];
 	bool refused;
 	int64_t need;
@@ -208,28 +223,28 @@ void oom_replay(const oom_view *v, mp_oom *o)
 	/* an expandable segment maps whole pages for the request; otherwise cudaMalloc gets the allocation size */
 	need = o->expandable ? pages_needed(v, o) : o->alloc_size;
 	o->released_by_retry = retry_release(v);
-	if (o->req.device_free < 0) {
+	if (o->room < 0) {
 		step(o, "%s(%s): the device's free memory is unknown here; the retry would release %s of cached segments",
 		     o->expandable ? "mapping pages" : "cudaMalloc", oom_size_text(a, sizeof a, need),
 		     oom_size_text(b, sizeof b, o->released_by_retry));
 		o->verdict = MP_OOM_V_UNKNOWN_FREE;
 		return;
 	}
-	if (need <= o->req.device_free) {
-		step(o, "%s(%s) succeeds: %s is free", o->expandable ? "mapping pages" : "cudaMalloc",
-		     oom_size_text(a, sizeof a, need), oom_size_text(b, sizeof b, o->req.device_free));
+	if (need <= o->room) {
+		step(o, "%s(%s) succeeds: %s", o->expandable ? "mapping pages" : "cudaMalloc",
+		     oom_size_text(a, sizeof a, need), room_text(o, room, sizeof room));
 		o->verdict = MP_OOM_V_CUDAMALLOC;
 		return;
 	}
-	step(o, "%s(%s) fails: %s is free", o->expandable ? "mapping pages" : "cudaMalloc", oom_size_text(a, sizeof a, need),
-	     oom_size_text(b, sizeof b, o->req.device_free));
-	if (need <= o->req.device_free + o->released_by_retry && o->req.source == MP_OOM_FROM_ARGS) {
+	step(o, "%s(%s) fails: %s", o->expandable ? "mapping pages" : "cudaMalloc", oom_size_text(a, sizeof a, need),
+	     room_text(o, room, sizeof room));
+	if (need <= o->room + o->released_by_retry && o->req.source == MP_OOM_FROM_ARGS) {
 		step(o, "the retry releases %s of cached segments free as a whole, then %s succeeds",
 		     oom_size_text(a, sizeof a, o->released_by_retry), oom_size_text(c, sizeof c, need));
 		o->verdict = MP_OOM_V_AFTER_RELEASE;
 		return;
 	}
-	if (need <= o->req.device_free + o->released_by_retry) {
+	if (need <= o->room + o->released_by_retry) {
 		/* yet the allocator raised: its retry cannot have run */
 		step(o, "the retry would release %s (pending frees synchronised, segments free as a whole), enough; the "
 			"allocator raised all the same, so it skipped the retry: 2.6 does while a torch.cuda.MemPool or "
@@ -240,6 +255,6 @@ void oom_replay(const oom_view *v, mp_oom *o)
 	}
 	step(o, "the retry (pending frees synchronised, cached segments free as a whole released) gives back %s: "
 		"%s free < %s, out of memory", oom_size_text(a, sizeof a, o->released_by_retry),
-	     oom_size_text(b, sizeof b, o->req.device_free + o->released_by_retry), oom_size_text(c, sizeof c, need));
+	     oom_size_text(b, sizeof b, o->room + o->released_by_retry), oom_size_text(c, sizeof c, need));
 	o->verdict = MP_OOM_V_OOM;
 }

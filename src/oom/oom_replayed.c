@@ -219,7 +219,8 @@ static void empty_cache(replayed *r)
 
 bool oom_remedies_replayed(oom_view *v, mp_oom *o)
 {
-	mp_whatif_opts opts = { .device = o->req.device, .release = o->release, .capacity = -1, .device_free = -1 };
+	mp_whatif_opts opts = { .device = o->req.device, .release = o->release, .capacity = -1, .device_free = -1,
+				.allowed = -1 };
 	mp_whatif *w;
 	mp_diag diag = { 0 };
 	replayed r = { .o = o };
@@ -231,6 +232,8 @@ bool oom_remedies_replayed(oom_view *v, mp_oom *o)
 	}
 	if (o->req.has_message && o->req.message.capacity > 0)
 		opts.capacity = o->req.message.capacity;
+	if (o->req.has_message)
+		opts.allowed = o->req.message.allowed; /* a memory fraction's cap: the model must keep to it too */
 	if (mp_whatif_open(v->snap, &opts, &w, &diag) != MP_OK) {
 		if (snprintf(o->no_replay, sizeof o->no_replay, "the job's requests could not be replayed: %s", diag.msg) < 0)
 			o->no_replay[0] = '\0';

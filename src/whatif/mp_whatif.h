@@ -24,6 +24,7 @@ typedef struct mp_whatif_opts {
 	mp_sim_release release; /* {0, 0}: guessed from the snapshot's shape */
 	int64_t capacity;       /* the device's memory when known (an OOM message's total capacity), −1 */
 	int64_t device_free;    /* free memory at the OOM when the trace has no oom entry (a message), −1 */
+	int64_t allowed;        /* a memory fraction's cap (an OOM message's "allowed"), −1 none or unknown */
 } mp_whatif_opts;
 
 typedef struct mp_whatif {
@@ -33,6 +34,7 @@ typedef struct mp_whatif {
 	bool release_guessed;      /* from the snapshot's keys, not known */
 	mp_sim_device dev;
 	bool dev_known;            /* the free memory at the OOM is known */
+	int64_t allowed;           /* a memory fraction's cap, −1 */
 	mp_sim_conf recorded;
 	char recorded_text[256];   /* the job's own PYTORCH_CUDA_ALLOC_CONF, "" */
 	mp_sim_outcome baseline;   /* the replay under the recorded settings */

@@ -116,8 +116,8 @@ static mp_err check(mp_whatif *w)
 			 "not route");
 		return MP_OK;
 	}
-	mp_sim_replay_opts ro = { .conf = &w->recorded, .release = w->release, .dev = w->dev, .empty_cache_after = -1,
-				  .look = look, .look_ctx = &model };
+	mp_sim_replay_opts ro = { .conf = &w->recorded, .release = w->release, .dev = w->dev, .allowed = w->allowed,
+				  .empty_cache_after = -1, .look = look, .look_ctx = &model };
 
 	if ((err = mp_sim_replay(&w->h, &ro, &w->baseline)) != MP_OK)
 		return err;
@@ -148,6 +148,7 @@ mp_err mp_whatif_open(const mp_snapshot *snap, const mp_whatif_opts *opts, mp_wh
 	if (w == NULL)
 		return MP_E_NOMEM;
 	w->snap = snap;
+	w->allowed = opts->allowed;
 	w->release = opts->release;
 	if (w->release.major == 0) {
 		w->release = mp_sim_release_of_snapshot(snap);
@@ -196,7 +197,7 @@ void mp_whatif_close(mp_whatif *w)
 mp_err mp_whatif_try_changed(const mp_whatif *w, const mp_sim_conf *conf, int64_t empty_cache_after,
 			     const int64_t *freed, size_t nfreed, mp_sim_outcome *out)
 {
-	mp_sim_replay_opts ro = { .conf = conf, .release = w->release, .dev = w->dev, .step = true,
+	mp_sim_replay_opts ro = { .conf = conf, .release = w->release, .dev = w->dev, .allowed = w->allowed, .step = true,
 				  .empty_cache_after = empty_cache_after, .freed = freed, .nfreed = nfreed };
 
 	if (!w->dev_known) {

@@ -391,6 +391,20 @@ static void test_message_request(void)
 	CU_ASSERT_EQUAL(o->causes[0].id, MP_OOM_OUTSIDE);
 	CU_ASSERT_EQUAL(o->causes[0].bytes, 18 * MIB);
 	free(o);
+	/* a memory fraction: 500 MiB free on the device, but only 30 MiB allowed, 20 of them reserved: cudaMalloc
+	   gets 10 MiB at most, an OOM, and no setting is claimed on the device's free memory */
+	CU_ASSERT_TRUE(mp_oom_request_from_message(
+		"CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 1024.00 MiB of which "
+		"500.00 MiB is free. 30.00 MiB allowed; Of the allocated memory 17.00 MiB is allocated by PyTorch, and "
+		"3.00 MiB is reserved by PyTorch but unallocated.", 0, &r));
+	CU_ASSERT_EQUAL_FATAL(mp_oom_explain(s, &r, &o, &d), MP_OK);
+	CU_ASSERT_EQUAL(o->room, 10 * MIB);
+	CU_ASSERT_EQUAL(o->verdict, MP_OOM_V_OOM);
+	CU_ASSERT_PTR_NOT_NULL(strstr(o->decision[1], "the memory fraction allows"));
+	for (int i = 0; i < o->nremedies; i++)
+		if (o->remedies[i].id == MP_OOM_R_EXPANDABLE || o->remedies[i].id == MP_OOM_R_MAX_SPLIT)
+			CU_ASSERT_FALSE(o->remedies[i].works);
+	free(o);
 	mp_snapshot_free(s);
 }
 

@@ -19,7 +19,8 @@ static int run_whatif(mp_command_ctx *c, const mp_command_args *a)
 	const char *conf_text = mp_arg(a, "--conf"), *format = mp_arg(a, "--format"), *units = mp_arg(a, "--units");
 	const char *release = mp_arg(a, "--release"), *capacity = mp_arg(a, "--capacity");
 	const char *message = mp_arg(a, "--message");
-	mp_whatif_opts opts = { .device = mp_arg_device(a, "--device", -1), .capacity = -1, .device_free = -1 };
+	mp_whatif_opts opts = { .device = mp_arg_device(a, "--device", -1), .capacity = -1, .device_free = -1,
+				.allowed = -1 };
 	mp_snapshot *snap = NULL;
 	mp_owners *owners = NULL;
 	mp_whatif *w = NULL;
@@ -46,6 +47,7 @@ static int run_whatif(mp_command_ctx *c, const mp_command_args *a)
 		if (opts.capacity < 0)
 			opts.capacity = m.capacity;
 		opts.device_free = m.free;
+		opts.allowed = m.allowed; /* a memory fraction's cap, when the message names one */
 	}
 	if (units != NULL)
 		mp_units_parse(units, &u);
