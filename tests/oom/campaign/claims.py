@@ -19,8 +19,10 @@ What each claim becomes (README.md, "Claims"):
   nothing                            right when no candidate setting (below) got past the request
   anything else                      not re-runnable (counted apart)
 Candidates for recall (RECALL=1), whatever memprof said: expandable_segments:True, max_split_size_mb at 21,
-64, 128 and 512, each of the user's own settings removed, and empty_cache() after the last free before the OOM
-that the trace (OOM.pickle) names.
+64 and 256 (each merged into the user's settings), each of the user's own settings removed, and empty_cache()
+after the last free before the OOM at a Python line of the job that the trace (OOM.pickle) names.
+A settings remedy whose action, read literally, would drop the user's other settings is also run that way: shown
+beside its verdict ("literal"), not judged.
 """
 import hashlib
 import json
@@ -60,11 +62,18 @@ class Plan:
         return self.rerun(args, "PYTORCH_CUDA_ALLOC_CONF=%s" % (conf or "(unset)"))
 
 
+def recall_kind(rid):
+    """The kind of change a remedy is, for recall: the setting it changes, or empty_cache."""
+    return {"expandable_segments": "expandable_segments", "max_split_size_mb": "max_split_size_mb",
+            "empty_cache": "empty_cache"}.get(rid, rid)
+
+
 def site_of(frames):
-    """memprof's rule (src/oom/oom_holders.c oom_site_of): the first frame outside torch's files."""
+    """The first Python frame outside torch's files (memprof's rule, src/oom/oom_holders.c oom_site_of, but for
+    Python files only: a line tracer can act after a Python line, not after a C++ one)."""
     for f in frames or []:
         name = f.get("filename") or ""
-        if name and "/torch/" not in name and not name.startswith("?"):
+        if name.endswith(".py") and "/torch/" not in name:
             return "%s:%d" % (os.path.basename(name), f.get("line", 0)), f.get("name", "")
     return None, None
 
@@ -139,7 +148,12 @@ def add_claim(plan, x, source):
         c["confs"] = confs_to_try
         c["judge"] = ("step" if by_step else "request") if expect_pass else "oom"
         if expect_pass:
-            c["recall_kind"] = "+".join(confs.changes(plan.user, confs_to_try[0])) or None
+            c["recall_kind"] = recall_kind(rid)
+            # the action's text read literally (the variable set to what it names, the user's other settings
+            # dropped): run too where that differs, shown beside the verdict, not judged
+            literal = confs.text(confs.parse(",".join(confs.settings_in(action))))
+            if x.get("conf") is None and literal and literal != confs_to_try[0]:
+                c["literal"] = {"conf": literal, "rerun": plan.conf_rerun(literal)}
         return
     if rid == "empty_cache":
         where = x.get("empty_cache_after")
@@ -150,6 +164,9 @@ def add_claim(plan, x, source):
             site = "%s:%s" % (m.group(1), m.group(2)) if m else None
         if site is None:
             c["not_rerunnable"] = "no line named" if not expect_pass else "not at a line (%s)" % action
+            return
+        if not site.split(":")[0].endswith(".py"):
+            c["not_rerunnable"] = "not a Python line (%s)" % site
             return
         c["reruns"] = [plan.rerun(["--empty-cache-after", site], "torch.cuda.empty_cache() after %s" % site)]
         c["judge"] = ("step" if by_step else "request") if expect_pass else "oom"
@@ -214,18 +231,14 @@ def add_candidates(plan, pickle_path, device):
     for k in pairs:
         tries.append(confs.without(user, k))
     for conf in tries:
-        plan.candidates.append({"kind": "+".join(confs.changes(user, conf)), "family": family(confs.changes(user, conf)),
-                                "conf": conf, "rerun": plan.conf_rerun(conf)})
+        ch = confs.changes(user, conf)
+        kind = "max_split_size_mb" if ch == ["max_split_size_mb"] else "+".join(ch)
+        plan.candidates.append({"kind": kind, "conf": conf, "rerun": plan.conf_rerun(conf)})
     site = last_free_site(pickle_path, device)
     if site:
-        plan.candidates.append({"kind": "empty_cache", "family": "empty_cache", "site": site,
+        plan.candidates.append({"kind": "empty_cache", "site": site,
                                 "rerun": plan.rerun(["--empty-cache-after", site],
                                                     "torch.cuda.empty_cache() after %s" % site)})
-
-
-def family(changes):
-    """The kind of change, for recall: expandable_segments, max_split_size_mb, -KEY (a user setting removed)."""
-    return "+".join(sorted(changes))
 
 
 def main():

@@ -84,6 +84,10 @@ def judge(d):
     for c in plan["claims"]:
         v = dict(c)
         v["outcomes"] = [dict(outs[k], rerun=k, what=plan["reruns"][k]["what"]) for k in c["reruns"]]
+        if c.get("literal"):
+            k = c["literal"]["rerun"]
+            v["literal_outcome"] = dict(outs[k], rerun=k, what=plan["reruns"][k]["what"],
+                                        passed=passed_request(outs[k], target))
         if c["not_rerunnable"]:
             v["verdict"] = "NOT_RERUNNABLE"
         elif c["judge"] == "candidates":
@@ -118,12 +122,8 @@ def judge(d):
         if v["source"] == "remedy" and v.get("recall_kind") and v["verdict"] == "RIGHT":
             claimed_right.add(v["recall_kind"])
             worked.add(v["recall_kind"])
-    # max_split_size_mb at any value is one kind for recall
-    def fam(k):
-        return "max_split_size_mb" if k == "max_split_size_mb" or k.startswith("max_split_size_mb") else k
-    worked_f, claimed_f = {fam(k) for k in worked}, {fam(k) for k in claimed_right}
     return {"dir": d, "target": target, "claims": claims, "candidates": cands,
-            "recall": {"worked": sorted(worked_f), "claimed_and_worked": sorted(claimed_f & worked_f)}}
+            "recall": {"worked": sorted(worked), "claimed_and_worked": sorted(claimed_right & worked)}}
 
 
 def main():

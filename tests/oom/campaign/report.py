@@ -60,7 +60,8 @@ def figures(units):
     f = {"jobs": len(units), "status": collections.Counter(), "ooms": 0, "seconds_per_oom": None,
          "claims": collections.Counter(), "verdicts": collections.Counter(), "by_evidence": {}, "by_kind": {},
          "not_rerunnable": collections.Counter(), "diverged": 0, "failed_reruns": 0,
-         "recall": {"worked": 0, "claimed_and_worked": 0, "by_kind": {}}, "wrong": [], "causes_first": collections.Counter()}
+         "recall": {"worked": 0, "claimed_and_worked": 0, "by_kind": {}}, "wrong": [],
+         "literal": {"runs": 0, "differs": []}, "causes_first": collections.Counter()}
     ev = collections.defaultdict(collections.Counter)
     kinds = collections.defaultdict(collections.Counter)
     rk = collections.defaultdict(collections.Counter)
@@ -93,6 +94,12 @@ def figures(units):
             kinds[k][v] += 1
             if v == "WRONG":
                 f["wrong"].append(wrong_entry(u, c, res))
+            lit = c.get("literal_outcome")
+            if lit and lit.get("ran"):
+                f["literal"]["runs"] += 1
+                if bool(lit["passed"]) != (v == "RIGHT"):
+                    f["literal"]["differs"].append({"build": u["build"], "seed": u["seed"], "claim": claim_kind(c),
+                                                    "verdict": v, "literal": lit["what"] + ": " + lit["text"]})
         for k in res["recall"]["worked"]:
             rk[k]["worked"] += 1
             f["recall"]["worked"] += 1
@@ -162,6 +169,12 @@ def summary(rep):
         lines.append("   not re-runnable: %d (%s); diverged %d; re-runs failed %d" % (
             sum(f["not_rerunnable"].values()), ", ".join("%s %d" % kv for kv in f["not_rerunnable"].items()) or "-",
             f["diverged"], f["failed_reruns"]))
+    lit = rep["total"]["literal"]
+    lines.append("== settings remedies also run as their action reads literally (the user's other settings "
+                 "dropped): %d, of which %d came out otherwise than the verdict" % (lit["runs"], len(lit["differs"])))
+    for x in lit["differs"]:
+        lines.append("   %s seed %s %s: %s; literally: %s" % (x["build"], x["seed"], x["claim"], x["verdict"],
+                                                          x["literal"]))
     wrong = rep["total"]["wrong"]
     lines.append("== %d WRONG claims" % len(wrong))
     for w in wrong:
