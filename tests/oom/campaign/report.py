@@ -128,7 +128,12 @@ def wrong_entry(u, c, res):
     d = u["dir"]
     reruns = [os.path.join(d, "reruns", o["rerun"], "repro.sh") for o in c.get("outcomes", [])
               if o.get("rerun") and os.path.exists(os.path.join(d, "reruns", o["rerun"]))]
+    oom = load(os.path.join(d, "oom.json")) or {}
+    causes = [x["id"] for x in oom.get("causes") or []]
+    spec = u["spec"] or {}
     return {"build": u["build"], "seed": u["seed"], "claim": claim_kind(c), "action": c["action"],
+            "causes": causes, "memory_fraction": spec.get("memory_fraction"), "history": spec.get("history"),
+            "request_source": (oom.get("request") or {}).get("source"),
             "evidence": evidence_of(c), "covers": c.get("covers"),
             "why": c.get("why", "")[:300],
             "rerun_did": [o.get("what", "") + ": " + o.get("text", "") for o in c.get("outcomes", [])],
@@ -177,9 +182,15 @@ def summary(rep):
                                                           x["literal"]))
     wrong = rep["total"]["wrong"]
     lines.append("== %d WRONG claims" % len(wrong))
+    groups = collections.Counter((w["claim"], w["causes"][0] if w["causes"] else "-",
+                                  "fraction" if w["memory_fraction"] else "no fraction") for w in wrong)
+    for (k, cause, frac), n in sorted(groups.items(), key=lambda kv: -kv[1]):
+        lines.append("   %3d  %-36s first cause %-16s %s" % (n, k, cause, frac))
     for w in wrong:
-        lines.append("-- %s seed %s (%s, conf %s): %s [%s, evidence %s]" % (
-            w["build"], w["seed"], w["family"], w["user_conf"], w["claim"], w["action"], w["evidence"]))
+        lines.append("-- %s seed %s (%s, conf %s, memory fraction %s, history %s): %s [%s, evidence %s]" % (
+            w["build"], w["seed"], w["family"], w["user_conf"], w["memory_fraction"], w["history"], w["claim"],
+            w["action"], w["evidence"]))
+        lines.append("   causes %s; request from the %s" % (", ".join(w["causes"]) or "-", w["request_source"]))
         lines.append("   OOM at %s; re-run: %s" % (w["oom"], "; ".join(w["rerun_did"])))
         lines.append("   reproduce: %s" % (w["reproduce"][0] if w["reproduce"] else w["watched_run"] + "/repro.sh"))
     return "\n".join(lines) + "\n"
