@@ -107,8 +107,8 @@ def figures(units):
             rk[k]["claimed_and_worked"] += 1
             f["recall"]["claimed_and_worked"] += 1
     f["recall"]["recall"] = ratio(f["recall"]["claimed_and_worked"], f["recall"]["worked"])
-    f["recall"]["by_kind"] = {k: dict(v, recall=ratio(v["claimed_and_worked"], v["worked"])) for k, v in
-                              sorted(rk.items())}
+    f["recall"]["by_kind"] = {k: {"worked": v["worked"], "claimed_and_worked": v["claimed_and_worked"],
+                                  "recall": ratio(v["claimed_and_worked"], v["worked"])} for k, v in sorted(rk.items())}
     for e, c in sorted(ev.items()):
         f["by_evidence"][e] = {"right": c["RIGHT"], "wrong": c["WRONG"], "precision": ratio(c["RIGHT"],
                                                                                            c["RIGHT"] + c["WRONG"])}
