@@ -61,7 +61,8 @@ def figures(units):
          "claims": collections.Counter(), "verdicts": collections.Counter(), "by_evidence": {}, "by_kind": {},
          "not_rerunnable": collections.Counter(), "diverged": 0, "failed_reruns": 0,
          "recall": {"worked": 0, "claimed_and_worked": 0, "by_kind": {}}, "wrong": [],
-         "literal": {"runs": 0, "differs": []}, "causes_first": collections.Counter()}
+         "literal": {"runs": 0, "differs": []}, "causes_first": collections.Counter(),
+         "replay": collections.Counter()}
     ev = collections.defaultdict(collections.Counter)
     kinds = collections.defaultdict(collections.Counter)
     rk = collections.defaultdict(collections.Counter)
@@ -76,6 +77,7 @@ def figures(units):
         oom = load(os.path.join(u["dir"], "oom.json")) or {}
         causes = oom.get("causes") or []
         f["causes_first"][causes[0]["id"] if causes else "(none)"] += 1
+        f["replay"][oom.get("verdict") or "(none)"] += 1
         for c in res["claims"]:
             k = claim_kind(c)
             f["claims"][k] += 1
@@ -119,7 +121,7 @@ def figures(units):
     f["precision"] = ratio(right, right + wrong)
     f["checked"] = right + wrong
     f["seconds_per_oom"] = round(sum(secs) / len(secs), 1) if secs else None
-    for k in ("status", "claims", "verdicts", "not_rerunnable", "causes_first"):
+    for k in ("status", "claims", "verdicts", "not_rerunnable", "causes_first", "replay"):
         f[k] = dict(sorted(f[k].items()))
     return f
 
@@ -133,7 +135,7 @@ def wrong_entry(u, c, res):
     spec = u["spec"] or {}
     return {"build": u["build"], "seed": u["seed"], "claim": claim_kind(c), "action": c["action"],
             "causes": causes, "memory_fraction": spec.get("memory_fraction"), "history": spec.get("history"),
-            "request_source": (oom.get("request") or {}).get("source"),
+            "request_source": (oom.get("request") or {}).get("source"), "replay": oom.get("verdict"),
             "evidence": evidence_of(c), "covers": c.get("covers"),
             "why": c.get("why", "")[:300],
             "rerun_did": [o.get("what", "") + ": " + o.get("text", "") for o in c.get("outcomes", [])],
@@ -159,6 +161,8 @@ def summary(rep):
         lines.append("== %s: %d jobs (%s), %d OOMs, %s s per OOM with its re-runs" % (
             name, f["jobs"], ", ".join("%s %d" % kv for kv in f["status"].items()), f["ooms"], f["seconds_per_oom"]))
         lines.append("   first causes: %s" % ", ".join("%s %d" % kv for kv in f["causes_first"].items()))
+        lines.append("   memprof's replay of the request (verdict; every one of these OOMs was real): %s" % ", ".join(
+            "%s %d" % kv for kv in f["replay"].items()))
         lines.append("   claims: %d (%s)" % (sum(f["claims"].values()), ", ".join("%s %d" % kv for kv in
                                                                                       f["verdicts"].items())))
         lines.append("   precision %s (%d right of %d checked); by evidence: %s" % (
@@ -183,14 +187,15 @@ def summary(rep):
     wrong = rep["total"]["wrong"]
     lines.append("== %d WRONG claims" % len(wrong))
     groups = collections.Counter((w["claim"], w["causes"][0] if w["causes"] else "-",
-                                  "fraction" if w["memory_fraction"] else "no fraction") for w in wrong)
-    for (k, cause, frac), n in sorted(groups.items(), key=lambda kv: -kv[1]):
-        lines.append("   %3d  %-36s first cause %-16s %s" % (n, k, cause, frac))
+                                  "fraction" if w["memory_fraction"] else "no fraction", w["replay"]) for w in wrong)
+    for (k, cause, frac, replay), n in sorted(groups.items(), key=lambda kv: -kv[1]):
+        lines.append("   %3d  %-36s first cause %-16s %-12s replay %s" % (n, k, cause, frac, replay))
     for w in wrong:
         lines.append("-- %s seed %s (%s, conf %s, memory fraction %s, history %s): %s [%s, evidence %s]" % (
             w["build"], w["seed"], w["family"], w["user_conf"], w["memory_fraction"], w["history"], w["claim"],
             w["action"], w["evidence"]))
-        lines.append("   causes %s; request from the %s" % (", ".join(w["causes"]) or "-", w["request_source"]))
+        lines.append("   causes %s; request from the %s; memprof's replay: %s" % (
+            ", ".join(w["causes"]) or "-", w["request_source"], w["replay"]))
         lines.append("   OOM at %s; re-run: %s" % (w["oom"], "; ".join(w["rerun_did"])))
         lines.append("   reproduce: %s" % (w["reproduce"][0] if w["reproduce"] else w["watched_run"] + "/repro.sh"))
     return "\n".join(lines) + "\n"
