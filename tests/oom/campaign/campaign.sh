@@ -43,8 +43,11 @@ units() {
 	fi
 }
 # the builds are set up once, before the workers race for them
+# (77: a registry cannot be reached and nothing is cached; any other failure is one)
 for b in $builds; do
-	"$top/tests/testbed/python/build.sh" "$b" >/dev/null || { echo "campaign: build $b cannot run here" >&2; exit 77; }
+	"$top/tests/testbed/python/build.sh" "$b" >/dev/null
+	rc=$?
+	[ $rc = 0 ] || { echo "campaign: the test bed cannot set up $b (status $rc)" >&2; exit $rc; }
 done
 export MEMPROF_CAMPAIGN_OOMS=$ooms
 export CAMPAIGN_RESULTS=$results

@@ -36,6 +36,7 @@ if [ "${1:-}" = --full ]; then
 	"$here/campaign.sh" -j "$jobs" --ooms "${MEMPROF_CAMPAIGN_OOMS:-300}" "$results" >"$results.log" 2>&1
 	rc=$?
 	grep -v '^campaign: ' "$results.log" | head -c 200000
+	[ $rc = 77 ] && { echo "oom/campaign: the test bed cannot run here: $(tail -n 1 "$results.log")"; exit 77; }
 	[ $rc = 0 ] || { echo "FAIL: campaign.sh exited $rc ($results.log)"; exit 1; }
 	echo "== $(($(date +%s) - t0)) s this run; the units took $(cat "$results"/*/*/seconds | paste -sd+ | bc) s in all"
 	python3 "$here/report.py" "$results" --gate --state-threshold "$threshold" | tail -n 4
@@ -54,7 +55,8 @@ fi
 rm -rf "$results"
 MEMPROF_CAMPAIGN_RECALL=0 "$here/campaign.sh" -j "$jobs" --seeds "$seeds" "$results" >"$results.log" 2>&1
 rc=$?
-[ $rc = 77 ] && { echo "oom/campaign: the test bed cannot run here"; exit 77; }
+[ $rc = 77 ] && { echo "oom/campaign: the test bed cannot run here: $(tail -n 1 "$results.log")"; exit 77; }
+[ $rc = 0 ] || [ $rc = 1 ] || { echo "FAIL: campaign.sh exited $rc: $(tail -n 3 "$results.log" | tr '\n' ' ')"; exit 1; }
 grep '^campaign: ' "$results.log"
 python3 "$here/report.py" "$results" --gate --state-threshold "$threshold"
 rc=$?
