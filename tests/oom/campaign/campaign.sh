@@ -51,7 +51,8 @@ for b in $builds; do
 done
 export MEMPROF_CAMPAIGN_OOMS=$ooms
 export CAMPAIGN_RESULTS=$results
+# (a unit's status 255 makes xargs start no more, once RESULTS holds --ooms OOMs; it waits for the others)
 units | xargs -P "$jobs" -L 1 sh -c 'exec "$0" "$1" "$2" "$CAMPAIGN_RESULTS"' "$here/run-oom.sh" 2>&1 |
-	sed -u 's/^/campaign: /'
+	grep --line-buffered -v '^xargs: .*status 255; aborting' | sed -u 's/^/campaign: /'
 echo "campaign: $(($(date +%s) - t0)) s"
 python3 "$here/report.py" "$results" $gate

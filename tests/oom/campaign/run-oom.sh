@@ -23,9 +23,11 @@ top=$(cd "$here/../../.." && pwd)
 . "$here/lib.sh"
 [ $# -eq 3 ] || { echo "usage: run-oom.sh SEED BUILD RESULTS" >&2; exit 2; }
 seed=$1 build=$2 results=$3
+# enough OOMs: status 255 stops xargs (campaign.sh) from starting more units
 if [ -n "${MEMPROF_CAMPAIGN_OOMS:-}" ] && [ ! -f "$results/$build/$seed/status" ] &&
 	[ "$(cat "$results"/*/*/status 2>/dev/null | grep -cx oom)" -ge "$MEMPROF_CAMPAIGN_OOMS" ]; then
-	exit 0
+	echo "$build/$seed: not started: $MEMPROF_CAMPAIGN_OOMS OOMs are in $results"
+	exit 255
 fi
 mkdir -p "$results/$build/$seed"
 dir=$(cd "$results/$build/$seed" && pwd)
