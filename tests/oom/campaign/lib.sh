@@ -53,7 +53,7 @@ cp_watch() {
 	timeout "${MEMPROF_CAMPAIGN_JOB_TIMEOUT:-900}" "$memprof" watch --pid "$pid" -o "$out/watch" --format json \
 		${sysroot:+--sysroot "$sysroot"} >"$out/watch.out" 2>"$out/watch.err" &
 	watcher=$!
-	for i in $(seq 600); do
+	for i in $(seq 2400); do # (up to 2 minutes on a loaded machine)
 		grep -q "^memprof: watching pid" "$out/watch.out" 2>/dev/null && break
 		kill -0 "$watcher" 2>/dev/null || break
 		sleep 0.05

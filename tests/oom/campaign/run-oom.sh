@@ -81,7 +81,9 @@ echo "$cap" >"$dir/device"
 echo "$n" >"$cache/attempt"
 cp "$w/record.json" "$dir/record.json"
 oomjson=$(ls "$w"/watch/oom-1.json "$w"/watch/oom-1.txt 2>/dev/null | head -n1)
-[ -s "$oomjson" ] || finish "fail memprof watch wrote no explanation: $(tr '\n' ' ' <"$w/watch.err" | cut -c1-300)"
+grep -q "^memprof: watching pid" "$w/watch.out" 2>/dev/null ||
+	finish "fail memprof watch did not attach: $(tr '\n' ' ' <"$w/watch.err" | cut -c1-300)"
+[ -s "$oomjson" ] || finish "fail memprof watch wrote no explanation: $(tr '\n' ' ' <"$w/watch.out" | cut -c1-200) $(tr '\n' ' ' <"$w/watch.err" | cut -c1-300)"
 cp "$oomjson" "$dir/oom.json"
 [ ! -f "$w/watch/oom-1.pickle" ] || cp "$w/watch/oom-1.pickle" "$dir/oom.pickle"
 python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$dir/oom.json" 2>/dev/null ||
