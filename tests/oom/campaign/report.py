@@ -64,6 +64,7 @@ def figures(units):
          "literal": {"runs": 0, "differs": []}, "causes_first": collections.Counter(),
          "replay": collections.Counter()}
     ev = collections.defaultdict(collections.Counter)
+    rv = collections.defaultdict(collections.Counter)
     kinds = collections.defaultdict(collections.Counter)
     rk = collections.defaultdict(collections.Counter)
     secs = []
@@ -93,6 +94,7 @@ def figures(units):
                 f["failed_reruns"] += 1
                 continue
             ev[evidence_of(c)][v] += 1
+            rv[oom.get("verdict") or "(none)"][v] += 1
             kinds[k][v] += 1
             if v == "WRONG":
                 f["wrong"].append(wrong_entry(u, c, res))
@@ -114,6 +116,8 @@ def figures(units):
     for e, c in sorted(ev.items()):
         f["by_evidence"][e] = {"right": c["RIGHT"], "wrong": c["WRONG"], "precision": ratio(c["RIGHT"],
                                                                                            c["RIGHT"] + c["WRONG"])}
+    f["by_replay"] = {e: {"right": c["RIGHT"], "wrong": c["WRONG"], "precision": ratio(c["RIGHT"], c["RIGHT"] + c["WRONG"])}
+                      for e, c in sorted(rv.items())}
     for k, c in sorted(kinds.items()):
         f["by_kind"][k] = {"right": c["RIGHT"], "wrong": c["WRONG"], "precision": ratio(c["RIGHT"],
                                                                                        c["RIGHT"] + c["WRONG"])}
@@ -169,6 +173,9 @@ def summary(rep):
             pct(f["precision"]), f["verdicts"].get("RIGHT", 0), f["checked"],
             ", ".join("%s %s (%d/%d)" % (e, pct(x["precision"]), x["right"], x["right"] + x["wrong"])
                       for e, x in f["by_evidence"].items()) or "-"))
+        lines.append("   precision by memprof's replay verdict: %s" % (", ".join(
+            "%s %s (%d/%d)" % (e, pct(x["precision"]), x["right"], x["right"] + x["wrong"])
+            for e, x in f["by_replay"].items()) or "-"))
         for k, x in f["by_kind"].items():
             lines.append("     %-40s %s (%d/%d)" % (k, pct(x["precision"]), x["right"], x["right"] + x["wrong"]))
         lines.append("   recall %s (%d of %d kinds of change that got past an OOM were claimed and right): %s" % (
