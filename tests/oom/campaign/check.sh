@@ -9,10 +9,10 @@
 #                                   hours (the ASan pass of tests/run-all.sh), only its first 2 units.
 #   --full (make check-oom-campaign) at least MEMPROF_CAMPAIGN_OOMS (default 300) OOMs over both builds, with
 #                                   the recall candidates, 2 at once; resumable: the results directory is keyed by
-#                                   the memprof binary and the campaign's sources, so an interrupted run goes on
+#                                   memprof's sources and the campaign's, so an interrupted run goes on
 #                                   where it stopped. Gated like the slice.
-# Results under ~/.cache/memprof-campaign/ (slice-KEY, full-KEY): report.json, summary.txt and each unit's
-# artifacts, which the report's WRONG claims point to. Env: MEMPROF, MEMPROF_TESTBED_SKIP=1 (77),
+# Results under ~/.cache/memprof-campaign/ (slice-KEY, full-KEY; KEY: memprof's sources and the campaign's):
+# report.json, summary.txt and each unit's artifacts, which the report's WRONG claims point to. Env: MEMPROF, MEMPROF_TESTBED_SKIP=1 (77),
 # MEMPROF_CAMPAIGN_JOBS (parallel units, default 2), MEMPROF_CAMPAIGN_DIR (instead of ~/.cache/memprof-campaign).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -26,7 +26,9 @@ fi
 [ -x "$memprof" ] || { echo "FAIL: no memprof at $memprof"; exit 1; }
 base=${MEMPROF_CAMPAIGN_DIR:-$HOME/.cache/memprof-campaign}
 mkdir -p "$base"
-key=$( (cat "$memprof"; cat "$here"/*.py "$here"/*.sh "$here/slice.seeds") | sha256sum | cut -c1-12)
+# keyed by memprof's sources (as tests/oom/jobs.sh), so that the ASan pass of the same tree counts as the same
+key=$( (find "$top/src" -type f \( -name '*.c' -o -name '*.h' \) -print0 | sort -z | xargs -0 cat
+	cat "$here"/*.py "$here"/*.sh "$here/slice.seeds") | sha256sum | cut -c1-12)
 jobs=${MEMPROF_CAMPAIGN_JOBS:-2}
 threshold=${MEMPROF_CAMPAIGN_STATE_MIN:-0.95}
 t0=$(date +%s)
