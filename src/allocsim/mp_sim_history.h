@@ -54,7 +54,7 @@ typedef struct mp_sim_history {
 	int64_t earlier_ooms;    /* oom entries before the last one (requests that failed and were caught) */
 	int64_t unexplained;     /* frees of addresses that nothing in the ring or the state allocated */
 	bool private_pools;      /* requests went to private pools, which the replay does not route yet */
-	int64_t step_match;      /* the ALLOC op one step before the request (same frames, size and stream), −1 */
+	int64_t step_match;      /* the ALLOC op one training step before the request (sim_step.c), −1 */
 	/* what the recorded allocator did, for the check of the model */
 	int64_t recorded_segment_allocs, recorded_segment_frees;
 } mp_sim_history;
@@ -87,6 +87,7 @@ typedef struct mp_sim_outcome {
 	int64_t peak_reserved;   /* over the ops replayed (the step's included) */
 	int64_t reserved_at_request; /* reserved bytes when the request was made (before it) */
 	int64_t reserved_at_oom; /* reserved bytes after the op that ran out of memory (its retry done) */
+	int64_t reserved_at_end; /* reserved bytes after the last op replayed */
 	int64_t segment_allocs, segment_frees; /* up to the request: cudaMalloc'ed and released fixed segments */
 	/* one step more after the request, when the history has a previous step (STEP) */
 	bool step_replayed;      /* the step's structure held: every free matched an allocation of this step */
@@ -94,7 +95,8 @@ typedef struct mp_sim_outcome {
 	int64_t step_oom_op;     /* the op of the previous step whose copy ran out, −1: the step completed */
 } mp_sim_outcome;
 
-/* Called with the model as it stands right after the request (or the op that ran out before it). */
+/* Called with the model as it stands right after the request (or the op that ran out before it; with
+   TO_END, after the last op). */
 typedef void (*mp_sim_look_fn)(void *ctx, const mp_sim *s);
 
 /* How to replay: under which settings and rules, on which device, and with what changed in the job. */
@@ -104,6 +106,8 @@ typedef struct mp_sim_replay_opts {
 	mp_sim_device dev;
 	int64_t allowed;           /* a memory fraction's cap in bytes (an OOM message's "allowed"), −1 none */
 	bool step;                 /* replay the step after the request when the history has one */
+	bool to_end;               /* go on past a request that ran out, to the last op (the state a snapshot read
+				      after the OOM shows), instead of the step */
 	int64_t empty_cache_after; /* an empty_cache() right after this op, −1 none */
 	const int64_t *freed;      /* allocations given up right before the request (a holder deleted) */
 	size_t nfreed;

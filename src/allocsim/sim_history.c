@@ -9,6 +9,7 @@
 #include "mp_i64map.h"
 #include "mp_sim_history.h"
 #include "mp_snapshot_extras.h"
+#include "sim_int.h"
 
 typedef struct reader {
 	const mp_snapshot *snap;
@@ -207,43 +208,6 @@ static mp_err assemble(reader *r)
 	return MP_OK;
 }
 
-/* Whether frame lists A and B name the same frames. */
-static bool same_frames(const mp_snapshot *snap, mp_val a, mp_val b)
-{
-	size_t n = mp_frames_len(snap, a);
-	mp_frame x, y;
-
-	if (a == b)
-		return n > 0;
-	if (n == 0 || n != mp_frames_len(snap, b))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!mp_frames_get(snap, a, i, &x) || !mp_frames_get(snap, b, i, &y) || x.line != y.line ||
-		    x.filename_len != y.filename_len || x.name_len != y.name_len ||
-		    memcmp(x.filename, y.filename, x.filename_len) != 0 || memcmp(x.name, y.name, x.name_len) != 0)
-			return false;
-	return true;
-}
-
-/* The request's counterpart one step earlier: the latest ALLOC from the same frames, of the same rounded size
-   on the same stream. */
-static void find_step(const reader *r, const mp_sim_conf *settings, mp_sim_release rel)
-{
-	mp_sim_history *h = r->h;
-	const mp_sim_op *q = &h->ops[h->request];
-	const mp_trace_entry *oom = &r->e[q->entry];
-
-	for (int64_t i = h->request - 1; i >= (int64_t)h->nplanted; i--) {
-		const mp_sim_op *o = &h->ops[i];
-
-		if (o->kind == MP_SIM_OP_ALLOC && o->stream == q->stream && mp_sim_round_size(settings, rel, o->size) == q->size &&
-		    same_frames(r->snap, r->e[o->entry].frames, oom->frames)) {
-			h->step_match = i;
-			return;
-		}
-	}
-}
-
 mp_err mp_sim_history_read(const mp_snapshot *snap, int64_t device, const mp_sim_conf *settings, mp_sim_release rel,
 			   mp_sim_history *out, mp_diag *diag)
 {
@@ -310,7 +274,7 @@ mp_err mp_sim_history_read(const mp_snapshot *snap, int64_t device, const mp_sim
 			if (out->ops[i].kind == MP_SIM_OP_REQUEST)
 				out->request = (int64_t)i;
 		if (out->request >= 0)
-			find_step(&r, settings, rel);
+			sim_find_step(snap, r.e, out, settings, rel);
 	}
 	free(r.ring);
 	free(r.planted);

@@ -10,6 +10,8 @@
 
 #include "mp_i64map.h"
 #include "mp_sim.h"
+#include "mp_sim_history.h"
+#include "mp_snapshot.h"
 
 #define SIM_MIN_BLOCK 512                 /* kMinBlockSize: every size is rounded to at least this */
 #define SIM_SMALL_SIZE MP_SIM_MIB         /* kSmallSize: the largest request of the small pool */
@@ -233,6 +235,10 @@ void sim_pool_init(sim_pool *p, bool small, sim_private *owner, enum sim_order o
 /* The device: charge BYTES (false when the device does not have them); give them back. */
 bool sim_device_charge(mp_sim *s, int64_t bytes);
 void sim_device_uncharge(mp_sim *s, int64_t bytes);
+/* The history's step before the request (sim_step.c): H->step_match, or left at −1. */
+void sim_find_step(const mp_snapshot *snap, const mp_trace_entry *e, mp_sim_history *h, const mp_sim_conf *settings,
+		   mp_sim_release rel);
+bool sim_same_frames(const mp_snapshot *snap, mp_val a, mp_val b);
 /* Streams' event queues. */
 sim_stream *sim_stream_get(mp_sim *s, uint64_t handle);
 

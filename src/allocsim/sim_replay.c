@@ -115,7 +115,7 @@ static void step(replay *r, mp_sim_outcome *out)
 mp_err mp_sim_replay(const mp_sim_history *h, const mp_sim_replay_opts *opts, mp_sim_outcome *out)
 {
 	replay r = { .h = h };
-	int64_t end = h->request >= 0 ? h->request : (int64_t)h->nops - 1;
+	int64_t end = h->request >= 0 && !opts->to_end ? h->request : (int64_t)h->nops - 1;
 	int64_t steps = opts->step && h->step_match >= 0 ? h->request - h->step_match : 0;
 
 	*out = (mp_sim_outcome){ .oom_op = -1, .step_oom_op = -1 };
@@ -140,20 +140,26 @@ mp_err mp_sim_replay(const mp_sim_history *h, const mp_sim_replay_opts *opts, mp
 			out->reserved_at_request = mp_sim_stats_of(r.s)->reserved_bytes.current;
 		}
 		if (!run(&r, o, o->alloc)) {
-			out->oom_op = i;
-			out->reserved_at_oom = mp_sim_stats_of(r.s)->reserved_bytes.current;
-			break;
+			bool expected = opts->to_end && i == h->request && out->oom_op < 0;
+
+			if (out->oom_op < 0) {
+				out->oom_op = i;
+				out->reserved_at_oom = mp_sim_stats_of(r.s)->reserved_bytes.current;
+			}
+			if (!expected || mp_sim_failed(r.s))
+				break; /* the job would have raised here; past its own failed request it went on */
 		}
 		if (o->kind == MP_SIM_OP_REQUEST)
 			out->request_served = true;
 		if (i == opts->empty_cache_after)
 			mp_sim_empty_cache(r.s);
 	}
+	out->reserved_at_end = mp_sim_stats_of(r.s)->reserved_bytes.current;
 	if (opts->look != NULL)
 		opts->look(opts->look_ctx, r.s);
 	out->segment_allocs = mp_sim_stats_of(r.s)->num_device_alloc;
 	out->segment_frees = mp_sim_stats_of(r.s)->num_device_free;
-	if (out->request_served && steps > 0)
+	if (out->request_served && steps > 0 && !opts->to_end)
 		step(&r, out);
 	out->peak_reserved = mp_sim_stats_of(r.s)->reserved_bytes.peak;
 	out->refused |= mp_sim_failed(r.s);

@@ -55,6 +55,7 @@ typedef struct mp_oom_request {
 	int64_t size;          /* as asked, or as the trace holds it (already rounded) */
 	int64_t device_free;   /* free device memory at the OOM (cudaMemGetInfo), −1 unknown */
 	int64_t trace_index;   /* the oom entry's index in the snapshot's trace, −1 */
+	int64_t events_after;  /* allocs and frees the trace holds after it: the state read is that much later */
 	bool has_message;
 	mp_oom_message message;
 	char where[160];       /* how it was found: "trace entry 812", "torch.OutOfMemoryError handled in thread ..." */

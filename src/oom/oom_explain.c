@@ -23,6 +23,11 @@ mp_err mp_oom_request_from_trace(const mp_snapshot *snap, long device, mp_oom_re
 			*out = (mp_oom_request){ .source = MP_OOM_FROM_TRACE, .device = (int64_t)d, .stream = e->stream,
 						 .size = e->size, .trace_index = (int64_t)i,
 						 .device_free = (e->present & MP_F_TR_DEVICE_FREE) ? e->addr : -1 };
+			for (size_t j = i + 1; j < tl->n; j++) {
+				mp_val a = snap->trace[tl->first + j].action;
+
+				out->events_after += mp_val_is(a, k->alloc) || mp_val_is(a, k->free_requested);
+			}
 			snprintf(out->where, sizeof out->where, "the 'oom' entry of device %zu's trace (entry %zu)", d, i);
 			return MP_OK;
 		}

@@ -52,6 +52,7 @@ static cJSON *request(const mp_oom *o)
 	cJSON_AddNumberToObject(r, "allocation_size", (double)o->alloc_size);
 	add_size(r, "device_free", o->req.device_free);
 	add_size(r, "room", o->room);
+	cJSON_AddNumberToObject(r, "events_after", (double)o->req.events_after);
 	return r;
 }
 

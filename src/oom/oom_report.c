@@ -101,6 +101,10 @@ static void request(const mp_oom *o, enum mp_units u, mp_out *out, bool rst)
 	mp_out_printf(out, " (%s pool); cudaMalloc would be asked for ", o->small_pool ? "small" : "large");
 	size(out, o->alloc_size, u);
 	mp_out_printf(out, ".\nFound in %s.\n", o->req.where);
+	if (o->req.events_after > 0)
+		mp_out_printf(out, "The state was read %lld allocations and frees after the OOM (an except block, a later "
+			      "stop): its figures are that state's; the replay of the trace is the OOM's own.\n",
+			      (long long)o->req.events_after);
 	heading(out, rst, "PyTorch's numbers");
 	if (o->req.has_message)
 		numbers(o, &o->req.message, "its message", u, out, rst);

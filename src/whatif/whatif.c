@@ -88,7 +88,7 @@ static bool same_state(const mp_whatif *w, shapes *model, char *why, size_t n)
 	same = !job.nomem && !model->nomem && job.n == model->n &&
 	       (job.n == 0 || memcmp(job.v, model->v, job.n * sizeof *job.v) == 0);
 	if (!same)
-		snprintf(why, n, "the model's %zu segments after the request are not the job's %zu, block for block",
+		snprintf(why, n, "the model's %zu segments are not the job's %zu, block for block",
 			 model->n, job.n);
 	free(job.v);
 	return same;
@@ -116,8 +116,9 @@ static mp_err check(mp_whatif *w)
 			 "not route");
 		return MP_OK;
 	}
+	/* to the trace's last op: a snapshot taken after the OOM (in an except) shows what the job freed since */
 	mp_sim_replay_opts ro = { .conf = &w->recorded, .release = w->release, .dev = w->dev, .allowed = w->allowed,
-				  .empty_cache_after = -1, .look = look, .look_ctx = &model };
+				  .to_end = true, .empty_cache_after = -1, .look = look, .look_ctx = &model };
 
 	if ((err = mp_sim_replay(&w->h, &ro, &w->baseline)) != MP_OK)
 		return err;
@@ -128,9 +129,9 @@ static mp_err check(mp_whatif *w)
 			 ? "the model under the job's settings serves the request the job could not"
 			 : "the model under the job's settings runs out %lld requests before the job did",
 			 (long long)(w->h.request - w->baseline.oom_op));
-	else if (w->baseline.reserved_at_oom != w->h.reserved)
-		snprintf(w->unfaithful, sizeof w->unfaithful, "the model reserves %s at the OOM where the job had %s",
-			 mp_format_torch_size(a, sizeof a, w->baseline.reserved_at_oom),
+	else if (w->baseline.reserved_at_end != w->h.reserved)
+		snprintf(w->unfaithful, sizeof w->unfaithful, "the model reserves %s where the job had %s",
+			 mp_format_torch_size(a, sizeof a, w->baseline.reserved_at_end),
 			 mp_format_torch_size(b, sizeof b, w->h.reserved));
 	else
 		w->faithful = same_state(w, &model, w->unfaithful, sizeof w->unfaithful);

@@ -12,9 +12,10 @@ case); sizes below assume it.
               each take a whole 60 MiB segment (max_split_size keeps it from being split), then `e` and `f` 12 MiB:
               `f` runs out. Without the job's own setting the 15 MiB rests serve both
 
-  step        (256 MiB) a training-like loop whose every step makes the same requests from the same lines (an
-              activation, a temporary, a workspace), and keeps 16 MiB more each step (`kept`), until a request
-              of some step runs out: the ring holds the step before, so claims can be made for the whole step
+  step        (256 MiB) a training loop whose every step makes the same requests from the same lines (a batch, a
+              forward that saves activations, a backward in the autograd engine's thread, an update), and keeps
+              16 MiB more each step (`kept`), until a request of some step runs out: the ring holds the steps
+              before, so claims can be made for the whole step
 
 usage: oom_judgment.py --case CASE [--history none|python|all] [--alloc-conf CONF] [--free NAME]...
                        [--empty-cache-after LINE] [--until-step K]
@@ -116,19 +117,29 @@ def main():
 
 
 def steps():
-    """The step case: the same requests every step, 16 MiB more kept each time; notes the step that ran out."""
+    """The step case: a forward that saves activations, a backward (the autograd engine's own thread, no Python
+    frames) that frees them, an optimizer's update; the same requests every step and 16 MiB more kept each
+    time; notes the step that ran out."""
+    weight = torch.zeros(MiB // 4, dtype=torch.float32, device="cuda", requires_grad=True)  # 1 MiB: the big
+    # requests are the main thread's (a batch, what is kept), so that the OOM's state is the one read
     kept = []
     memprof_testbed.register("kept", kept)
     step = 0
     try:
         while ARGS.until_step is None or step <= ARGS.until_step:
-            activation = mib(30)
+            batch = mib(30)
             temporary = mib(20)
             workspace = mib(10)
+            activation = weight * 2  # saved for backward
+            hidden = activation * activation  # saved too
+            loss = hidden.sum()
+            loss.backward()  # frees what the graph saved, makes weight.grad once
             kept.append(mib(16))
-            del activation
+            del batch
             grads = mib(40)
-            del temporary, workspace, grads
+            with torch.no_grad():
+                weight -= 0.1 * weight.grad  # a temporary of the update
+            del temporary, workspace, grads, activation, hidden, loss
             step += 1
     except torch.OutOfMemoryError as error:
         memprof_testbed.note("oom_step", step)
