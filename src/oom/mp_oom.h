@@ -129,6 +129,7 @@ typedef struct mp_oom_remedy {
 	bool works;        /* memprof claims it would have served the request; false: considered, would not */
 	enum mp_oom_evidence evidence;
 	bool covers_step;  /* works: the replay served the rest of the step too, not only the request */
+	bool fails_later;  /* not working: the replay served the request, and ran out later in the step */
 	char action[240];  /* the setting or the action */
 	char why[400];
 	bool has_conf;     /* a setting: CONF is the whole PYTORCH_CUDA_ALLOC_CONF to run with ("": unset) */

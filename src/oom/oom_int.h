@@ -137,7 +137,8 @@ void oom_replay(const oom_view *v, mp_oom *o);
 void oom_causes(const oom_view *v, mp_oom *o);
 void oom_fragmentation(const oom_view *v, mp_oom *o);
 mp_err oom_remedies(const oom_view *v, mp_oom *o, const oom_groups *gr);
-/* empty_cache() at an earlier point, from the trace (oom_history.c): adds the remedy when one would work. */
+/* empty_cache() without a replay (oom_history.c): at the OOM it does not help; before the request when 2.6 skipped
+   its retry. */
 void oom_empty_cache_remedy(const oom_view *v, mp_oom *o);
 /* Max_split_size_mb: the smallest M (whole MiB, ≥ 21) under which the large segments split by live blocks
    all smaller than M would have stayed whole and been released, and what that frees (sizes minus what the

@@ -111,6 +111,8 @@ static cJSON *remedies(const mp_oom *o, bool works)
 		cJSON_AddStringToObject(r, "evidence", mp_oom_evidence_name(m->evidence));
 		if (works)
 			cJSON_AddStringToObject(r, "covers", m->covers_step ? "step" : "request");
+		else
+			cJSON_AddStringToObject(r, "fails", m->fails_later ? "step" : "request");
 		if (m->has_conf)
 			cJSON_AddStringToObject(r, "conf", m->conf);
 		if (m->place_file[0] != '\0') {

@@ -67,19 +67,26 @@ static bool covers_step(const replayed *r, const mp_sim_outcome *x)
 	return r->w->h.step_match >= 0 && x->step_replayed && x->step_oom_op < 0;
 }
 
-/* Try CONF; add the remedy ID with its verdict. Returns whether it works (false too when not replayed). */
-static bool try_conf(replayed *r, enum mp_oom_remedy_id id, const mp_sim_conf *conf, bool add_refusal)
+/* Whether outcome X got past the request, only to run out later in the step. */
+static bool fails_later(const mp_sim_outcome *x)
 {
-	mp_sim_outcome x;
-	char text[200], action[240], why[400];
-	mp_oom_remedy *rem;
-	bool works;
+	return x->request_served && x->step_replayed && x->step_oom_op >= 0;
+}
 
-	if (mp_whatif_try(r->w, conf, &x) != MP_OK || x.refused)
-		return false;
-	works = judge(r, &x, why, sizeof why);
-	if (!works && !add_refusal)
-		return false;
+/* How far outcome X got: 0 out before or at the request, then the request served and out at a later op of the
+   step (the later the more), most when it passes. */
+static int64_t reach(const mp_sim_outcome *x)
+{
+	return !x->request_served ? 0 : x->step_oom_op >= 0 ? 1 + x->step_oom_op : INT64_MAX;
+}
+
+/* The remedy ID for CONF with outcome X (WORKS and its WHY judged already). */
+static bool add_conf(replayed *r, enum mp_oom_remedy_id id, const mp_sim_conf *conf, const mp_sim_outcome *x,
+		     bool works, const char *why)
+{
+	char text[200], action[240];
+	mp_oom_remedy *rem;
+
 	mp_sim_conf_format(conf, text, sizeof text);
 	if (text[0] != '\0')
 		snprintf(action, sizeof action, "PYTORCH_CUDA_ALLOC_CONF=%s", text);
@@ -87,11 +94,27 @@ static bool try_conf(replayed *r, enum mp_oom_remedy_id id, const mp_sim_conf *c
 		snprintf(action, sizeof action, "PYTORCH_CUDA_ALLOC_CONF unset (the defaults)");
 	if ((rem = oom_remedy_add(r->o, id, works, action, "%s", why)) != NULL) {
 		rem->evidence = MP_OOM_EV_REPLAY;
-		rem->covers_step = works && covers_step(r, &x);
+		rem->covers_step = works && covers_step(r, x);
+		rem->fails_later = !works && fails_later(x);
 		rem->has_conf = true;
 		snprintf(rem->conf, sizeof rem->conf, "%s", text);
 	}
 	return works;
+}
+
+/* Try CONF; add the remedy ID with its verdict. Returns whether it works (false too when not replayed). */
+static bool try_conf(replayed *r, enum mp_oom_remedy_id id, const mp_sim_conf *conf, bool add_refusal)
+{
+	mp_sim_outcome x;
+	char why[400];
+	bool works;
+
+	if (mp_whatif_try(r->w, conf, &x) != MP_OK || x.refused)
+		return false;
+	works = judge(r, &x, why, sizeof why);
+	if (!works && !add_refusal)
+		return false;
+	return add_conf(r, id, conf, &x, works, why);
 }
 
 /* Expandable segments turned on (off, when the job had them on: with max_split_size_mb they can let reserved
@@ -114,14 +137,34 @@ static void max_split(replayed *r)
 	for (int i = 0; i < r->o->nremedies; i++)
 		if (r->o->remedies[i].id == MP_OOM_R_MAX_SPLIT && r->o->remedies[i].works)
 			return; /* undoing the job's own value got past already */
+	mp_sim_conf best = c;
+	mp_sim_outcome x, best_x = { .oom_op = -1 };
+	char why[400], all[440];
+	bool tried = false;
+
 	for (size_t i = 0; i < n; i++) {
 		c.max_split_size = split_ladder[i] * MP_SIM_MIB;
-		if (c.max_split_size != rec->max_split_size && try_conf(r, MP_OOM_R_MAX_SPLIT, &c, false))
+		if (c.max_split_size == rec->max_split_size || mp_whatif_try(r->w, &c, &x) != MP_OK || x.refused)
+			continue;
+		if (judge(r, &x, why, sizeof why)) {
+			add_conf(r, MP_OOM_R_MAX_SPLIT, &c, &x, true, why);
 			return;
+		}
+		if (!tried || reach(&x) > reach(&best_x)) {
+			best = c;
+			best_x = x;
+		}
+		tried = true;
 	}
-	replayed_claim(oom_remedy_add(r->o, MP_OOM_R_MAX_SPLIT, false, "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:M",
-				      "replayed with M from %lld to %lld MiB: the job runs out all the same",
-				      (long long)split_ladder[0], (long long)split_ladder[n - 1]));
+	if (!tried)
+		return;
+	/* none gets past: the one that got furthest stands for them, its conf the one to run */
+	judge(r, &best_x, why, sizeof why);
+	if (snprintf(all, sizeof all, "with M from %lld to %lld MiB none gets past; the furthest, %lld: %s",
+		     (long long)split_ladder[0], (long long)split_ladder[n - 1],
+		     (long long)(best.max_split_size / MP_SIM_MIB), why) < 0)
+		all[0] = '\0';
+	add_conf(r, MP_OOM_R_MAX_SPLIT, &best, &best_x, false, all);
 }
 
 /* Each of the user's own settings undone: where that gets past the OOM, the setting is a cause. */
@@ -298,6 +341,7 @@ void oom_holders_replayed(const oom_view *v, mp_oom *o, const oom_groups *gr)
 			rem->works = judge(&r, &x, why, sizeof why);
 			rem->evidence = MP_OOM_EV_REPLAY;
 			rem->covers_step = rem->works && covers_step(&r, &x);
+			rem->fails_later = !rem->works && fails_later(&x);
 			if (snprintf(rem->why, sizeof rem->why, "it holds %lld block%s, given up before the request: %s",
 				     (long long)g->n, g->n == 1 ? "" : "s", why) < 0)
 				rem->why[0] = '\0';

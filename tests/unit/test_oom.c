@@ -3,6 +3,7 @@
    the owners' keys make (activations by module, a model, an optimizer, a list) and the remedies about them. */
 #include <string.h>
 
+#include "mp_frame_filter.h"
 #include "mp_oom.h"
 #include "mp_snapshot_extras.h"
 #include "snapshot_builder.h"
@@ -123,12 +124,9 @@ static void test_fragmentation(void)
 	CU_ASSERT_EQUAL(o->frags[0].nfree, 2);
 	CU_ASSERT_DOUBLE_EQUAL(o->frags[0].fragmentation, 0.5, 1e-9);
 	CU_ASSERT_DOUBLE_EQUAL(o->frags[0].sq_ratio, 0.5, 1e-9);
-	/* the large pool's expandable segments map pages of 20 MiB (kLargeBuffer): the 4 MiB holes hold no whole
-	   page, and 2 MiB free is no page either, so expandable segments would not have helped (state alone) */
-	CU_ASSERT_PTR_NOT_NULL_FATAL(remedy(o, MP_OOM_R_EXPANDABLE));
-	CU_ASSERT_FALSE(remedy(o, MP_OOM_R_EXPANDABLE)->works);
-	CU_ASSERT_EQUAL(remedy(o, MP_OOM_R_EXPANDABLE)->evidence, MP_OOM_EV_STATE);
-	CU_ASSERT_PTR_NOT_NULL(strstr(remedy(o, MP_OOM_R_EXPANDABLE)->why, "20.00 MiB"));
+	/* no trace to replay: expandable segments are judged neither way from the state alone (whether they help
+	   depends on the layout the job's history makes with them) */
+	CU_ASSERT_PTR_NULL(remedy(o, MP_OOM_R_EXPANDABLE));
 	/* freeing any one block leaves a free run of 8 MiB or more: a cached block fits */
 	CU_ASSERT_EQUAL(strcmp(o->holders_by, "block"), 0);
 	int freeing = 0;
@@ -139,11 +137,10 @@ static void test_fragmentation(void)
 			    strstr(o->remedies[i].action, "0x7f0001000000"));
 	CU_ASSERT_EQUAL(freeing, 3);
 	free(o);
-	/* 9 MiB needs 10 MiB of pages: 8 MiB of free pages and 1 MiB free fall short */
+	/* 9 MiB with 1 MiB free: fragmentation, and the garbage collector is no help */
 	o = explain(s, 9 * MIB, 0, 1 * MIB);
 	CU_ASSERT_EQUAL(o->causes[0].id, MP_OOM_FRAGMENTATION);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(remedy(o, MP_OOM_R_EXPANDABLE));
-	CU_ASSERT_FALSE(remedy(o, MP_OOM_R_EXPANDABLE)->works);
+	CU_ASSERT_PTR_NULL(remedy(o, MP_OOM_R_EXPANDABLE));
 	CU_ASSERT_FALSE(remedy(o, MP_OOM_R_GC_THRESHOLD)->works);
 	free(o);
 	/* the same request with room on the device: cudaMalloc serves it */
@@ -178,10 +175,10 @@ static void test_other_stream_and_pool(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(o->causes[0].evidence, "would fit"));
 	CU_ASSERT_EQUAL(o->causes[1].id, MP_OOM_OTHER_POOL);
 	CU_ASSERT_EQUAL(o->causes[1].bytes, 1 * MIB);
-	/* the side stream's 100 MiB segment is held by a 4 MiB block: max_split_size_mb:21 keeps it whole */
-	CU_ASSERT_PTR_NOT_NULL(remedy(o, MP_OOM_R_MAX_SPLIT));
-	CU_ASSERT_TRUE(remedy(o, MP_OOM_R_MAX_SPLIT)->works);
-	CU_ASSERT_PTR_NOT_NULL(strstr(remedy(o, MP_OOM_R_MAX_SPLIT)->action, "max_split_size_mb:21"));
+	/* without a trace to replay, no setting is claimed to help: a state read cannot say what the
+	 * allocator would have done with the setting from the start (the campaign measured such guesses) */
+	CU_ASSERT_TRUE(remedy(o, MP_OOM_R_MAX_SPLIT) == NULL || !remedy(o, MP_OOM_R_MAX_SPLIT)->works);
+	CU_ASSERT_PTR_NULL(remedy(o, MP_OOM_R_EXPANDABLE));
 	free(o);
 	mp_snapshot_free(s);
 }
@@ -235,13 +232,20 @@ static void test_oversize_and_empty_cache(void)
 	CU_ASSERT_EQUAL_FATAL(o->ncauses, 1);
 	CU_ASSERT_EQUAL(o->causes[0].id, MP_OOM_OVERSIZE_SPLIT);
 	CU_ASSERT_EQUAL(o->causes[0].bytes, 896 * MIB);
-	CU_ASSERT_TRUE(remedy(o, MP_OOM_R_MAX_SPLIT)->works);
-	CU_ASSERT_TRUE(remedy(o, MP_OOM_R_EXPANDABLE)->works);
+	/* without the free memory at the OOM in the trace the replay's check cannot run: no setting is claimed from
+	   the state alone (expandable segments, max_split_size_mb and an earlier empty_cache() depend on the
+	   layout the history made), and empty_cache() at the OOM releases nothing the retry did not */
+	CU_ASSERT_FALSE(o->replayed);
+	CU_ASSERT_PTR_NULL(remedy(o, MP_OOM_R_MAX_SPLIT));
+	CU_ASSERT_PTR_NULL(remedy(o, MP_OOM_R_EXPANDABLE));
 	CU_ASSERT_PTR_NOT_NULL_FATAL(remedy(o, MP_OOM_R_EMPTY_CACHE));
-	CU_ASSERT_TRUE(remedy(o, MP_OOM_R_EMPTY_CACHE)->works);
-	CU_ASSERT_PTR_NOT_NULL(strstr(remedy(o, MP_OOM_R_EMPTY_CACHE)->action, "trace entry 3"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(remedy(o, MP_OOM_R_EMPTY_CACHE)->action, "at train.py:12 (step)"));
+	CU_ASSERT_FALSE(remedy(o, MP_OOM_R_EMPTY_CACHE)->works);
+	CU_ASSERT_PTR_NOT_NULL(strstr(remedy(o, MP_OOM_R_EMPTY_CACHE)->action, "at the OOM"));
 	free(o);
+	/* the place a remedy names for the free: the job's own innermost frame, past torch, C++ and threading */
+	char site[128];
+
+	CU_ASSERT_STRING_EQUAL(mp_frames_site(s, s->trace[3].frames, site, sizeof site), "train.py:12 (step)");
 	/* the request as the trace holds it */
 	mp_oom_request r;
 

@@ -44,6 +44,13 @@ SETTING_IDS = {"expandable_segments", "max_split_size_mb", "garbage_collection_t
                "roundup_power2_divisions", "settings", "alloc_conf"}
 
 
+def fails_judge(x):
+    """How a not_helping entry is judged: by the request ("oom": the re-run runs out at or before it), or, when
+    memprof says the change serves the request but runs out later in the step ("fails": "step"), by the step
+    ("oom_step": the re-run does not complete it)."""
+    return "oom_step" if x.get("fails") == "step" else "oom"
+
+
 class Plan:
     def __init__(self, spec):
         self.spec = spec
@@ -146,7 +153,7 @@ def add_claim(plan, x, source):
                 return
         c["reruns"] = [plan.conf_rerun(conf) for conf in confs_to_try]
         c["confs"] = confs_to_try
-        c["judge"] = ("step" if by_step else "request") if expect_pass else "oom"
+        c["judge"] = ("step" if by_step else "request") if expect_pass else fails_judge(x)
         if expect_pass:
             c["recall_kind"] = recall_kind(rid)
             # the action's text read literally (the variable set to what it names, the user's other settings
@@ -169,7 +176,7 @@ def add_claim(plan, x, source):
             c["not_rerunnable"] = "not a Python line (%s)" % site
             return
         c["reruns"] = [plan.rerun(["--empty-cache-after", site], "torch.cuda.empty_cache() after %s" % site)]
-        c["judge"] = ("step" if by_step else "request") if expect_pass else "oom"
+        c["judge"] = ("step" if by_step else "request") if expect_pass else fails_judge(x)
         c["recall_kind"] = "empty_cache" if expect_pass else None
         return
     if rid == "nothing":
@@ -188,7 +195,7 @@ def add_claim(plan, x, source):
             for k, v in plan.spec["holders"][h].items():
                 sets += ["--set", "%s=%s" % (k, json.dumps(v))]
         c["reruns"] = [plan.rerun(sets, "without %s" % ", ".join(hit))]
-        c["judge"] = ("step" if by_step else "request") if expect_pass else "oom"
+        c["judge"] = ("step" if by_step else "request") if expect_pass else fails_judge(x)
         return
     if kind == "smaller_batch":
         m = re.search(r"batch(?: size)?(?: of| to| <=|:)? (\d+)", action)
