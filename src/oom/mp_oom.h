@@ -127,6 +127,9 @@ const char *mp_oom_remedy_kind_name(enum mp_oom_remedy_kind kind);
 typedef struct mp_oom_remedy {
 	enum mp_oom_remedy_id id;
 	bool works;        /* memprof claims it would have served the request; false: considered, would not */
+	bool untested;     /* no claim either way: a change of the job's own requests (checkpointing, autocast)
+			      that neither the model nor an estimate proven by the campaign can weigh; listed
+			      with its facts as worth trying ("to_try"), WORKS unused */
 	enum mp_oom_evidence evidence;
 	bool covers_step;  /* works: the replay served the rest of the step too, not only the request */
 	bool fails_later;  /* not working: the replay served the request, and ran out later in the step */

@@ -1,5 +1,6 @@
 /* oom_json.c - the explanation as one JSON object (`oom --format json`): every size in bytes, the causes in
-   their order of weight, remedies that would have worked and those that would not (not_helping). */
+   their order of weight, remedies that would have worked and those that would not (not_helping), and the changes of the job's
+   requests listed without a claim (to_try). */
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 
@@ -94,12 +95,13 @@ static cJSON *causes(const mp_oom *o)
 	return a;
 }
 
-static cJSON *remedies(const mp_oom *o, bool works)
+/* The remedies claimed to work (WORKS), claimed not to help, or (UNTESTED) listed without a claim. */
+static cJSON *remedies(const mp_oom *o, bool works, bool untested)
 {
 	cJSON *a = cJSON_CreateArray();
 
 	for (int i = 0; i < o->nremedies; i++) {
-		if (o->remedies[i].works != works)
+		if (o->remedies[i].untested != untested || (!untested && o->remedies[i].works != works))
 			continue;
 		cJSON *r = cJSON_CreateObject();
 
@@ -108,11 +110,13 @@ static cJSON *remedies(const mp_oom *o, bool works)
 		cJSON_AddStringToObject(r, "id", mp_oom_remedy_name(m->id));
 		cJSON_AddStringToObject(r, "action", m->action);
 		cJSON_AddStringToObject(r, "why", m->why);
-		cJSON_AddStringToObject(r, "evidence", mp_oom_evidence_name(m->evidence));
-		if (works)
-			cJSON_AddStringToObject(r, "covers", m->covers_step ? "step" : "request");
-		else
-			cJSON_AddStringToObject(r, "fails", m->fails_later ? "step" : "request");
+		if (!untested) {
+			cJSON_AddStringToObject(r, "evidence", mp_oom_evidence_name(m->evidence));
+			if (works)
+				cJSON_AddStringToObject(r, "covers", m->covers_step ? "step" : "request");
+			else
+				cJSON_AddStringToObject(r, "fails", m->fails_later ? "step" : "request");
+		}
 		if (m->has_conf)
 			cJSON_AddStringToObject(r, "conf", m->conf);
 		if (m->place_file[0] != '\0') {
@@ -189,8 +193,9 @@ void oom_report_json(const mp_oom *o, mp_out *out)
 	}
 	cJSON_AddBoolToObject(j, "replayed", o->replayed);
 	cJSON_AddStringToObject(j, "no_replay", o->replayed ? "" : o->no_replay);
-	cJSON_AddItemToObject(j, "remedies", remedies(o, true));
-	cJSON_AddItemToObject(j, "not_helping", remedies(o, false));
+	cJSON_AddItemToObject(j, "remedies", remedies(o, true, false));
+	cJSON_AddItemToObject(j, "not_helping", remedies(o, false, false));
+	cJSON_AddItemToObject(j, "to_try", remedies(o, false, true));
 	x = others(o);
 	cJSON_AddItemToObject(j, "holders_by", cJSON_DetachItemFromObject(x, "by"));
 	cJSON_AddItemToObject(j, "holders", cJSON_DetachItemFromObject(x, "holders"));

@@ -194,12 +194,30 @@ static void remedies(const mp_oom *o, mp_out *out, bool rst, bool works)
 	for (int i = 0; i < o->nremedies; i++) {
 		const mp_oom_remedy *r = &o->remedies[i];
 
-		if (r->works != works)
+		if (r->works != works || r->untested)
 			continue;
 		item(out, rst);
 		mp_out_printf(out, "%s%s%s: %s [%s%s]\n", rst ? "``" : "", r->action, rst ? "``" : "", r->why,
 			      r->evidence == MP_OOM_EV_REPLAY ? "replayed" : "estimated from the state",
 			      !works ? "" : r->covers_step ? "; covers the step" : "; covers this request");
+	}
+}
+
+/* The changes of the job's own requests that memprof does not weigh: facts only, no heading when none. */
+static void to_try(const mp_oom *o, mp_out *out, bool rst)
+{
+	bool any = false;
+
+	for (int i = 0; i < o->nremedies; i++) {
+		const mp_oom_remedy *r = &o->remedies[i];
+
+		if (!r->untested)
+			continue;
+		if (!any)
+			heading(out, rst, "Worth trying (they change the job's requests: not predicted)");
+		any = true;
+		item(out, rst);
+		mp_out_printf(out, "%s%s%s: %s\n", rst ? "``" : "", r->action, rst ? "``" : "", r->why);
 	}
 }
 
@@ -220,4 +238,5 @@ void mp_oom_report(const mp_oom *o, enum mp_oom_format format, enum mp_units u, 
 	holders(o, u, out, rst);
 	remedies(o, out, rst, true);
 	remedies(o, out, rst, false);
+	to_try(o, out, rst);
 }

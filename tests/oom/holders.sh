@@ -10,13 +10,13 @@
 # model.transformer.h.N...), no remedy may delete the model, its parameters or the optimizer's state, names must be
 # stable paths (optimizer.state[model...], trainer.optimizer.state[...], scaler._scale), every figure must carry its
 # unit (holders_check.py); `memprof owners` must name every tensor the job's manifest lists (tests/owners/check.py)
-# and warn of nothing it could not read. Then each claimed remedy about activations (a smaller batch, activation
-# checkpointing, 16-bit autocast) and each claimed setting is tried: the same job runs again with it and must not
-# run out of memory; a rejected checkpointing must still run out.
+# and warn of nothing it could not read. Then each claimed remedy about activations (a smaller batch; activation
+# checkpointing and 16-bit autocast are listed to try, not claimed) and each claimed setting is tried: the same job
+# runs again with it and must not run out of memory; a rejected one must still run out.
 #
 # Default (lean, in make check): gpt-oom, live. MEMPROF_HOLDERS_FULL=1 (make check-holders): also gpt-oom-trainer
 # (the objects held by a trainer object in main(); a gcore core), gpt-oom-fp32 (no autocast: 16-bit autocast is
-# claimed; a kernel core), hf-trainer (transformers 5.24.0 and accelerate 1.15.0) and lightning (lightning 2.6.6),
+# listed to try; a kernel core), hf-trainer (transformers 5.24.0 and accelerate 1.15.0) and lightning (lightning 2.6.6),
 # installed beside the build's torch (tests/testbed/python/extras.sh; skipped when PyPI cannot be reached), seen
 # at their throw by `memprof watch`. Env: MEMPROF, MEMPROF_TESTBED_SKIP=1 (77), KEEP=1 (the scratch directory
 # stays). Prints one line per check and "N passed, M failed".

@@ -16,7 +16,7 @@ Checks, each able to fail:
 - no holder or remedy is an anonymous tensor, an object's address or a local of a frame inside a package;
 - no remedy deletes the model, its parameters, the optimizer's state or the trainer (during training);
 - each remedy about a holder carries "holder" and a known "kind"; the smaller batch and checkpointing are among
-  them (claimed or not, with a reason);
+  them (claimed either way, or listed to try without a claim: to_try);
 - names are stable paths: the optimizer's state under the optimizer's path (optimizer.state[model...],
   trainer.optimizer.state[...]), the scaler's scale as scaler._scale (or trainer.scaler._scale), no TYPE@0x...;
 - every size in the text has its unit: no raw byte counts, negative or beyond 1 KiB.
@@ -57,7 +57,7 @@ def main():
           + "; ".join(h["name"] for h in holders))
     live = report["figures"]["live"]
     check(sum(h["bytes"] for h in acts) * 2 > live, "the activation holders hold less than half of the live memory")
-    remedies = report["remedies"] + report["not_helping"]
+    remedies = report["remedies"] + report["not_helping"] + report["to_try"]
     for name in [h["name"] for h in holders] + [r["action"] for r in remedies]:
         check("<tensor" not in name and "@0x" not in name and "<param" not in name, f"an anonymous name: {name}")
         check(not re.search(r"\bdel (input|inputs|x|hidden_states|self)\b", name), f"an inner frame's local: {name}")
@@ -69,6 +69,8 @@ def main():
         else:
             check("holder" not in r and "kind" not in r, f"a setting with a holder: {r}")
         check(r["why"], f"a remedy without its reason: {r['action']}")
+    for r in report["to_try"]:
+        check("evidence" not in r and "covers" not in r and "fails" not in r, f"a claim among to_try: {r}")
     kinds = {r.get("kind") for r in remedies}
     check({"smaller_batch", "checkpoint"} <= kinds, f"no smaller batch or no checkpointing considered: {kinds}")
     if text is not None:
