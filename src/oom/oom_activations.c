@@ -1,10 +1,9 @@
-/* oom_activations.c - the remedies about activations (what the autograd graph saves for backward, and results
-   of the forward no variable holds): no variable to delete, but a smaller batch (they grow with it): an estimate
-   on the live blocks (the activations shrink with the batch, the rest of the live memory and the request stay,
-   and the result must fit 90% of the memory the process can have: reserved + free, the rest kept for
-   fragmentation and what the step allocates besides). Activation checkpointing of the repeated blocks they lie
-   in and 16-bit autocast change the job's requests in ways no estimate here was proven on: they are listed to
-   try, with their figures, and claimed neither way. tests/oom/holders.sh and tests/oom/campaign re-run them. */
+/* oom_activations.c - what can be done about activations (what the autograd graph saves for backward, and
+   results of the forward no variable holds): no variable to delete, but a smaller batch (they grow with it),
+   activation checkpointing of the repeated blocks they lie in, or 16-bit autocast. Each changes the job's own
+   requests, which neither the allocator model nor an estimate on the live blocks was proven to weigh (the
+   campaign, tests/oom/campaign, measured the estimates): they are listed to try (to_try) with their figures and
+   claimed neither way. */
 #include <stdio.h>
 #include <string.h>
 
@@ -12,14 +11,11 @@
 
 /* Repeated blocks (items of one ModuleList) told apart. */
 enum { MAX_BLOCKS = 256 };
-/* The share of the memory the process can have that the estimates fill at most, in percent. */
-enum { FILL = 90 };
 
 struct acts {
 	int64_t bytes, f32;   /* the activations' bytes, and of them float32 */
 	int64_t bytes16;      /* and float16 or bfloat16 */
 	int64_t live_other;   /* the other live bytes */
-	int64_t budget;       /* what the activations may take for the request to fit */
 	char list[200];       /* the ModuleList whose items hold most of them ("model.transformer.h") */
 	size_t list_len;
 	struct item { int64_t index, bytes; } items[MAX_BLOCKS];
@@ -81,7 +77,6 @@ static void count(const oom_groups *gr, const mp_oom *o, struct acts *a)
 		add_item(a, m);
 	}
 	a->live_other = o->live - a->bytes;
-	a->budget = o->usable / 100 * FILL - a->live_other - o->alloc_size;
 }
 
 /* The remedy just added (if ADD could) about HOLDER, of KIND. */
@@ -94,27 +89,21 @@ static void about(mp_oom *o, int before, enum mp_oom_remedy_kind kind, const cha
 	}
 }
 
+/* Listed to try, not claimed: inputs, outputs and losses the job's variables hold grow with the batch too, and
+   what the step allocates besides the live blocks is not in the state; the campaign found "at P% it fits"
+   right 60% of the time. */
 static void smaller_batch(const struct acts *a, mp_oom *o)
 {
-	char x[32], y[32], z[32], u[32], w[32], action[120];
-	int64_t pct = a->budget > 0 ? a->budget * 20 / a->bytes * 5 : 0; /* whole 5% steps */
+	char x[32], y[32], z[32], w[32];
 	int before = o->nremedies;
+	mp_oom_remedy *r;
 
-	if (pct >= 100)
-		return; /* the activations' total is not what ran out: nothing to claim from it */
-	if (pct < 5) {
-		oom_remedy_add(o, MP_OOM_R_FREE, false, "a smaller batch", "without any activations the rest of the live memory "
-		    "(%s) and the request (%s) are still over %d%% of the %s the process can have",
-		    oom_size_text(x, sizeof x, a->live_other), oom_size_text(y, sizeof y, o->alloc_size), FILL,
-		    oom_size_text(z, sizeof z, o->usable));
-	} else {
-		snprintf(action, sizeof action, "a batch of at most %lld%% of this one", (long long)pct);
-		oom_remedy_add(o, MP_OOM_R_FREE, true, action, "the activations (%s) grow with the batch: at %lld%% they take %s, and "
-		    "with the rest of the live memory (%s) and the request (%s) that is within %d%% of the %s the "
-		    "process can have", oom_size_text(x, sizeof x, a->bytes), (long long)pct,
-		    oom_size_text(y, sizeof y, a->bytes / 100 * pct), oom_size_text(z, sizeof z, a->live_other),
-		    oom_size_text(u, sizeof u, o->alloc_size), FILL, oom_size_text(w, sizeof w, o->usable));
-	}
+	r = oom_remedy_add(o, MP_OOM_R_FREE, false, "a smaller batch", "the activations (%s) grow with the batch; the "
+	    "rest of the live memory is %s, the request %s, and the process can have %s",
+	    oom_size_text(x, sizeof x, a->bytes), oom_size_text(y, sizeof y, a->live_other),
+	    oom_size_text(z, sizeof z, o->alloc_size), oom_size_text(w, sizeof w, o->usable));
+	if (r != NULL)
+		r->untested = true;
 	about(o, before, MP_OOM_K_SMALLER_BATCH, OOM_ACTIVATIONS);
 }
 

@@ -10,9 +10,10 @@
 # model.transformer.h.N...), no remedy may delete the model, its parameters or the optimizer's state, names must be
 # stable paths (optimizer.state[model...], trainer.optimizer.state[...], scaler._scale), every figure must carry its
 # unit (holders_check.py); `memprof owners` must name every tensor the job's manifest lists (tests/owners/check.py)
-# and warn of nothing it could not read. Then each claimed remedy about activations (a smaller batch; activation
-# checkpointing and 16-bit autocast are listed to try, not claimed) and each claimed setting is tried: the same job
-# runs again with it and must not run out of memory; a rejected one must still run out.
+# and warn of nothing it could not read; the activations' remedies (a smaller batch, activation checkpointing,
+# 16-bit autocast) must be listed to try (to_try) or claimed with a holder and kind. Then each claim the job can
+# take (a remedy about activations, a setting) is tried: the same job runs again with it and must not run out of
+# memory; a rejected one must still run out.
 #
 # Default (lean, in make check): gpt-oom, live. MEMPROF_HOLDERS_FULL=1 (make check-holders): also gpt-oom-trainer
 # (the objects held by a trainer object in main(); a gcore core), gpt-oom-fp32 (no autocast: 16-bit autocast is
@@ -82,8 +83,9 @@ judge() { # NAME DIR STYLE LABEL
 		ok "$label: activations by module, no del of the model or the optimizer's state, stable names ($(python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
-kinds = ", ".join(x["kind"] for x in r["remedies"] if "kind" in x)
-print("; ".join(h["name"] for h in r["holders"][:3]) + " ...; " + kinds + " claimed")' "$dir/oom.json"))"
+claimed = ", ".join(x["kind"] for x in r["remedies"] if "kind" in x) or "none"
+to_try = ", ".join(x["kind"] for x in r["to_try"]) or "none"
+print("; ".join(h["name"] for h in r["holders"][:3]) + " ...; claimed: " + claimed + "; to try: " + to_try)' "$dir/oom.json"))"
 	else
 		bad "$label: $(tr '\n' ' ' <"$dir/check.err")"
 	fi
@@ -110,7 +112,9 @@ print("; ".join(h["name"] for h in r["holders"][:3]) + " ...; " + kinds + " clai
 		[ "$got" = "$want" ] && ok "$label: $kind ($args): $got, as memprof says" ||
 			bad "$label: $kind ($args): $got, but memprof says $want"
 	done < <(grep -E '^(RERUN|STILL) ' "$dir/claims")
-	[ "$n" -gt 0 ] || bad "$label: memprof claimed no remedy to try"
+	# the activations' remedies change the job's requests and are listed to try, not claimed: a job whose only
+	# claims are "nothing in the allocator's settings" has nothing to re-run here (the campaign judges those)
+	[ "$n" -gt 0 ] || echo "note: $label: no claim the job can re-run"
 }
 
 # A gpt_train.py scenario in MODE: memprof oom and owners on its target, then judged.
