@@ -40,13 +40,14 @@ static bool judge(const replayed *r, const mp_sim_outcome *x, char *why, size_t 
 	}
 	if (x->oom_op >= 0) {
 		snprintf(why, n, "the job runs out earlier, %lld requests before, at %s (a request of %s)",
-			 (long long)(w->h.request - x->oom_op), mp_whatif_site(w, x->oom_op, site, sizeof site),
+			 (long long)mp_whatif_requests_between(w, x->oom_op, w->h.request),
+			 mp_whatif_site(w, x->oom_op, site, sizeof site),
 			 mp_format_torch_size(a, sizeof a, w->h.ops[x->oom_op].size));
 		return false;
 	}
 	if (has_step && x->step_replayed && x->step_oom_op >= 0) {
 		snprintf(why, n, "the request is served, but the job runs out again %lld requests later in the "
-			 "step, at %s (a request of %s)", (long long)(x->step_oom_op - w->h.step_match),
+			 "step, at %s (a request of %s)", (long long)mp_whatif_requests_between(w, w->h.step_match, x->step_oom_op),
 			 mp_whatif_site(w, x->step_oom_op, site, sizeof site),
 			 mp_format_torch_size(a, sizeof a, w->h.ops[x->step_oom_op].size));
 		return false;
@@ -269,8 +270,7 @@ bool oom_remedies_replayed(oom_view *v, mp_oom *o)
 	replayed r = { .o = o };
 
 	if (o->req.source != MP_OOM_FROM_TRACE) {
-		snprintf(o->no_replay, sizeof o->no_replay, "the request is not in a trace (no memory history recorded it), so "
-			 "no replay of the job's requests backs them");
+		snprintf(o->no_replay, sizeof o->no_replay, "the request is not in a trace (no memory history recorded it)");
 		return false;
 	}
 	if (o->req.has_message && o->req.message.capacity > 0)
@@ -284,7 +284,7 @@ bool oom_remedies_replayed(oom_view *v, mp_oom *o)
 	}
 	if (!w->faithful) {
 		if (snprintf(o->no_replay, sizeof o->no_replay, "the model, replaying the job's requests under its own "
-			     "settings, did not do what the job did (%s), so no replay backs them", w->unfaithful) < 0)
+			     "settings, did not do what the job did (%s)", w->unfaithful) < 0)
 			o->no_replay[0] = '\0';
 		mp_whatif_close(w);
 		return false;

@@ -189,7 +189,7 @@ static void remedies(const mp_oom *o, mp_out *out, bool rst, bool works)
 {
 	heading(out, rst, works ? "What would have worked" : "What would not have helped");
 	if (works && !o->replayed && o->no_replay[0] != '\0')
-		mp_out_printf(out, "%s(claims about settings are estimated from the state alone: %s)\n", rst ? "" : "  ",
+		mp_out_printf(out, "%s(no setting is claimed to work without a replay of the job's requests: %s)\n", rst ? "" : "  ",
 			      o->no_replay);
 	for (int i = 0; i < o->nremedies; i++) {
 		const mp_oom_remedy *r = &o->remedies[i];

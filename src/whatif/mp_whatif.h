@@ -59,6 +59,10 @@ mp_err mp_whatif_try_changed(const mp_whatif *w, const mp_sim_conf *conf, int64_
    (room for N); returns how many were found. */
 size_t mp_whatif_allocs_at(const mp_whatif *w, const int64_t *addrs, size_t n, int64_t *out);
 
+/* The requests (allocations, the OOM's included) among ops FROM .. TO-1 of W's history: how far apart two ops
+   are in the words a user counts in (frees are ops too). */
+int64_t mp_whatif_requests_between(const mp_whatif *w, int64_t from, int64_t to);
+
 /* Whether outcome O means the job gets past its OOM: the request served (and, when STEP, the step after it
    completes too). */
 bool mp_whatif_passes(const mp_sim_outcome *o, bool step);

@@ -128,7 +128,7 @@ static mp_err check(mp_whatif *w)
 		snprintf(w->unfaithful, sizeof w->unfaithful, w->baseline.oom_op < 0
 			 ? "the model under the job's settings serves the request the job could not"
 			 : "the model under the job's settings runs out %lld requests before the job did",
-			 (long long)(w->h.request - w->baseline.oom_op));
+			 (long long)mp_whatif_requests_between(w, w->baseline.oom_op, w->h.request));
 	else if (w->baseline.reserved_at_end != w->h.reserved)
 		snprintf(w->unfaithful, sizeof w->unfaithful, "the model reserves %s where the job had %s",
 			 mp_format_torch_size(a, sizeof a, w->baseline.reserved_at_end),
@@ -218,6 +218,17 @@ bool mp_whatif_passes(const mp_sim_outcome *o, bool step)
 {
 	return !o->refused && o->oom_op < 0 && o->request_served &&
 	       (!step || (o->step_replayed && o->step_oom_op < 0));
+}
+
+int64_t mp_whatif_requests_between(const mp_whatif *w, int64_t from, int64_t to)
+{
+	int64_t n = 0;
+
+	from = from < 0 ? 0 : from;
+	to = to > (int64_t)w->h.nops ? (int64_t)w->h.nops : to;
+	for (int64_t i = from; i < to; i++)
+		n += w->h.ops[i].kind == MP_SIM_OP_ALLOC || w->h.ops[i].kind == MP_SIM_OP_REQUEST;
+	return n;
 }
 
 const char *mp_whatif_site(const mp_whatif *w, int64_t op, char *buf, size_t n)

@@ -50,7 +50,8 @@ static void outcome(const mp_whatif *w, const char *conf_text, const mp_sim_outc
 		mp_out_puts(out, "  runs out earlier, at a request of ");
 		size(out, w->h.ops[o->oom_op].size, u);
 		mp_out_printf(out, " from %s (%lld requests before the job's OOM)\n",
-			      mp_whatif_site(w, o->oom_op, site, sizeof site), (long long)(w->h.request - o->oom_op));
+			      mp_whatif_site(w, o->oom_op, site, sizeof site),
+			      (long long)mp_whatif_requests_between(w, o->oom_op, w->h.request));
 	} else if (o->oom_op == w->h.request) {
 		mp_out_printf(out, "  runs out at the same request (%s), with ", mp_whatif_site(w, o->oom_op, site, sizeof site));
 		size(out, o->reserved_at_oom, u);
@@ -73,7 +74,8 @@ static void outcome(const mp_whatif *w, const char *conf_text, const mp_sim_outc
 		mp_out_puts(out, "  only this request is covered: the requests one step earlier do not repeat regularly\n");
 	else if (o->step_oom_op >= 0)
 		mp_out_printf(out, "  but the step after it runs out again %lld requests later, at %s\n",
-			      (long long)(o->step_oom_op - w->h.step_match), mp_whatif_site(w, o->step_oom_op, site, sizeof site));
+			      (long long)mp_whatif_requests_between(w, w->h.step_match, o->step_oom_op),
+			      mp_whatif_site(w, o->step_oom_op, site, sizeof site));
 	else
 		mp_out_printf(out, "  and the rest of the step (%lld allocations and frees, as one step earlier) completes\n",
 			      (long long)o->step_ops);
