@@ -108,7 +108,8 @@ typedef struct mp_sim_replay_opts {
 	bool step;                 /* replay the step after the request when the history has one */
 	bool to_end;               /* go on past a request that ran out, to the last op (the state a snapshot read
 				      after the OOM shows), instead of the step */
-	int64_t empty_cache_after; /* an empty_cache() right after this op, −1 none */
+	const uint8_t *empty_cache_after; /* per op of the history, nonzero: an empty_cache() right after it (in the
+					     step replayed after the request too); NULL: none */
 	const int64_t *freed;      /* allocations given up right before the request (a holder deleted) */
 	size_t nfreed;
 	mp_sim_look_fn look;       /* sees the model after the request; may be NULL */

@@ -19,6 +19,7 @@ typedef struct replay {
 	mp_sim *s;
 	mp_sim_block **blocks; /* by allocation, while allocated */
 	int64_t nblocks;
+	const uint8_t *empty_after; /* mp_sim_replay_opts.empty_cache_after */
 } replay;
 
 /* Run one op with its allocation A (and, for ALLOC/REQUEST, the allocation it makes as A). False when it ran
@@ -107,6 +108,8 @@ static void step(replay *r, mp_sim_outcome *out)
 			out->step_oom_op = i;
 			break;
 		}
+		if (r->empty_after != NULL && r->empty_after[i])
+			mp_sim_empty_cache(r->s); /* the same line runs again one step later */
 	}
 	mp_i64map_fini(&copy);
 	free(op_of);
@@ -114,7 +117,7 @@ static void step(replay *r, mp_sim_outcome *out)
 
 mp_err mp_sim_replay(const mp_sim_history *h, const mp_sim_replay_opts *opts, mp_sim_outcome *out)
 {
-	replay r = { .h = h };
+	replay r = { .h = h, .empty_after = opts->empty_cache_after };
 	int64_t end = h->request >= 0 && !opts->to_end ? h->request : (int64_t)h->nops - 1;
 	int64_t steps = opts->step && h->step_match >= 0 ? h->request - h->step_match : 0;
 
@@ -151,7 +154,7 @@ mp_err mp_sim_replay(const mp_sim_history *h, const mp_sim_replay_opts *opts, mp
 		}
 		if (o->kind == MP_SIM_OP_REQUEST)
 			out->request_served = true;
-		if (i == opts->empty_cache_after)
+		if (r.empty_after != NULL && r.empty_after[i])
 			mp_sim_empty_cache(r.s);
 	}
 	out->reserved_at_end = mp_sim_stats_of(r.s)->reserved_bytes.current;

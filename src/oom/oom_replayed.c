@@ -1,6 +1,6 @@
 /* oom_replayed.c - remedies proven or refuted by replaying the job's own requests through the allocator model
    (src/whatif): each setting that could matter (expandable segments on or off, max_split_size_mb at the values
-   that could help, each of the user's own settings undone), and empty_cache() after a free of the trace. A
+   that could help, each of the user's own settings undone), and empty_cache() after a line that freed memory. A
    replay counts only when the model, under the job's own settings, ran out at the job's request with the
    job's segments (mp_whatif's check). A setting that serves the request but lets the job run out again later
    in the step is not claimed: the claim is the step's, where the ring holds the step before. */
@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mp_frame_filter.h"
 #include "mp_whatif.h"
 #include "oom_int.h"
 
@@ -215,50 +216,97 @@ static void own_settings(replayed *r)
 	}
 }
 
-/* empty_cache() after a free: the latest free of the last ones before the request after which it gets the job
-   past, named by the job's own line. */
+/* The line of the job's own code an op of the history was made at (mp_whatif_place), FILE NULL when its entry has
+   none (no frames, or only torch's, a package's or the standard library's: no place a user can write a line). */
+typedef struct op_place {
+	const char *file;
+	size_t len;
+	int64_t line;
+} op_place;
+
+static bool same_place(const op_place *a, const op_place *b)
+{
+	return a->file != NULL && b->file != NULL && a->line == b->line && a->len == b->len &&
+	       memcmp(a->file, b->file, a->len) == 0;
+}
+
+/* Marks in EMPTY (one byte per op) the last op of each run of ops at place P: where the line ends, each time the
+   trace shows it run, as a torch.cuda.empty_cache() written after the line would. Two runs of the line with no
+   op of another line between them look like one. Returns the marks made. */
+static int64_t mark_line(const op_place *places, size_t nops, const op_place *p, uint8_t *empty)
+{
+	int64_t n = 0;
+
+	for (size_t j = 0; j < nops; j++) {
+		empty[j] = same_place(&places[j], p) && (j + 1 == nops || !same_place(&places[j + 1], p));
+		n += empty[j];
+	}
+	return n;
+}
+
+enum { EMPTY_CACHE_TRIES = 24 };
+
+/* torch.cuda.empty_cache() after one of the lines of the job's own code that freed memory last before the
+   request, replayed where a user would put it: after that line, each time it runs. The latest line that gets the
+   job past is claimed. */
 static void empty_cache(replayed *r)
 {
 	const mp_whatif *w = r->w;
-	mp_sim_outcome x;
-	char why[400], action[300], where[240];
+	size_t nops = w->h.nops;
+	op_place *places = calloc(nops ? nops : 1, sizeof *places), seen[EMPTY_CACHE_TRIES];
+	uint8_t *marks = calloc(nops ? nops : 1, 1);
 	int tried = 0;
-	mp_frame f;
 
-	for (int64_t i = w->h.request - 1; i >= (int64_t)w->h.nplanted && tried < 24; i--) {
-		const mp_sim_op *op = &w->h.ops[i];
+	if (places == NULL || marks == NULL)
+		goto out;
+	for (size_t j = 0; j < nops; j++) {
+		mp_frame f;
+
+		if (mp_whatif_place(w, (int64_t)j, &f) && mp_frame_is_own(&f))
+			places[j] = (op_place){ f.filename, f.filename_len, f.line };
+	}
+	for (int64_t i = w->h.request - 1; i >= (int64_t)w->h.nplanted && tried < EMPTY_CACHE_TRIES; i--) {
+		const op_place *p = &places[i];
+		char why[400], action[300], where[240];
 		mp_oom_remedy *rem;
+		mp_sim_outcome x;
+		int64_t runs = 1;
+		bool again = false;
+		mp_frame f;
 
-		bool named;
-
-		if (op->kind != MP_SIM_OP_FREE)
+		if (w->h.ops[i].kind != MP_SIM_OP_FREE || p->file == NULL)
 			continue;
-		named = mp_whatif_place(w, i, &f);
-		tried++;
-		if (mp_whatif_try_changed(w, &w->recorded, i, NULL, 0, &x) != MP_OK || x.refused ||
+		for (int k = 0; k < tried && !again; k++)
+			again = same_place(&seen[k], p);
+		if (again)
+			continue;
+		seen[tried++] = *p;
+		runs = mark_line(places, nops, p, marks);
+		if (mp_whatif_try_changed(w, &w->recorded, marks, NULL, 0, &x) != MP_OK || x.refused ||
 		    !judge(r, &x, why, sizeof why))
 			continue;
-		if (named)
-			snprintf(action, sizeof action, "torch.cuda.empty_cache() after the free at %s",
-				 mp_whatif_site(w, i, where, sizeof where));
-		else
-			snprintf(action, sizeof action, "torch.cuda.empty_cache() after the free of trace entry %lld (no "
-				 "frames recorded)", (long long)op->entry);
-		if ((rem = oom_remedy_add(r->o, MP_OOM_R_EMPTY_CACHE, true, action, "%s", why)) != NULL) {
+		snprintf(action, sizeof action, "torch.cuda.empty_cache() right after %s, each time it runs",
+			 mp_whatif_site(w, i, where, sizeof where));
+		rem = oom_remedy_add(r->o, MP_OOM_R_EMPTY_CACHE, true, action, "replayed with it after the %lld time%s "
+				     "the trace shows the line run: %s", (long long)runs, runs == 1 ? "" : "s", why);
+		if (rem != NULL) {
 			rem->evidence = MP_OOM_EV_REPLAY;
 			rem->covers_step = covers_step(r, &x);
-			if (named) {
+			if (mp_whatif_place(w, i, &f)) {
 				snprintf(rem->place_file, sizeof rem->place_file, "%.*s", (int)f.filename_len, f.filename);
 				rem->place_line = f.line;
 				snprintf(rem->place_function, sizeof rem->place_function, "%.*s", (int)f.name_len, f.name);
 			}
 		}
-		return;
+		goto out;
 	}
 	replayed_claim(oom_remedy_add(r->o, MP_OOM_R_EMPTY_CACHE, false, "torch.cuda.empty_cache()",
-				      "replayed after each of the last %d frees before the request: the job runs out all "
-				      "the same; at the OOM itself it releases what the OOM's retry released already",
-				      tried));
+				      "replayed after each of the last %d lines of the job's own code that freed memory "
+				      "before the request, each time the trace shows it run: the job runs out all the same; "
+				      "at the OOM itself it releases what the OOM's retry released already", tried));
+out:
+	free(places);
+	free(marks);
 }
 
 bool oom_remedies_replayed(oom_view *v, mp_oom *o)
@@ -335,7 +383,7 @@ void oom_holders_replayed(const oom_view *v, mp_oom *o, const oom_groups *gr)
 			addrs[k] = gr->m[g->first + k].b->address;
 		/* every block of the holder must be an allocation of the history, else the replay is no evidence */
 		n = mp_whatif_allocs_at(r.w, addrs, g->n, allocs);
-		if (n == g->n && mp_whatif_try_changed(r.w, &r.w->recorded, -1, allocs, n, &x) == MP_OK && !x.refused) {
+		if (n == g->n && mp_whatif_try_changed(r.w, &r.w->recorded, NULL, allocs, n, &x) == MP_OK && !x.refused) {
 			char why[400];
 
 			rem->works = judge(&r, &x, why, sizeof why);

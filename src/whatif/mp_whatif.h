@@ -50,9 +50,9 @@ void mp_whatif_close(mp_whatif *w);
 /* Replay W's requests under CONF (with the step after the request when the history has one). */
 mp_err mp_whatif_try(const mp_whatif *w, const mp_sim_conf *conf, mp_sim_outcome *out) MP_WUR;
 
-/* The same with the job changed: an empty_cache() right after op EMPTY_CACHE_AFTER (−1 none), and the
-   allocations FREED[0..NFREED) given up right before the request. */
-mp_err mp_whatif_try_changed(const mp_whatif *w, const mp_sim_conf *conf, int64_t empty_cache_after,
+/* The same with the job changed: an empty_cache() right after each op EMPTY_CACHE_AFTER marks (one byte per op
+   of the history, NULL none), and the allocations FREED[0..NFREED) given up right before the request. */
+mp_err mp_whatif_try_changed(const mp_whatif *w, const mp_sim_conf *conf, const uint8_t *empty_cache_after,
 			     const int64_t *freed, size_t nfreed, mp_sim_outcome *out) MP_WUR;
 
 /* The allocations live at the request whose blocks began at ADDRS[0..N) in the job (its addresses), into OUT

@@ -118,7 +118,7 @@ static mp_err check(mp_whatif *w)
 	}
 	/* to the trace's last op: a snapshot taken after the OOM (in an except) shows what the job freed since */
 	mp_sim_replay_opts ro = { .conf = &w->recorded, .release = w->release, .dev = w->dev, .allowed = w->allowed,
-				  .to_end = true, .empty_cache_after = -1, .look = look, .look_ctx = &model };
+				  .to_end = true, .look = look, .look_ctx = &model };
 
 	if ((err = mp_sim_replay(&w->h, &ro, &w->baseline)) != MP_OK)
 		return err;
@@ -195,7 +195,7 @@ void mp_whatif_close(mp_whatif *w)
 	free(w);
 }
 
-mp_err mp_whatif_try_changed(const mp_whatif *w, const mp_sim_conf *conf, int64_t empty_cache_after,
+mp_err mp_whatif_try_changed(const mp_whatif *w, const mp_sim_conf *conf, const uint8_t *empty_cache_after,
 			     const int64_t *freed, size_t nfreed, mp_sim_outcome *out)
 {
 	mp_sim_replay_opts ro = { .conf = conf, .release = w->release, .dev = w->dev, .allowed = w->allowed, .step = true,
@@ -211,7 +211,7 @@ mp_err mp_whatif_try_changed(const mp_whatif *w, const mp_sim_conf *conf, int64_
 
 mp_err mp_whatif_try(const mp_whatif *w, const mp_sim_conf *conf, mp_sim_outcome *out)
 {
-	return mp_whatif_try_changed(w, conf, -1, NULL, 0, out);
+	return mp_whatif_try_changed(w, conf, NULL, NULL, 0, out);
 }
 
 bool mp_whatif_passes(const mp_sim_outcome *o, bool step)

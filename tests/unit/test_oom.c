@@ -483,7 +483,11 @@ static void test_replayed_remedies(void)
 	segment(s, base, 0, false, arena, 2);
 	sb_entry(s, "segment_alloc", base, 900 * MIB);
 	sb_entry(s, "alloc", base, 900 * MIB);
-	sb_entry(s, "free_requested", base, 900 * MIB);
+	/* freed by the job's own line, under torch's (the remedy's place: the job's line) */
+	sb_entry(s, "free_requested", base, 900 * MIB)->frames = sb_frames(s, 2, (const struct sb_frame[]){
+		{ "backward", "/usr/lib/python3/dist-packages/torch/autograd/__init__.py", 200 },
+		{ "step", "/home/u/train.py", 12 } });
+	s->trace[s->ntrace - 1].present |= MP_F_TR_FRAMES;
 	sb_entry(s, "free_completed", base, 900 * MIB);
 	sb_entry(s, "alloc", base, 4 * MIB);
 	oom_entry(s, 950 * MIB, 124 * MIB);
@@ -501,6 +505,9 @@ static void test_replayed_remedies(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(r = remedy(o, MP_OOM_R_EMPTY_CACHE));
 	CU_ASSERT_TRUE(r->works);
 	CU_ASSERT_EQUAL(r->evidence, MP_OOM_EV_REPLAY);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r->action, "right after train.py:12 (step), each time it runs"));
+	CU_ASSERT_STRING_EQUAL(r->place_file, "/home/u/train.py");
+	CU_ASSERT_EQUAL(r->place_line, 12);
 	free(o);
 	/* a device that never had the memory: every setting is refuted by the replay, nothing is claimed */
 	mp_snapshot_free(s);

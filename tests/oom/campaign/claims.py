@@ -69,10 +69,11 @@ class Plan:
         return self.rerun(args, "PYTORCH_CUDA_ALLOC_CONF=%s" % (conf or "(unset)"))
 
 
-def recall_kind(rid):
-    """The kind of change a remedy is, for recall: the setting it changes, or empty_cache."""
-    return {"expandable_segments": "expandable_segments", "max_split_size_mb": "max_split_size_mb",
-            "empty_cache": "empty_cache"}.get(rid, rid)
+def change_kind(user, conf):
+    """The kind of change CONF is against the user's, for recall (claims and candidates alike): the keys it sets
+    or changes, "-KEY" for one it removes ("-roundup_power2_divisions"), joined by "+"."""
+    ch = confs.changes(user, conf)
+    return "max_split_size_mb" if ch == ["max_split_size_mb"] else "+".join(ch)
 
 
 def site_of(frames):
@@ -155,7 +156,7 @@ def add_claim(plan, x, source):
         c["confs"] = confs_to_try
         c["judge"] = ("step" if by_step else "request") if expect_pass else fails_judge(x)
         if expect_pass:
-            c["recall_kind"] = recall_kind(rid)
+            c["recall_kind"] = change_kind(plan.user, confs_to_try[0])
             # the action's text read literally (the variable set to what it names, the user's other settings
             # dropped): run too where that differs, shown beside the verdict, not judged
             literal = confs.text(confs.parse(",".join(confs.settings_in(action))))
@@ -167,7 +168,7 @@ def add_claim(plan, x, source):
         if isinstance(where, dict) and where.get("file") and where.get("line"):
             site = "%s:%d" % (os.path.basename(where["file"]), int(where["line"]))
         else:
-            m = re.search(r"after the free at (\S+):(\d+) \(", action)
+            m = re.search(r"after (?:the free at )?(\S+):(\d+) \(", action)
             site = "%s:%s" % (m.group(1), m.group(2)) if m else None
         if site is None:
             c["not_rerunnable"] = "no line named" if not expect_pass else "not at a line (%s)" % action

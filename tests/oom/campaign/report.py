@@ -60,7 +60,8 @@ def figures(units):
     f = {"jobs": len(units), "status": collections.Counter(), "ooms": 0, "seconds_per_oom": None,
          "claims": collections.Counter(), "verdicts": collections.Counter(), "by_evidence": {}, "by_kind": {},
          "not_rerunnable": collections.Counter(), "diverged": 0, "failed_reruns": 0,
-         "recall": {"worked": 0, "claimed_and_worked": 0, "by_kind": {}}, "wrong": [],
+         "recall": {"worked": 0, "claimed_and_worked": 0, "by_kind": {},
+                    "by_replayed": {"replayed": [0, 0], "not replayed": [0, 0]}}, "wrong": [],
          "literal": {"runs": 0, "differs": []}, "causes_first": collections.Counter(),
          "replay": collections.Counter()}
     ev = collections.defaultdict(collections.Counter)
@@ -104,12 +105,16 @@ def figures(units):
                 if bool(lit["passed"]) != (v == "RIGHT"):
                     f["literal"]["differs"].append({"build": u["build"], "seed": u["seed"], "claim": claim_kind(c),
                                                     "verdict": v, "literal": lit["what"] + ": " + lit["text"]})
+        # apart: OOMs memprof replayed (a trace held the request) and those it did not (no settings claimed)
+        split = f["recall"]["by_replayed"]["replayed" if oom.get("replayed") else "not replayed"]
         for k in res["recall"]["worked"]:
             rk[k]["worked"] += 1
             f["recall"]["worked"] += 1
+            split[1] += 1
         for k in res["recall"]["claimed_and_worked"]:
             rk[k]["claimed_and_worked"] += 1
             f["recall"]["claimed_and_worked"] += 1
+            split[0] += 1
     f["recall"]["recall"] = ratio(f["recall"]["claimed_and_worked"], f["recall"]["worked"])
     f["recall"]["by_kind"] = {k: {"worked": v["worked"], "claimed_and_worked": v["claimed_and_worked"],
                                   "recall": ratio(v["claimed_and_worked"], v["worked"])} for k, v in sorted(rk.items())}
@@ -182,6 +187,9 @@ def summary(rep):
             pct(f["recall"]["recall"]), f["recall"]["claimed_and_worked"], f["recall"]["worked"],
             ", ".join("%s %d/%d" % (k, v["claimed_and_worked"], v["worked"]) for k, v in
                       f["recall"]["by_kind"].items()) or "-"))
+        lines.append("   recall on the OOMs memprof replayed %s (%d/%d), on the others %s (%d/%d)" % tuple(
+            x for key in ("replayed", "not replayed") for x in (
+                pct(ratio(*f["recall"]["by_replayed"][key])), *f["recall"]["by_replayed"][key])))
         lines.append("   not re-runnable: %d (%s); diverged %d; re-runs failed %d" % (
             sum(f["not_rerunnable"].values()), ", ".join("%s %d" % kv for kv in f["not_rerunnable"].items()) or "-",
             f["diverged"], f["failed_reruns"]))
