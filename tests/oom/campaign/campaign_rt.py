@@ -5,7 +5,7 @@ to it). The job itself is ordinary training code; it calls this module for four 
     cfg = rt.setup()              # before `import torch`: its knobs (spec + --set), PYTORCH_CUDA_ALLOC_CONF
     import torch
     rt.started()                  # memory fraction, memory history, then the test bed's checkpoint (a watch
-                                  # attaches there in live mode), and the --empty-cache-after tracer
+                                  # attaches there in live mode)
     for step in range(cfg["steps"]):
         with rt.step(step):       # one optimizer step; an OOM in it ends the job (recorded), and so does the
             ...                   # end of --stop-after-step
@@ -18,14 +18,15 @@ The record (OUTDIR/record.json, OUTDIR being the working directory that tests/te
                 failing request is the next one, counted from 1)
   peaks         per step {"allocated", "reserved"} (peak bytes of the step; the calibration run sizes the device)
   conf          the PYTORCH_CUDA_ALLOC_CONF the job ran with (null: unset); empty_cache_calls: how many times the
-                tracer called torch.cuda.empty_cache()
+                job called torch.cuda.empty_cache() where --empty-cache-after wrote it
 
 Arguments (after the job's own script path): SPEC.json [--set KEY=JSON]... [--conf VALUE | --no-conf]
 [--empty-cache-after FILE:LINE] [--stop-after-step N].
   --conf VALUE / --no-conf       PYTORCH_CUDA_ALLOC_CONF for this run instead of the spec's "alloc_conf"
-  --empty-cache-after FILE:LINE  torch.cuda.empty_cache() each time that line (FILE: a base name, as memprof
-                                 prints it) has run: a line tracer on the code objects of files of that name
-                                 (sys.settrace: CPython 3.11 and 3.13 alike)
+  --empty-cache-after FILE:LINE  torch.cuda.empty_cache() written after that line of the job (FILE: its base
+                                 name, as memprof prints it): the job runs again from its top, compiled from its
+                                 source with the call inserted (line numbers kept), so the call runs each time the
+                                 line has run, in any thread (checkpointed blocks run again in autograd's)
   --set KEY=JSON                 change one knob of the spec (a holder remedy: batch, checkpointing, autocast)
 """
 import json
@@ -87,6 +88,8 @@ def setup():
         os.environ["PYTORCH_CUDA_ALLOC_CONF"] = cfg["alloc_conf"]
     else:
         os.environ.pop("PYTORCH_CUDA_ALLOC_CONF", None)
+    if _state["empty_cache_after"] is not None and not _state.get("patched"):
+        _run_patched(_state["empty_cache_after"])
     _state["cfg"] = cfg
     _state["record"] = {"seed": cfg.get("seed"), "conf": cfg["alloc_conf"], "steps": [], "oom": None, "peaks": [],
                         "empty_cache_calls": 0, "stop_after_step": _state["stop_after"],
@@ -98,39 +101,70 @@ def _allocations():
     return int(_state["torch"].cuda.memory_stats().get("allocation.all.allocated", 0))
 
 
-def _install_tracer(torch, target):
-    """torch.cuda.empty_cache() after each run of FILE:LINE: a local tracer on the frames of code objects
-    whose file has that base name; the line has run when the frame reaches its next line or returns."""
+def fire_empty_cache():
+    """What --empty-cache-after writes into the job after its line."""
+    _state["torch"].cuda.empty_cache()
+    _state["record"]["empty_cache_calls"] += 1
+
+
+def _insert_after(tree, line):
+    """Writes fire_empty_cache() after each statement of TREE that starts at LINE (before it, where nothing after
+    it runs: `return X` becomes `_rt_ret = X`, the call, `return _rt_ret`); the new nodes carry LINE, every other
+    statement keeps its own. Returns how many were written."""
+    import ast
+
+    def fire(at):
+        stmt = ast.parse("__import__('campaign_rt').fire_empty_cache()").body[0]
+        for n in ast.walk(stmt):
+            n.lineno, n.end_lineno, n.col_offset, n.end_col_offset = at.lineno, at.end_lineno, at.col_offset, at.col_offset
+        return stmt
+
+    written = 0
+    for node in list(ast.walk(tree)):
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field, None)
+            if not isinstance(stmts, list) or not any(isinstance(s, ast.stmt) and s.lineno == line for s in stmts):
+                continue
+            out = []
+            for s in stmts:
+                if not isinstance(s, ast.stmt) or s.lineno != line:
+                    out.append(s)
+                elif isinstance(s, ast.Return) and s.value is not None:
+                    keep = ast.copy_location(ast.Assign([ast.Name("_rt_ret", ast.Store())], s.value), s)
+                    back = ast.copy_location(ast.Return(ast.Name("_rt_ret", ast.Load())), s)
+                    out += [keep, fire(s), back]
+                elif isinstance(s, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+                    out += [fire(s), s]
+                else:
+                    out += [s, fire(s)]
+                written += isinstance(s, ast.stmt) and s.lineno == line
+            setattr(node, field, out)
+    ast.fix_missing_locations(tree)
+    return written
+
+
+def _run_patched(target):
+    """The job run again from its top with fire_empty_cache() written after its line TARGET (FILE: the job's
+    base name), as a user writes torch.cuda.empty_cache() after a line: then it runs in whatever thread runs the
+    line (autograd's threads recompute checkpointed blocks in backward; a line tracer, set per thread, misses
+    those). Line numbers stay the job's. Does not return."""
+    import ast
+    main = sys.modules["__main__"]
     base, line = target
-    after = {}  # frame -> True once the target line started in it
-
-    def fire():
-        torch.cuda.empty_cache()
-        _state["record"]["empty_cache_calls"] += 1
-
-    def local(frame, event, arg):
-        if event == "line":
-            if after.pop(frame, False):
-                fire()
-            if frame.f_lineno == line:
-                after[frame] = True
-        elif event == "return":
-            if after.pop(frame, False):
-                fire()
-        return local
-
-    def glob(frame, event, arg):
-        if event == "call" and os.path.basename(frame.f_code.co_filename) == base:
-            return local
-        return None
-
-    sys.settrace(glob)
-    import threading
-    threading.settrace(glob)
+    if os.path.basename(main.__file__) != base:
+        raise SystemExit("campaign_rt: --empty-cache-after %s:%d names no line of the job (%s)" % (
+            base, line, os.path.basename(main.__file__)))
+    with open(main.__file__) as f:
+        tree = ast.parse(f.read(), main.__file__)
+    if _insert_after(tree, line) == 0:
+        raise SystemExit("campaign_rt: no statement of %s starts at line %d" % (base, line))
+    _state["patched"] = True
+    exec(compile(tree, main.__file__, "exec"), main.__dict__)
+    sys.exit(0)
 
 
 def started():
-    """After `import torch`: the memory fraction, the memory history, the checkpoint, the tracer."""
+    """After `import torch`: the memory fraction, the memory history, the checkpoint."""
     import torch
     import memprof_testbed
     _state["torch"] = torch
@@ -143,8 +177,6 @@ def started():
                                                                                             100000))
     # live mode: the job waits here for the watch to attach (the runner touches RESUME once it is)
     memprof_testbed.checkpoint()
-    if _state["empty_cache_after"] is not None:
-        _install_tracer(torch, _state["empty_cache_after"])
     _write_record()
 
 
@@ -166,7 +198,6 @@ class step:
         rec["peaks"].append({"allocated": int(stats.get("allocated_bytes.all.peak", 0)),
                              "reserved": int(stats.get("reserved_bytes.all.peak", 0))})
         if kind is not None and issubclass(kind, torch.OutOfMemoryError):
-            sys.settrace(None)
             rec["steps"].append({"step": self.i, "completed": False, "allocations": _allocations()})
             rec["oom"] = {"step": self.i, "ordinal": _allocations() + 1, "message": str(value)}
             _write_record()
@@ -178,7 +209,6 @@ class step:
         rec["steps"].append({"step": self.i, "completed": True, "allocations": _allocations()})
         _write_record()
         if _state["stop_after"] is not None and self.i >= _state["stop_after"]:
-            sys.settrace(None)
             print("campaign: stopped after step %d" % self.i)
             sys.stdout.flush()
             os._exit(0)
