@@ -52,10 +52,11 @@ def fails_judge(x):
 
 
 class Plan:
-    def __init__(self, spec):
+    def __init__(self, spec, pickle_path="", device=0):
         self.spec = spec
         self.user = spec.get("alloc_conf") or ""
         self.reruns = {}
+        self.pickle_path, self.device, self._site = pickle_path, device, False
         self.claims = []
         self.candidates = []
 
@@ -63,6 +64,12 @@ class Plan:
         key = hashlib.sha256(json.dumps(args).encode()).hexdigest()[:10]
         self.reruns.setdefault(key, {"args": args, "what": what})
         return key
+
+    def last_free_site(self):
+        """last_free_site() of this OOM's snapshot, read once."""
+        if self._site is False:
+            self._site = last_free_site(self.pickle_path, self.device)
+        return self._site
 
     def conf_rerun(self, conf):
         args = ["--conf", conf] if conf else ["--no-conf"]
@@ -170,6 +177,10 @@ def add_claim(plan, x, source):
         else:
             m = re.search(r"after (?:the free at )?(\S+):(\d+) \(", action)
             site = "%s:%s" % (m.group(1), m.group(2)) if m else None
+        if site is None and not expect_pass and x.get("evidence") == "replay":
+            # "replayed after each of the last lines of the job's own code that freed memory": the latest of them
+            # is the line of the last free before the OOM that the trace names (the recall's candidate)
+            site = plan.last_free_site()
         if site is None:
             c["not_rerunnable"] = "no line named" if not expect_pass else "not at a line (%s)" % action
             return
@@ -227,7 +238,7 @@ def add_claim(plan, x, source):
     c["not_rerunnable"] = "nothing the job can change for %s%s" % (rid, " (%s)" % kind if kind else "")
 
 
-def add_candidates(plan, pickle_path, device):
+def add_candidates(plan):
     user = plan.user
     pairs = dict(confs.parse(user))
     tries = []
@@ -242,7 +253,7 @@ def add_candidates(plan, pickle_path, device):
         ch = confs.changes(user, conf)
         kind = "max_split_size_mb" if ch == ["max_split_size_mb"] else "+".join(ch)
         plan.candidates.append({"kind": kind, "conf": conf, "rerun": plan.conf_rerun(conf)})
-    site = last_free_site(pickle_path, device)
+    site = plan.last_free_site()
     if site:
         plan.candidates.append({"kind": "empty_cache", "site": site,
                                 "rerun": plan.rerun(["--empty-cache-after", site],
@@ -252,14 +263,14 @@ def add_candidates(plan, pickle_path, device):
 def main():
     oom_path, spec_path, pickle_path, recall, out = sys.argv[1:6]
     report, spec = json.load(open(oom_path)), json.load(open(spec_path))
-    plan = Plan(spec)
+    device = (report.get("request") or {}).get("device", 0) or 0
+    plan = Plan(spec, pickle_path, device)
     for x in report.get("remedies") or []:
         add_claim(plan, x, "remedy")
     for x in report.get("not_helping") or []:
         add_claim(plan, x, "not_helping")
-    device = (report.get("request") or {}).get("device", 0) or 0
     if recall == "1" or any(c["judge"] == "candidates" for c in plan.claims):
-        add_candidates(plan, pickle_path, device)
+        add_candidates(plan)
     with open(os.path.join(out, "plan.json"), "w") as f:
         json.dump({"user_conf": plan.user, "claims": plan.claims, "candidates": plan.candidates,
                    "reruns": plan.reruns}, f, indent=1)
