@@ -270,7 +270,7 @@ static void empty_cache(replayed *r)
 		char why[400], action[300], where[240];
 		mp_oom_remedy *rem;
 		mp_sim_outcome x;
-		int64_t runs = 1;
+		int64_t runs;
 		bool again = false;
 		mp_frame f;
 
@@ -300,10 +300,16 @@ static void empty_cache(replayed *r)
 		}
 		goto out;
 	}
-	replayed_claim(oom_remedy_add(r->o, MP_OOM_R_EMPTY_CACHE, false, "torch.cuda.empty_cache()",
-				      "replayed after each of the last %d lines of the job's own code that freed memory "
-				      "before the request, each time the trace shows it run: the job runs out all the same; "
-				      "at the OOM itself it releases what the OOM's retry released already", tried));
+	if (tried > 0)
+		replayed_claim(oom_remedy_add(r->o, MP_OOM_R_EMPTY_CACHE, false, "torch.cuda.empty_cache()",
+					      "replayed after each of the last %d line%s of the job's own code that freed "
+					      "memory before the request, each time the trace shows it run: the job runs out all "
+					      "the same; at the OOM itself it releases what the OOM's retry released already",
+					      tried, tried == 1 ? "" : "s"));
+	else /* no line to name: what the allocator's rules alone say */
+		oom_remedy_add(r->o, MP_OOM_R_EMPTY_CACHE, false, "torch.cuda.empty_cache() at the OOM", "at the OOM it "
+			       "releases what the OOM's retry released already; no free before the request was made by "
+			       "a line of the job's own code");
 out:
 	free(places);
 	free(marks);
