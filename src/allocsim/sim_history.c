@@ -201,9 +201,13 @@ static mp_err assemble(reader *r)
 	h->nops = r->nplanted + r->npending + r->nring;
 	if ((h->ops = malloc((h->nops ? h->nops : 1) * sizeof *h->ops)) == NULL)
 		return MP_E_NOMEM;
-	memcpy(h->ops, r->planted, r->nplanted * sizeof *h->ops);
-	memcpy(h->ops + r->nplanted, r->pending_at_start, r->npending * sizeof *h->ops);
-	memcpy(h->ops + r->nplanted + r->npending, r->ring, r->nring * sizeof *h->ops);
+	/* An empty part may have no array at all, and memcpy from NULL is undefined even for 0 bytes. */
+	if (r->nplanted > 0)
+		memcpy(h->ops, r->planted, r->nplanted * sizeof *h->ops);
+	if (r->npending > 0)
+		memcpy(h->ops + r->nplanted, r->pending_at_start, r->npending * sizeof *h->ops);
+	if (r->nring > 0)
+		memcpy(h->ops + r->nplanted + r->npending, r->ring, r->nring * sizeof *h->ops);
 	h->nplanted = r->nplanted + r->npending;
 	return MP_OK;
 }
