@@ -16,7 +16,8 @@
 #
 # Per variant, scripts are generated for its release (gen_ops.py --release), grouped by header and replayed in
 # batches, one process per header; then the real side's own checks, which must hold whatever the model says:
-# every batch reset left an empty device (replay exits 4 otherwise), no script was refused, every log passes
+# every batch reset left an empty device (replay exits 4 otherwise), no script was refused (one the real
+# allocator stopped with an INTERNAL ASSERT of its own, a bug of that release, is counted apart), every log passes
 # `replaylog.py check` (reserved = the segments, blocks tile them, live allocations are their blocks), and one
 # script in ten gives the same log when replayed again in another process, in another order. When replay_ops
 # exists, each script (its stream lines given the handles the real side printed) is replayed by the model and the
@@ -151,12 +152,22 @@ for variant in $variants; do
 	mkdir -p "$work"
 	batches "$ops" >"$work/batches"
 	replay_batches "$variant" "$work/batches" "$work/run1" || failed=1
-	refused=$(grep -cv ' ok$' "$work/run1/status" || true)
-	if [ "$refused" -gt 0 ]; then
-		log "$variant: $refused scripts refused or unfinished:"
-		grep -v ' ok$' "$work/run1/status" | head -5 | while read -r name _; do
+	# A script the real allocator stopped with an INTERNAL ASSERT of its own is a bug of that release (2.1-2.4's
+	# expandable segments), not a refusal: counted apart; the model must stop at the same op (compared below).
+	asserted=0 refused=0
+	while read -r name status; do
+		[ "$status" = ok ] && continue
+		if [ "$status" = error ] && tail -n 1 "$work/run1/logs/$name.log" | grep -q '^error .*INTERNAL ASSERT FAILED'; then
+			asserted=$((asserted + 1))
+			continue
+		fi
+		refused=$((refused + 1))
+		if [ $refused -le 5 ]; then
 			grep -h '^error' "$work/run1/logs/$name.log" 2>/dev/null | sed "s|^|  $name: |" >&2 || true
-		done
+		fi
+	done <"$work/run1/status"
+	if [ "$refused" -gt 0 ]; then
+		log "$variant: $refused scripts refused or unfinished (the first 5 above)"
 		failed=1
 	fi
 	# shellcheck disable=SC2046
@@ -199,7 +210,7 @@ for variant in $variants; do
 	secs=$(echo "$(date +%s.%N) - $t0" | bc)
 	per=$(echo "scale=1; $secs * 1000 / $count" | bc)
 	restarts=$(wc -l <"$work/run1/restarts")
-	summary+=("$variant (release $release): $n_scripts scripts, $n_ops ops, $n_ooms OOMs, $refused refused, differences $diffs, own-check failures $checks, $restarts restarts, ${secs%.*} s ($per s per 1,000)")
+	summary+=("$variant (release $release): $n_scripts scripts, $n_ops ops, $n_ooms OOMs, $refused refused, $asserted stopped by the allocator's own assert, differences $diffs, own-check failures $checks, $restarts restarts, ${secs%.*} s ($per s per 1,000)")
 	[ $failed -eq 0 ] || { total_failed=1; keep_results=1; }
 done
 
