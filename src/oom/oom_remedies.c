@@ -165,6 +165,32 @@ static void private_pools(const oom_view *v, mp_oom *o)
 	}
 }
 
+/* garbage_collection_threshold acts only under a per-process memory fraction, which PyTorch's message names ("...
+   allowed;") whenever one is set. Without one the setting does nothing: a rule, said as such. With one it releases
+   unused cached segments before the cap is reached, which changes the layout every later request finds: a
+   prediction the state cannot make (the campaign found the state's "would not help" wrong on 8 of 168 such
+   OOMs), replayed where there is a history (oom_replayed.c), else listed to try. */
+static void gc_threshold(mp_oom *o)
+{
+	mp_oom_remedy *r;
+	char a[32];
+
+	if (o->req.has_message && o->req.message.allowed < 0) {
+		remedy(o, MP_OOM_R_GC_THRESHOLD, false, "PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:T",
+		       "it acts only with a per-process memory fraction set, and this job has none (the message names "
+		       "no memory allowed)");
+		return;
+	}
+	if (o->replayed || !o->req.has_message)
+		return;
+	r = remedy(o, MP_OOM_R_GC_THRESHOLD, false, "PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:T",
+		   "under the memory fraction this job sets (%s allowed) it releases unused cached segments before "
+		   "the cap is reached, which changes where later requests land; with no memory history to replay, "
+		   "whether that gets past this OOM is not known", oom_size_text(a, sizeof a, o->req.message.allowed));
+	if (r != NULL)
+		r->untested = true;
+}
+
 mp_err oom_remedies(const oom_view *v, mp_oom *o, const oom_groups *gr)
 {
 	char a[32], b[32], c[32];
@@ -192,13 +218,6 @@ mp_err oom_remedies(const oom_view *v, mp_oom *o, const oom_groups *gr)
 		       oom_size_text(c, sizeof c, o->usable >= 0 ? o->usable : o->req.message.capacity),
 		       any ? " (see above)" : "");
 	}
-	if (o->retry_skipped)
-		remedy(o, MP_OOM_R_GC_THRESHOLD, false, "PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:T",
-		       "it runs only with a per-process memory fraction set, and never waits for pending frees");
-	else
-		remedy(o, MP_OOM_R_GC_THRESHOLD, false, "PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:T",
-		       "it releases cached segments that are free as a whole, only with a per-process memory fraction "
-		       "set; the OOM's retry releases every such segment anyway (%s left here)",
-		       oom_size_text(a, sizeof a, o->released_by_retry));
+	gc_threshold(o);
 	return err;
 }

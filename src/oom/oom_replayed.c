@@ -1,6 +1,7 @@
 /* oom_replayed.c - remedies proven or refuted by replaying the job's own requests through the allocator model
    (src/whatif): each setting that could matter (expandable segments on or off, max_split_size_mb at the values
-   that could help, each of the user's own settings undone), and empty_cache() after a line that freed memory. A
+   that could help, garbage_collection_threshold under a memory fraction, each of the user's own settings undone),
+   and empty_cache() after a line that freed memory. A
    replay counts only when the model, under the job's own settings, ran out at the job's request with the
    job's segments (mp_whatif's check). A setting that serves the request but lets the job run out again later
    in the step is not claimed: the claim is the step's, where the ring holds the step before. */
@@ -11,9 +12,6 @@
 #include "mp_frame_filter.h"
 #include "mp_whatif.h"
 #include "oom_int.h"
-
-/* max_split_size_mb values worth trying: just above each size that matters is found by trying a ladder. */
-static const int64_t split_ladder[] = { 21, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024 };
 
 typedef struct replayed {
 	const mp_whatif *w;
@@ -129,27 +127,34 @@ static void expandable(replayed *r)
 	try_conf(r, MP_OOM_R_EXPANDABLE, &c, true);
 }
 
-/* The smallest max_split_size_mb of the ladder that gets past, or one line that none did. */
-static void max_split(replayed *r)
+/* A setting tried at a ladder of values, in order: the first that gets past is claimed, else one line that none
+   did, with the value that got furthest as the conf to run. */
+typedef struct ladder {
+	enum mp_oom_remedy_id id;
+	const double *values;
+	size_t n;
+	const char *name, *unit; /* "M", " MiB" */
+	void (*set)(mp_sim_conf *c, double v);
+	double (*get)(const mp_sim_conf *c);
+} ladder;
+
+static void try_ladder(replayed *r, const ladder *l, const char *context)
 {
 	const mp_sim_conf *rec = &r->w->recorded;
-	mp_sim_conf c = *rec;
-	size_t n = sizeof split_ladder / sizeof split_ladder[0];
-
-	for (int i = 0; i < r->o->nremedies; i++)
-		if (r->o->remedies[i].id == MP_OOM_R_MAX_SPLIT && r->o->remedies[i].works)
-			return; /* undoing the job's own value got past already */
-	mp_sim_conf best = c;
+	mp_sim_conf c = *rec, best = *rec;
 	mp_sim_outcome x, best_x = { .oom_op = -1 };
-	char why[400], all[440];
+	char why[400], all[480];
 	bool tried = false;
 
-	for (size_t i = 0; i < n; i++) {
-		c.max_split_size = split_ladder[i] * MP_SIM_MIB;
-		if (c.max_split_size == rec->max_split_size || mp_whatif_try(r->w, &c, &x) != MP_OK || x.refused)
+	for (int i = 0; i < r->o->nremedies; i++)
+		if (r->o->remedies[i].id == l->id && r->o->remedies[i].works)
+			return; /* undoing the job's own value got past already */
+	for (size_t i = 0; i < l->n; i++) {
+		l->set(&c, l->values[i]);
+		if (l->get(&c) == l->get(rec) || mp_whatif_try(r->w, &c, &x) != MP_OK || x.refused)
 			continue;
 		if (judge(r, &x, why, sizeof why)) {
-			add_conf(r, MP_OOM_R_MAX_SPLIT, &c, &x, true, why);
+			add_conf(r, l->id, &c, &x, true, why);
 			return;
 		}
 		if (!tried || reach(&x) > reach(&best_x)) {
@@ -160,13 +165,51 @@ static void max_split(replayed *r)
 	}
 	if (!tried)
 		return;
-	/* none gets past: the one that got furthest stands for them, its conf the one to run */
 	judge(r, &best_x, why, sizeof why);
-	if (snprintf(all, sizeof all, "with M from %lld to %lld MiB none gets past; the furthest, %lld: %s",
-		     (long long)split_ladder[0], (long long)split_ladder[n - 1],
-		     (long long)(best.max_split_size / MP_SIM_MIB), why) < 0)
+	if (snprintf(all, sizeof all, "%swith %s from %g to %g%s none gets past; the furthest, %g: %s", context, l->name,
+		     l->values[0], l->values[l->n - 1], l->unit, l->get(&best), why) < 0)
 		all[0] = '\0';
-	add_conf(r, MP_OOM_R_MAX_SPLIT, &best, &best_x, false, all);
+	add_conf(r, l->id, &best, &best_x, false, all);
+}
+
+static void set_split_mib(mp_sim_conf *c, double v)
+{
+	c->max_split_size = (int64_t)v * MP_SIM_MIB;
+}
+
+static double split_mib(const mp_sim_conf *c)
+{
+	return c->max_split_size == MP_SIM_NONE ? -1 : (double)(c->max_split_size / MP_SIM_MIB);
+}
+
+static void set_gc(mp_sim_conf *c, double v)
+{
+	c->gc_threshold = v;
+}
+
+static double gc(const mp_sim_conf *c)
+{
+	return c->gc_threshold;
+}
+
+/* max_split_size_mb: just above each size that matters is found by trying a ladder, the smallest first. */
+static void max_split(replayed *r)
+{
+	static const double mib[] = { 21, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024 };
+	const ladder l = { MP_OOM_R_MAX_SPLIT, mib, sizeof mib / sizeof mib[0], "M", " MiB", set_split_mib, split_mib };
+
+	try_ladder(r, &l, "");
+}
+
+/* garbage_collection_threshold, only under a memory fraction (without one the setting does nothing, a rule
+   oom_remedies.c says), the mildest first: a higher T collects later. */
+static void gc_threshold(replayed *r)
+{
+	static const double t[] = { 0.95, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3 };
+	const ladder l = { MP_OOM_R_GC_THRESHOLD, t, sizeof t / sizeof t[0], "T", "", set_gc, gc };
+
+	if (r->w->allowed >= 0)
+		try_ladder(r, &l, "under the memory fraction, ");
 }
 
 /* Each of the user's own settings undone: where that gets past the OOM, the setting is a cause. */
@@ -349,6 +392,7 @@ bool oom_remedies_replayed(oom_view *v, mp_oom *o)
 	expandable(&r);
 	if (!o->small_pool)
 		max_split(&r);
+	gc_threshold(&r);
 	empty_cache(&r);
 	v->whatif = w;
 	return true;

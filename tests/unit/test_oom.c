@@ -137,11 +137,12 @@ static void test_fragmentation(void)
 			    strstr(o->remedies[i].action, "0x7f0001000000"));
 	CU_ASSERT_EQUAL(freeing, 3);
 	free(o);
-	/* 9 MiB with 1 MiB free: fragmentation, and the garbage collector is no help */
+	/* 9 MiB with 1 MiB free: fragmentation; with no message, whether a memory fraction is set (the garbage
+	   collector's condition) is not known: nothing is said of it */
 	o = explain(s, 9 * MIB, 0, 1 * MIB);
 	CU_ASSERT_EQUAL(o->causes[0].id, MP_OOM_FRAGMENTATION);
 	CU_ASSERT_PTR_NULL(remedy(o, MP_OOM_R_EXPANDABLE));
-	CU_ASSERT_FALSE(remedy(o, MP_OOM_R_GC_THRESHOLD)->works);
+	CU_ASSERT_PTR_NULL(remedy(o, MP_OOM_R_GC_THRESHOLD));
 	free(o);
 	/* the same request with room on the device: cudaMalloc serves it */
 	o = explain(s, 8 * MIB, 0, 40 * MIB);
@@ -392,6 +393,9 @@ static void test_message_request(void)
 	CU_ASSERT_FALSE(o->size_exact);
 	CU_ASSERT_EQUAL(o->alloc_size, 20 * MIB);
 	CU_ASSERT_EQUAL(o->rounded, 3 * MIB + 512);
+	/* the message names no memory allowed: no fraction, and the garbage collector does nothing, a rule */
+	CU_ASSERT_FALSE(remedy(o, MP_OOM_R_GC_THRESHOLD)->works);
+	CU_ASSERT_FALSE(remedy(o, MP_OOM_R_GC_THRESHOLD)->untested);
 	CU_ASSERT_EQUAL(o->verdict, MP_OOM_V_OOM);
 	CU_ASSERT_EQUAL(o->computed.allocated, 17 * MIB);
 	/* capacity 40 − reserved 20 − free 2: 18 MiB held outside the allocator */
@@ -408,6 +412,8 @@ static void test_message_request(void)
 	CU_ASSERT_EQUAL(o->room, 10 * MIB);
 	CU_ASSERT_EQUAL(o->verdict, MP_OOM_V_OOM);
 	CU_ASSERT_PTR_NOT_NULL(strstr(o->decision[1], "the memory fraction allows"));
+	/* under the fraction the collector changes the layout later requests find: with no history, only to try */
+	CU_ASSERT_TRUE(remedy(o, MP_OOM_R_GC_THRESHOLD)->untested);
 	for (int i = 0; i < o->nremedies; i++)
 		if (o->remedies[i].id == MP_OOM_R_EXPANDABLE || o->remedies[i].id == MP_OOM_R_MAX_SPLIT)
 			CU_ASSERT_FALSE(o->remedies[i].works);
