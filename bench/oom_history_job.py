@@ -1,6 +1,7 @@
 """oom_history_job.py - a long memory history that ends in an OOM, for bench/oom_replay.sh: STEPS training-like
 steps of the same requests (a forward that keeps most of what it makes, frees in between, a backward that frees
-it all), recorded with Python stacks, then a request the device cannot serve; the test bed's checkpoint in the
+it all), recorded with Python stacks, then, the last forward's tensors still live, a request of the whole device;
+the test bed's checkpoint in the
 `except` writes the job's own _snapshot() (snapshot.pickle, its trace holding every entry).
 
 usage (through tests/testbed/job.sh, mode truth): oom_history_job.py [--steps N] [--per-step K] [--seed S]
@@ -39,11 +40,11 @@ def backward(kept):
         kept.pop()
 
 
-for step in range(args.steps):
+for step in range(args.steps - 1):
     backward(forward())
+live = forward()  # the last step's forward still holds its tensors at the OOM: a state to explain, not an empty one
 try:
-    total = torch.cuda.get_device_properties(0).total_memory
-    torch.empty(2 * total, dtype=torch.uint8, device="cuda")
+    torch.empty(torch.cuda.get_device_properties(0).total_memory, dtype=torch.uint8, device="cuda")
 except torch.OutOfMemoryError as e:
     memprof_testbed.note("oom_message", str(e))
     memprof_testbed.checkpoint()

@@ -10,6 +10,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/.." && pwd)
 MEMPROF=${MEMPROF:-./memprof}
 runs=${BENCH_RUNS:-3}
 steps=${BENCH_STEPS:-200}
@@ -27,7 +28,7 @@ read -r ref_w ref_r < <(bench_best "$tmp/segsum.out" "$MEMPROF" segsum "$pickle"
 bench_row "memprof segsum PICKLE (reference)" "$ref_w" "$ref_r" ""
 read -r w r < <(bench_best "$tmp/oom.out" "$MEMPROF" oom "$pickle" --format json)
 # no figure unless the claims rest on replays (the model's check passed)
-grep -q '"replayed": *true' "$tmp/oom.out" || { echo "bench: memprof oom did not replay the history" >&2; exit 1; }
+grep -q '"replayed":[[:space:]]*true' "$tmp/oom.out" || { echo "bench: memprof oom did not replay the history" >&2; exit 1; }
 bench_row "memprof oom PICKLE (claims replayed)" "$w" "$r" "$ref_w"
 read -r w r < <(bench_best "$tmp/whatif.out" "$MEMPROF" whatif "$pickle" --conf expandable_segments:True)
 bench_row "memprof whatif PICKLE --conf expandable..." "$w" "$r" "$ref_w"
