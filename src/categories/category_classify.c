@@ -18,12 +18,16 @@ mp_err category_classifier_init(mp_category_classifier *c, const mp_snapshot *sn
 	c->defaults = mp_category_default_rules(&c->ndefaults);
 	if (category_frame_index_new(c, &c->frames) != MP_OK)
 		return mp_fail(diag, MP_E_NOMEM, "categories: out of memory");
-	return category_trace_index(c);
+	mp_err err = category_trace_index(c);
+
+	return err != MP_OK ? err : category_phases_index(c);
 }
 
 void category_classifier_free(mp_category_classifier *c)
 {
 	free(c->allocs);
+	free(c->phase);
+	free(c->live);
 	category_frame_index_free(c->frames);
 	mp_table_free(&c->memo_index);
 	free(c->memo);
@@ -129,11 +133,13 @@ static bool type_is(const mp_snapshot *snap, const mp_segment *seg, const char *
 }
 
 /* The conditions of RULE that are not about frames. */
-static bool block_meets(const mp_snapshot *snap, const mp_category_rule *rule, const mp_block_ref *r)
+static bool block_meets(const mp_category_classifier *c, const mp_category_rule *rule, const mp_block_ref *r)
 {
+	const mp_snapshot *snap = c->snap;
 	const mp_segment *seg = &snap->segments[r->seg];
 
 	return (rule->states == 0 || (rule->states & r->state)) &&
+	       (rule->phases == 0 || (rule->phases & ~category_block_phases(c, r->device, r->address)) == 0) &&
 	       (!rule->has_min_size || r->size >= rule->min_size) &&
 	       (!rule->has_max_size || r->size <= rule->max_size) &&
 	       (!rule->has_stream || ((seg->present & MP_F_SEG_STREAM) && seg->stream == rule->stream)) &&
@@ -205,7 +211,7 @@ mp_err mp_category_classify(mp_category_classifier *c, const mp_block_ref *r, mp
 		const category_hit *h = &c->hits[m->off + i];
 		const mp_category_rule *rule = category_rule(c, h->rule);
 
-		if (!block_meets(c->snap, rule, r))
+		if (!block_meets(c, rule, r))
 			continue;
 		why->category = rule->category;
 		why->source = MP_CSRC_RULE;
@@ -228,11 +234,13 @@ mp_err mp_category_classify(mp_category_classifier *c, const mp_block_ref *r, mp
 /* The conditions of RULE that are not about frames, for the alloc entry E: the block it made
    was active_allocated; its stream and size are the entry's. The ring does not record pools, so
    a pool condition is never met: an unknown is not taken for a match. */
-static bool entry_meets(const mp_category_rule *rule, const mp_trace_entry *e)
+static bool entry_meets(const mp_category_classifier *c, const mp_category_rule *rule, const mp_trace_entry *e)
 {
 	bool small = e->size <= SMALL_BLOCK_MAX;
 
 	return (rule->states == 0 || (rule->states & MP_BS_ACTIVE_ALLOCATED)) &&
+	       (rule->phases == 0 ||
+		(rule->phases & ~category_entry_phases(c, (size_t)(e - c->snap->trace))) == 0) &&
 	       (!rule->has_min_size || e->size >= rule->min_size) &&
 	       (!rule->has_max_size || e->size <= rule->max_size) &&
 	       (!rule->has_stream || ((e->present & MP_F_TR_STREAM) && e->stream == rule->stream)) &&
@@ -264,7 +272,7 @@ mp_err mp_category_classify_entry(mp_category_classifier *c, const mp_trace_entr
 	if ((err = frame_hits(c, e->frames, &m)) != MP_OK)
 		return err;
 	for (uint32_t i = 0; i < m->len; i++)
-		if (entry_meets(category_rule(c, c->hits[m->off + i].rule), e)) {
+		if (entry_meets(c, category_rule(c, c->hits[m->off + i].rule), e)) {
 			hit_why(c, &c->hits[m->off + i], why);
 			break;
 		}

@@ -8,9 +8,16 @@
 #define FRAME(files, functions) \
 	((const mp_frame_cond[]){ { files, functions, false } })
 #define RULE(name, cat, files, functions) \
-	{ name, MP_CAT_##cat, FRAME(files, functions), 1, 0, false, false, false, false, 0, 0, 0, { 0, 0 }, NULL }
+	{ name, MP_CAT_##cat, FRAME(files, functions), 1, 0, false, false, false, false, 0, 0, 0, { 0, 0 }, NULL, 0 }
+/* A rule on what the ring's order says (category_phases.c), with no frame condition. */
+#define PHASE_RULE(name, cat, phases) \
+	{ name, MP_CAT_##cat, NULL, 0, 0, false, false, false, false, 0, 0, 0, { 0, 0 }, NULL, phases }
 
 static const mp_category_rule defaults[] = {
+	/* What a library allocates for itself, wherever it runs: no tensor's memory, and no profiler category. */
+	RULE("library-workspace", UNKNOWN, NULL,
+	     GLOBS("at::cuda::getNewWorkspace*", "at::cuda::setWorkspaceForHandle*", "at::cuda::getCUDABlasLtWorkspace*",
+		   "at::native::*Workspace::Workspace*")),
 	/* Optimizers first: an optimizer stepped from a gradient hook runs inside backward. */
 	RULE("optimizer-load-state-dict", OPTIMIZER_STATE, GLOBS("*/torch/optim/optimizer.py"),
 	     GLOBS("load_state_dict")),
@@ -19,10 +26,21 @@ static const mp_category_rule defaults[] = {
 	     GLOBS("_single_tensor_sgd", "_multi_tensor_sgd", "_fused_sgd")),
 	RULE("optimizer-step-scratch", TEMPORARY, GLOBS("*/torch/optim/*.py"),
 	     GLOBS("_single_tensor_*", "_multi_tensor_*", "_fused_*")),
+	/* What a backward pass made, by the ring's order: kept when the pass returned and of a parameter's size,
+	   a gradient (AccumulateGrad keeps the backward function's buffer as .grad); kept otherwise, not said; freed
+	   before the pass returned, the pass's own detail. Before the frame rules: the frames of a kept gradient are
+	   the backward function's, not AccumulateGrad's. */
+	PHASE_RULE("backward-gradient", GRADIENT,
+		   MP_PHASE_BACKWARD | MP_PHASE_OUTLIVES_BACKWARD | MP_PHASE_PARAMETER_SIZE),
+	PHASE_RULE("backward-kept", UNKNOWN, MP_PHASE_BACKWARD | MP_PHASE_OUTLIVES_BACKWARD),
+	PHASE_RULE("backward-detail", AUTOGRAD_DETAIL, MP_PHASE_BACKWARD),
 	/* Gradients: AccumulateGrad runs inside the engine, so before it. */
 	RULE("accumulate-grad", GRADIENT, NULL, GLOBS("*AccumulateGrad*", "*accumulateGrad*")),
 	RULE("autograd-engine", AUTOGRAD_DETAIL, NULL,
 	     GLOBS("torch::autograd::Engine::*", "torch::autograd::generated::*")),
+	/* The gradient loss.backward() starts from (ones like the loss): PyTorch's memory profiler counts it
+	   with the forward's tensors. */
+	RULE("backward-seed", ACTIVATION, GLOBS("*/torch/autograd/__init__.py"), GLOBS("_make_grads")),
 	RULE("autograd-backward", AUTOGRAD_DETAIL, GLOBS("*/torch/autograd/__init__.py"), GLOBS("backward", "grad")),
 	/* Parameters: moving, loading and creating a module's tensors. */
 	RULE("module-to", PARAMETER, GLOBS("*/torch/nn/modules/module.py"),

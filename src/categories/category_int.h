@@ -30,6 +30,12 @@ typedef struct category_alloc {
 	size_t trace; /* index in snap->trace; SIZE_MAX: freed since, or no category */
 } category_alloc;
 
+/* A backward allocation still live at the end of its ring, for the block there (category_phases.c). */
+typedef struct category_live {
+	int64_t device, addr;
+	unsigned phases; /* enum mp_category_phase bits */
+} category_live;
+
 typedef struct category_frame_index category_frame_index;
 
 struct mp_category_classifier {
@@ -45,6 +51,9 @@ struct mp_category_classifier {
 	category_hit *hits;
 	size_t nhits, hits_cap;
 	size_t unreadable; /* 'category' values that name no category */
+	uint8_t *phase;          /* per snap->trace entry: enum mp_category_phase bits; NULL: no backward pass seen */
+	category_live *live;     /* sorted by (device, addr) */
+	size_t nlive;
 	const mp_owners *owners;
 	uint32_t *owner_of; /* per snapshot block: 1 + the index of its owner block in OWNERS, 0: none */
 	mp_diag *diag;
@@ -70,6 +79,14 @@ mp_err category_trace_index(mp_category_classifier *c) MP_WUR;
 /* The trace entry (index in snap->trace) of the live alloc at ADDR on DEVICE that carries a
    'category', or SIZE_MAX. */
 size_t category_trace_find(const mp_category_classifier *c, int64_t device, int64_t addr);
+
+/* What the ring's order says of C's allocations: each entry's phases, and the backward allocations live at the
+   ring's end (category_phases.c). MP_E_NOMEM only. */
+mp_err category_phases_index(mp_category_classifier *c) MP_WUR;
+
+/* The phases of trace entry I (an index in snap->trace), and of the block at ADDR on DEVICE (0: none known). */
+unsigned category_entry_phases(const mp_category_classifier *c, size_t i);
+unsigned category_block_phases(const mp_category_classifier *c, int64_t device, int64_t addr);
 
 /* --explain: the block of the chosen device that holds O->EXPLAIN_ADDR, its category and
    where that came from (category_explain.c). MP_E_NOTFOUND when no block holds it. */

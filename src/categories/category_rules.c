@@ -192,6 +192,26 @@ static mp_err get_state(struct parse *p, const cJSON *item, mp_category_rule *r)
 	return MP_OK;
 }
 
+/* "phase": one name or a list of names of enum mp_category_phase, all of which must hold. */
+static mp_err get_phases(struct parse *p, const cJSON *item, mp_category_rule *r)
+{
+	const cJSON *one;
+	unsigned bit;
+
+	if (cJSON_IsString(item))
+		return mp_category_phase_parse(item->valuestring, strlen(item->valuestring), &r->phases)
+			       ? MP_OK
+			       : bad(p, "'phase' must name phases (backward, outlives_backward, parameter_size)");
+	if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) == 0)
+		return bad(p, "'phase' must be a name or a non-empty list of names");
+	cJSON_ArrayForEach(one, item) {
+		if (!cJSON_IsString(one) || !mp_category_phase_parse(one->valuestring, strlen(one->valuestring), &bit))
+			return bad(p, "'phase' must name phases (backward, outlives_backward, parameter_size)");
+		r->phases |= bit;
+	}
+	return MP_OK;
+}
+
 static mp_err get_key(struct parse *p, const cJSON *item, mp_category_rule *r)
 {
 	const char *key = item->string;
@@ -217,6 +237,8 @@ static mp_err get_key(struct parse *p, const cJSON *item, mp_category_rule *r)
 		return r->has_stream = true, get_int(p, item, key, &r->stream);
 	if (strcmp(key, "pool") == 0)
 		return get_pool(p, item, r);
+	if (strcmp(key, "phase") == 0)
+		return get_phases(p, item, r);
 	if (strcmp(key, "segment_type") == 0) {
 		if (!cJSON_IsString(item) ||
 		    (strcmp(item->valuestring, "large") != 0 && strcmp(item->valuestring, "small") != 0))

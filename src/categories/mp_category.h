@@ -83,7 +83,20 @@ typedef struct mp_category_rule {
 	int64_t stream;             /* the segment's */
 	int64_t pool[2];            /* the segment's segment_pool_id */
 	const char *segment_type;   /* "large" / "small"; NULL: any */
+	unsigned phases;            /* enum mp_category_phase bits that must all hold; 0: any */
 } mp_category_rule;
+
+/* What the trace ring's order says about an allocation (category_phases.c, CATEGORY-RULES.md "Phases"). */
+enum mp_category_phase {
+	MP_PHASE_BACKWARD = 1u << 0,       /* made while a backward pass ran, by a thread with no Python frames */
+	MP_PHASE_OUTLIVES_BACKWARD = 1u << 1, /* and still allocated when that pass ended */
+	MP_PHASE_PARAMETER_SIZE = 1u << 2, /* of the size of a parameter (an allocation the rules call PARAMETER) */
+};
+
+/* The name of phase bit BIT in a rules file ("backward", ...), NULL when BIT is none; and back: false when
+   NAME (LEN bytes) names none. */
+const char *mp_category_phase_name(unsigned bit);
+bool mp_category_phase_parse(const char *name, size_t len, unsigned *bit);
 
 /* The compiled-in rules for PyTorch training code (category_defaults.c). */
 const mp_category_rule *mp_category_default_rules(size_t *n);

@@ -4,6 +4,7 @@
 
 #include "mp_block_query.h"
 #include "mp_category.h"
+#include "mp_category_classify.h"
 #include "mp_frame_filter.h"
 #include "snapshot_builder.h"
 
@@ -49,6 +50,8 @@ static void test_parse_errors(void)
 		    "'frames.function' must hold non-empty strings");
 	parse_fails("{\"rules\": [{\"name\": \"a\", \"category\": \"INPUT\", \"frames\": [{}, 2]}]}",
 		    "'frames' must be an object or a list of objects");
+	parse_fails("{\"rules\": [{\"name\": \"a\", \"category\": \"INPUT\", \"phase\": [\"forward\"]}]}",
+		    "'phase' must name phases");
 }
 
 static void test_parse_rule(void)
@@ -56,6 +59,7 @@ static void test_parse_rule(void)
 	static const char text[] =
 		"{\"rules\": [{\"name\": \"r\", \"category\": \"Buffer\", \"state\": \"pending\", \"min_size\": 10,"
 		" \"max_size\": 20, \"stream\": 3, \"pool\": [1, 2], \"segment_type\": \"small\","
+		" \"phase\": [\"backward\", \"parameter_size\"],"
 		" \"frames\": [{\"file\": [\"*/a.py\", \"*/b.py\"], \"where\": \"innermost_user\"}, {\"function\": \"f\"}]}]}";
 	mp_category_ruleset *set = NULL;
 	mp_diag diag = { 0 };
@@ -71,6 +75,7 @@ static void test_parse_rule(void)
 	CU_ASSERT_TRUE(r->has_min_size && r->min_size == 10 && r->has_max_size && r->max_size == 20);
 	CU_ASSERT_TRUE(r->has_stream && r->stream == 3 && r->has_pool && r->pool[0] == 1 && r->pool[1] == 2);
 	CU_ASSERT_STRING_EQUAL(r->segment_type, "small");
+	CU_ASSERT_EQUAL(r->phases, MP_PHASE_BACKWARD | MP_PHASE_PARAMETER_SIZE);
 	CU_ASSERT_EQUAL_FATAL(r->nframes, 2);
 	CU_ASSERT_TRUE(r->frames[0].innermost_user);
 	CU_ASSERT_STRING_EQUAL(r->frames[0].file[1], "*/b.py");
@@ -206,6 +211,83 @@ static bool in_order(const char *text, const char *a, const char *b)
 	return pa != NULL && pb != NULL && pa < pb;
 }
 
+/* A training step as the ring shows it (category_phases.c): a parameter made by Module.to(), the seed gradient
+   loss.backward() makes on the main thread, then what autograd's thread makes with no Python frame (a buffer of
+   the parameter's size kept past the pass, one freed within it, a kept workspace of no parameter's size, one
+   with the C++ frames of cuBLAS's workspace), then the main thread back in the optimizer. */
+static void test_backward_phases(void)
+{
+	static const struct sb_frame to[] = {
+		{ "_apply", "/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", 942 },
+		{ "main", "/home/a/train.py", 10 },
+	};
+	static const struct sb_frame seed[] = {
+		{ "_make_grads", "/venv/lib/python3.11/site-packages/torch/autograd/__init__.py", 233 },
+		{ "backward", "/venv/lib/python3.11/site-packages/torch/autograd/__init__.py", 388 },
+		{ "backward", "/venv/lib/python3.11/site-packages/torch/_tensor.py", 623 },
+		{ "main", "/home/a/train.py", 20 },
+	};
+	static const struct sb_frame step[] = { { "main", "/home/a/train.py", 21 } };
+	static const struct sb_frame workspace[] = {
+		{ "at::cuda::getNewWorkspace()", "", 0 }, { "at::cuda::getCUDABlasLtWorkspace()", "", 0 },
+	};
+	static const char *const want[] = {
+		"PARAMETER", "ACTIVATION", "GRADIENT", "AUTOGRAD_DETAIL", "AUTOGRAD_DETAIL", "UNKNOWN", "UNKNOWN", "UNKNOWN",
+	};
+	static const char *const rule[] = {
+		"module-to", "backward-seed", "backward-gradient", "backward-detail", NULL, "backward-kept",
+		"library-workspace", NULL,
+	};
+	mp_snapshot *s = sb_new();
+	mp_val none = sb_frames(s, 0, NULL), fto = sb_frames(s, 2, to), fseed = sb_frames(s, 4, seed);
+	mp_val fstep = sb_frames(s, 1, step), fws = sb_frames(s, 2, workspace);
+	mp_category_classifier *c = NULL;
+	mp_category_why why;
+	mp_diag d = { 0 };
+	size_t ai = 0;
+
+	sb_segment(s, 0, 0x100000, 0x400000, 0);
+	sb_block(s, 0x1000, 4096, "active_allocated", fto)->address = 0x100000;
+	sb_block(s, 0x1000, 4096, "active_allocated", none)->address = 0x101000;
+	sb_block(s, 0x3FE000, 0, "inactive", MP_ABSENT)->address = 0x102000;
+	sb_device(s);
+	struct {
+		const char *action;
+		int64_t addr, size;
+		mp_val frames;
+	} ring[] = {
+		{ "alloc", 0x100000, 4096, fto },    { "alloc", 0x200000, 4, fseed },
+		{ "alloc", 0x101000, 4096, none },   { "alloc", 0x300000, 1000, none },
+		{ "alloc", 0x301000, 4096, none },   { "free_requested", 0x301000, 4096, none },
+		{ "alloc", 0x500000, 32 << 20, none }, { "alloc", 0x2500000, 1 << 20, fws },
+		{ "free_requested", 0x300000, 1000, none }, { "alloc", 0x600000, 64, fstep },
+	};
+	for (size_t i = 0; i < sizeof ring / sizeof ring[0]; i++) {
+		mp_trace_entry *e = sb_entry(s, ring[i].action, ring[i].addr, ring[i].size);
+
+		e->frames = ring[i].frames;
+		e->present |= MP_F_TR_FRAMES;
+	}
+	CU_ASSERT_EQUAL_FATAL(mp_category_classifier_new(s, NULL, &d, &c), MP_OK);
+	for (size_t i = 0; i < s->ntrace; i++) {
+		if (strcmp(mp_heap_atom(s->heap, s->trace[i].action, NULL), "alloc") != 0)
+			continue;
+		CU_ASSERT_EQUAL_FATAL(mp_category_classify_entry(c, &s->trace[i], true, &why), MP_OK);
+		CU_ASSERT_STRING_EQUAL(mp_category_name(why.category, MP_SCHEME_PROFILER), want[ai]);
+		if (rule[ai] != NULL)
+			CU_ASSERT_TRUE(why.rule != NULL && strcmp(why.rule->name, rule[ai]) == 0);
+		ai++;
+	}
+	/* the kept buffer is still the block at its address at the end: the end state says GRADIENT too */
+	mp_block_ref r = { .device = 0, .address = 0x101000, .size = 0x1000, .state = MP_BS_ACTIVE_ALLOCATED,
+			   .seg = 0, .block = 1 };
+
+	CU_ASSERT_EQUAL(mp_category_classify(c, &r, &why), MP_OK);
+	CU_ASSERT_EQUAL(why.category, MP_CAT_GRADIENT);
+	mp_category_classifier_free(c);
+	mp_snapshot_free(s);
+}
+
 static void test_sites(void)
 {
 	/* innermost first: torch's frames above the user's, which calls from two lines */
@@ -312,6 +394,7 @@ int main(void)
 		{ "a rule with every condition", test_parse_rule },
 		{ "user frames: Python, not torch, not C++", test_user_frames },
 		{ "user rules before defaults, conditions, inactive blocks", test_precedence },
+		{ "a backward pass in the ring: gradients, its detail, what it kept", test_backward_phases },
 		{ "module names for --by module", test_module_names },
 		{ "--sites: groups by innermost user frame, ties, rest", test_sites },
 		{ "option values and modes, read once for both front ends", test_args },

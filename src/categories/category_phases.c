@@ -1,0 +1,287 @@
+/* category_phases.c - what the trace ring's order says about each allocation (CATEGORY-RULES.md, "Phases"):
+   whether a backward pass made it, whether it outlived that pass, whether it has a parameter's size.
+
+   A backward pass shows in a ring as the main thread entering backward (an entry whose Python frames pass
+   through torch.autograd's backward: loss.backward() allocates the gradient it starts from), then entries with no
+   Python frame (autograd's device threads run no Python, and the main thread waits), until the next entry with
+   Python frames outside backward: the main thread has returned. What the pass made and did not free by then is
+   what it hands back, the gradients AccumulateGrad keeps (or a library's workspace: hence the parameter size). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "category_int.h"
+#include "mp_array.h"
+
+static const struct {
+	unsigned bit;
+	const char *name;
+} phase_names[] = {
+	{ MP_PHASE_BACKWARD, "backward" },
+	{ MP_PHASE_OUTLIVES_BACKWARD, "outlives_backward" },
+	{ MP_PHASE_PARAMETER_SIZE, "parameter_size" },
+};
+
+const char *mp_category_phase_name(unsigned bit)
+{
+	for (size_t i = 0; i < sizeof phase_names / sizeof phase_names[0]; i++)
+		if (phase_names[i].bit == bit)
+			return phase_names[i].name;
+	return NULL;
+}
+
+bool mp_category_phase_parse(const char *name, size_t len, unsigned *bit)
+{
+	for (size_t i = 0; i < sizeof phase_names / sizeof phase_names[0]; i++)
+		if (strlen(phase_names[i].name) == len && memcmp(phase_names[i].name, name, len) == 0) {
+			*bit = phase_names[i].bit;
+			return true;
+		}
+	return false;
+}
+
+enum frames_kind { FK_NO_PYTHON, FK_BACKWARD, FK_OTHER_PYTHON };
+
+static bool ends_with(const char *s, size_t n, const char *suffix)
+{
+	size_t k = strlen(suffix);
+
+	return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+static bool same(const char *s, size_t n, const char *word)
+{
+	return strlen(word) == n && memcmp(s, word, n) == 0;
+}
+
+/* Whether F is torch.autograd's way into the engine, from Tensor.backward down. */
+static bool in_backward(const mp_frame *f)
+{
+	static const struct {
+		const char *file, *function;
+	} entries[] = {
+		{ "/torch/autograd/__init__.py", "backward" },
+		{ "/torch/autograd/__init__.py", "grad" },
+		{ "/torch/_tensor.py", "backward" },
+		{ "/torch/autograd/graph.py", "_engine_run_backward" },
+	};
+
+	for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++)
+		if (ends_with(f->filename, f->filename_len, entries[i].file) &&
+		    same(f->name, f->name_len, entries[i].function))
+			return true;
+	return false;
+}
+
+static enum frames_kind kind_of(const mp_snapshot *snap, const mp_trace_entry *e)
+{
+	size_t n = (e->present & MP_F_TR_FRAMES) ? mp_frames_len(snap, e->frames) : 0;
+	bool python = false;
+	mp_frame f;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!mp_frames_get(snap, e->frames, i, &f))
+			continue;
+		if (in_backward(&f))
+			return FK_BACKWARD;
+		python |= ends_with(f.filename, f.filename_len, ".py") || (f.filename_len > 0 && f.filename[0] == '<');
+	}
+	return python ? FK_OTHER_PYTHON : FK_NO_PYTHON;
+}
+
+/* An alloc or a free of one window, for pairing them by address. */
+struct event {
+	int64_t addr;
+	size_t i; /* index in snap->trace */
+	bool alloc;
+};
+
+static int cmp_event(const void *pa, const void *pb)
+{
+	const struct event *a = pa, *b = pb;
+
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	return (a->i > b->i) - (a->i < b->i);
+}
+
+/* Marks what outlived a window: EV (N events of one window or one ring, sorted) pairs each alloc with the
+   next event at its address; an alloc with no free after it gets BIT in PHASE. */
+static void mark_unfreed(const struct event *ev, size_t n, uint8_t *phase, unsigned bit)
+{
+	for (size_t j = 0; j < n; j++)
+		if (ev[j].alloc && (j + 1 == n || ev[j + 1].addr != ev[j].addr))
+			phase[ev[j].i] |= (uint8_t)bit;
+}
+
+struct phases {
+	mp_category_classifier *c;
+	const mp_keys *k;
+	struct event *ev;
+	size_t nev, cap;
+};
+
+static mp_err add_event(struct phases *p, const mp_trace_entry *e, size_t i, bool alloc)
+{
+	if (mp_array_grow((void **)&p->ev, &p->cap, p->nev + 1, sizeof *p->ev) != MP_OK)
+		return MP_E_NOMEM;
+	p->ev[p->nev++] = (struct event){ e->addr, i, alloc };
+	return MP_OK;
+}
+
+static bool is_free(const mp_keys *k, const mp_trace_entry *e)
+{
+	return mp_val_is(e->action, k->free_requested) || mp_val_is(e->action, k->free_completed);
+}
+
+/* The backward windows of device ring L: each alloc made in one gets MP_PHASE_BACKWARD, and
+   MP_PHASE_OUTLIVES_BACKWARD when no free of its address follows in the window. Returns how many allocs a
+   window held. */
+static mp_err windows(struct phases *p, const mp_trace_list *l, size_t *found)
+{
+	const mp_snapshot *snap = p->c->snap;
+	bool open = false;
+
+	p->nev = 0;
+	for (size_t j = 0; j <= l->n; j++) {
+		const mp_trace_entry *e = j < l->n ? &snap->trace[l->first + j] : NULL;
+		enum frames_kind kind = e != NULL ? kind_of(snap, e) : FK_OTHER_PYTHON;
+		bool alloc = e != NULL && mp_val_is(e->action, p->k->alloc);
+
+		if (kind == FK_NO_PYTHON && open && e->present & MP_F_TR_ADDR && (alloc || is_free(p->k, e))) {
+			if (add_event(p, e, l->first + j, alloc) != MP_OK)
+				return MP_E_NOMEM;
+			if (alloc) {
+				p->c->phase[l->first + j] |= MP_PHASE_BACKWARD;
+				++*found;
+			}
+		}
+		if (kind == FK_BACKWARD)
+			open = true;
+		else if (kind == FK_OTHER_PYTHON && open) { /* the main thread is back: the window closes */
+			mp_sort(p->ev, p->nev, sizeof *p->ev, cmp_event);
+			mark_unfreed(p->ev, p->nev, p->c->phase, MP_PHASE_OUTLIVES_BACKWARD);
+			p->nev = 0;
+			open = false;
+		}
+	}
+	return MP_OK;
+}
+
+static int cmp_size(const void *pa, const void *pb)
+{
+	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+
+	return (a > b) - (a < b);
+}
+
+/* The sizes of the ring's allocations that the rules (before any phase) call PARAMETER; then each backward
+   allocation of one of those sizes gets MP_PHASE_PARAMETER_SIZE. */
+static mp_err parameter_sizes(struct phases *p)
+{
+	mp_category_classifier *c = p->c;
+	const mp_snapshot *snap = c->snap;
+	int64_t *sizes = NULL;
+	size_t n = 0, cap = 0;
+	mp_category_why why;
+	mp_err err = MP_OK;
+
+	for (size_t i = 0; i < snap->ntrace && err == MP_OK; i++) {
+		const mp_trace_entry *e = &snap->trace[i];
+
+		if (!mp_val_is(e->action, p->k->alloc) || (c->phase[i] & MP_PHASE_BACKWARD))
+			continue;
+		if ((err = mp_category_classify_entry(c, e, true, &why)) == MP_OK && why.category == MP_CAT_PARAMETER &&
+		    (err = mp_array_grow((void **)&sizes, &cap, n + 1, sizeof *sizes)) == MP_OK)
+			sizes[n++] = e->size;
+	}
+	if (err == MP_OK) {
+		mp_sort(sizes, n, sizeof *sizes, cmp_size);
+		for (size_t i = 0; i < snap->ntrace; i++)
+			if ((c->phase[i] & MP_PHASE_BACKWARD) &&
+			    bsearch(&snap->trace[i].size, sizes, n, sizeof *sizes, cmp_size) != NULL)
+				c->phase[i] |= MP_PHASE_PARAMETER_SIZE;
+	}
+	free(sizes);
+	return err;
+}
+
+static int cmp_live(const void *pa, const void *pb)
+{
+	const category_live *a = pa, *b = pb;
+
+	if (a->device != b->device)
+		return a->device < b->device ? -1 : 1;
+	return (a->addr > b->addr) - (a->addr < b->addr);
+}
+
+/* The backward allocations still live at the end of each ring, by (device, address): a block's phases. */
+static mp_err live_at_end(struct phases *p)
+{
+	mp_category_classifier *c = p->c;
+	const mp_snapshot *snap = c->snap;
+	size_t cap = 0;
+
+	for (size_t d = 0; d < snap->ndevice_traces; d++) {
+		const mp_trace_list *l = &snap->device_traces[d];
+
+		p->nev = 0;
+		for (size_t j = 0; j < l->n; j++) {
+			const mp_trace_entry *e = &snap->trace[l->first + j];
+			bool alloc = mp_val_is(e->action, p->k->alloc);
+
+			if ((e->present & MP_F_TR_ADDR) && (alloc || is_free(p->k, e)) &&
+			    add_event(p, e, l->first + j, alloc) != MP_OK)
+				return MP_E_NOMEM;
+		}
+		mp_sort(p->ev, p->nev, sizeof *p->ev, cmp_event);
+		for (size_t j = 0; j < p->nev; j++) {
+			const struct event *v = &p->ev[j];
+
+			if (!v->alloc || !(c->phase[v->i] & MP_PHASE_BACKWARD) ||
+			    (j + 1 < p->nev && p->ev[j + 1].addr == v->addr))
+				continue;
+			if (mp_array_grow((void **)&c->live, &cap, c->nlive + 1, sizeof *c->live) != MP_OK)
+				return MP_E_NOMEM;
+			c->live[c->nlive++] = (category_live){ (int64_t)d, v->addr, c->phase[v->i] };
+		}
+	}
+	mp_sort(c->live, c->nlive, sizeof *c->live, cmp_live);
+	return MP_OK;
+}
+
+mp_err category_phases_index(mp_category_classifier *c)
+{
+	struct phases p = { .c = c, .k = mp_heap_keys(c->snap->heap) };
+	size_t found = 0;
+	mp_err err = MP_OK;
+
+	if (c->snap->ntrace == 0)
+		return MP_OK;
+	if ((c->phase = calloc(c->snap->ntrace, 1)) == NULL)
+		return mp_fail(c->diag, MP_E_NOMEM, "categories: out of memory");
+	for (size_t d = 0; d < c->snap->ndevice_traces && err == MP_OK; d++)
+		err = windows(&p, &c->snap->device_traces[d], &found);
+	if (err == MP_OK && found > 0)
+		err = parameter_sizes(&p);
+	if (err == MP_OK && found > 0)
+		err = live_at_end(&p);
+	free(p.ev);
+	if (found == 0) { /* no backward pass in the ring: nothing to say, nothing to keep */
+		free(c->phase);
+		c->phase = NULL;
+	}
+	return err == MP_OK ? MP_OK : mp_fail(c->diag, err, "categories: out of memory");
+}
+
+unsigned category_entry_phases(const mp_category_classifier *c, size_t i)
+{
+	return c->phase != NULL && i < c->snap->ntrace ? c->phase[i] : 0;
+}
+
+unsigned category_block_phases(const mp_category_classifier *c, int64_t device, int64_t addr)
+{
+	category_live key = { device, addr, 0 };
+	const category_live *hit = c->nlive ? bsearch(&key, c->live, c->nlive, sizeof *c->live, cmp_live) : NULL;
+
+	return hit != NULL ? hit->phases : 0;
+}
