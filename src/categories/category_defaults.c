@@ -24,7 +24,9 @@ static const mp_category_rule defaults[] = {
 	RULE("optimizer-state-init", OPTIMIZER_STATE, GLOBS("*/torch/optim/*.py"), GLOBS("_init_group", "__init__")),
 	RULE("sgd-momentum-buffer", OPTIMIZER_STATE, GLOBS("*/torch/optim/sgd.py"),
 	     GLOBS("_single_tensor_sgd", "_multi_tensor_sgd", "_fused_sgd")),
-	RULE("optimizer-step-scratch", TEMPORARY, GLOBS("*/torch/optim/*.py"),
+	/* The step's intermediates live across several operators: not PyTorch's TEMPORARY (made and freed within
+	   one), and no other category of its profiler. */
+	RULE("optimizer-step-scratch", UNKNOWN, GLOBS("*/torch/optim/*.py"),
 	     GLOBS("_single_tensor_*", "_multi_tensor_*", "_fused_*")),
 	/* What a backward pass made, by the ring's order: kept when the pass returned and of a parameter's size,
 	   a gradient (AccumulateGrad keeps the backward function's buffer as .grad); kept otherwise, not said; freed
@@ -48,7 +50,9 @@ static const mp_category_rule defaults[] = {
 	RULE("module-init", PARAMETER, GLOBS("*/torch/nn/modules/*.py"),
 	     GLOBS("__init__", "reset_parameters", "initialize_parameters")),
 	RULE("parameter-new", PARAMETER, GLOBS("*/torch/nn/parameter.py"), GLOBS("__new__")),
-	/* Inputs: batches made or moved by the data loading code of PyTorch and common trainers. */
+	/* Inputs: what the job's own loop made and still held when a forward began (the batch, its labels), and
+	   batches made or moved by the data loading code of PyTorch and common trainers. */
+	PHASE_RULE("loop-input", INPUT, MP_PHASE_BEFORE_FORWARD),
 	RULE("data-loader", INPUT, GLOBS("*/torch/utils/data/*"), NULL),
 	RULE("accelerate-send-to-device", INPUT, GLOBS("*/accelerate/utils/operations.py"),
 	     GLOBS("send_to_device")),

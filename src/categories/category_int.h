@@ -30,7 +30,7 @@ typedef struct category_alloc {
 	size_t trace; /* index in snap->trace; SIZE_MAX: freed since, or no category */
 } category_alloc;
 
-/* A backward allocation still live at the end of its ring, for the block there (category_phases.c). */
+/* An allocation with a phase still live at the end of its ring, for the block there (category_phases.c). */
 typedef struct category_live {
 	int64_t device, addr;
 	unsigned phases; /* enum mp_category_phase bits */

@@ -5,12 +5,15 @@
    through torch.autograd's backward: loss.backward() allocates the gradient it starts from), then entries with no
    Python frame (autograd's device threads run no Python, and the main thread waits), until the next entry with
    Python frames outside backward: the main thread has returned. What the pass made and did not free by then is
-   what it hands back, the gradients AccumulateGrad keeps (or a library's workspace: hence the parameter size). */
+   what it hands back, the gradients AccumulateGrad keeps (or a library's workspace: hence the parameter size).
+   A forward shows as entries with a module's __call__ among their frames; what the job's own code made outside
+   one and still holds when the next begins is what its loop feeds the model. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "category_int.h"
 #include "mp_array.h"
+#include "mp_frame_filter.h"
 
 static const struct {
 	unsigned bit;
@@ -19,6 +22,7 @@ static const struct {
 	{ MP_PHASE_BACKWARD, "backward" },
 	{ MP_PHASE_OUTLIVES_BACKWARD, "outlives_backward" },
 	{ MP_PHASE_PARAMETER_SIZE, "parameter_size" },
+	{ MP_PHASE_BEFORE_FORWARD, "before_forward" },
 };
 
 const char *mp_category_phase_name(unsigned bit)
@@ -72,19 +76,38 @@ static bool in_backward(const mp_frame *f)
 	return false;
 }
 
-static enum frames_kind kind_of(const mp_snapshot *snap, const mp_trace_entry *e)
+/* Whether F is a module's __call__: a forward is running. */
+static bool in_forward(const mp_frame *f)
+{
+	return ends_with(f->filename, f->filename_len, "/torch/nn/modules/module.py") &&
+	       (same(f->name, f->name_len, "_call_impl") || same(f->name, f->name_len, "_wrapped_call_impl"));
+}
+
+static bool is_python(const mp_frame *f)
+{
+	return ends_with(f->filename, f->filename_len, ".py") || (f->filename_len > 0 && f->filename[0] == '<');
+}
+
+/* What E's frames say: its kind; whether a forward runs (*FORWARD); whether the job's own code made it outside
+   any forward, its innermost Python frame the job's own (*OWN). */
+static enum frames_kind kind_of(const mp_snapshot *snap, const mp_trace_entry *e, bool *forward, bool *own)
 {
 	size_t n = (e->present & MP_F_TR_FRAMES) ? mp_frames_len(snap, e->frames) : 0;
 	bool python = false;
 	mp_frame f;
 
+	*forward = *own = false;
 	for (size_t i = 0; i < n; i++) {
 		if (!mp_frames_get(snap, e->frames, i, &f))
 			continue;
 		if (in_backward(&f))
 			return FK_BACKWARD;
-		python |= ends_with(f.filename, f.filename_len, ".py") || (f.filename_len > 0 && f.filename[0] == '<');
+		*forward |= in_forward(&f);
+		if (!python && is_python(&f))
+			*own = mp_frame_is_own(&f);
+		python |= is_python(&f);
 	}
+	*own &= !*forward;
 	return python ? FK_OTHER_PYTHON : FK_NO_PYTHON;
 }
 
@@ -93,6 +116,7 @@ struct event {
 	int64_t addr;
 	size_t i; /* index in snap->trace */
 	bool alloc;
+	bool own; /* an alloc the job's own code made outside a forward */
 };
 
 static int cmp_event(const void *pa, const void *pb)
@@ -124,7 +148,7 @@ static mp_err add_event(struct phases *p, const mp_trace_entry *e, size_t i, boo
 {
 	if (mp_array_grow((void **)&p->ev, &p->cap, p->nev + 1, sizeof *p->ev) != MP_OK)
 		return MP_E_NOMEM;
-	p->ev[p->nev++] = (struct event){ e->addr, i, alloc };
+	p->ev[p->nev++] = (struct event){ e->addr, i, alloc, false };
 	return MP_OK;
 }
 
@@ -144,7 +168,8 @@ static mp_err windows(struct phases *p, const mp_trace_list *l, size_t *found)
 	p->nev = 0;
 	for (size_t j = 0; j <= l->n; j++) {
 		const mp_trace_entry *e = j < l->n ? &snap->trace[l->first + j] : NULL;
-		enum frames_kind kind = e != NULL ? kind_of(snap, e) : FK_OTHER_PYTHON;
+		bool forward, own;
+		enum frames_kind kind = e != NULL ? kind_of(snap, e, &forward, &own) : FK_OTHER_PYTHON;
 		bool alloc = e != NULL && mp_val_is(e->action, p->k->alloc);
 
 		if (kind == FK_NO_PYTHON && open && e->present & MP_F_TR_ADDR && (alloc || is_free(p->k, e))) {
@@ -165,6 +190,53 @@ static mp_err windows(struct phases *p, const mp_trace_list *l, size_t *found)
 		}
 	}
 	return MP_OK;
+}
+
+/* What the job's own code made outside any forward and still held when the next forward began, in device ring
+   L: MP_PHASE_BEFORE_FORWARD. */
+static mp_err inputs(struct phases *p, const mp_trace_list *l)
+{
+	const mp_snapshot *snap = p->c->snap;
+	size_t *forwards = NULL, nfw = 0, cap = 0;
+	mp_err err = MP_OK;
+
+	p->nev = 0;
+	for (size_t j = 0; j < l->n && err == MP_OK; j++) {
+		const mp_trace_entry *e = &snap->trace[l->first + j];
+		bool alloc = mp_val_is(e->action, p->k->alloc), forward, own;
+
+		if (!alloc && !is_free(p->k, e))
+			continue;
+		kind_of(snap, e, &forward, &own);
+		if (forward && (nfw == 0 || forwards[nfw - 1] != l->first + j) &&
+		    (err = mp_array_grow((void **)&forwards, &cap, nfw + 1, sizeof *forwards)) == MP_OK)
+			forwards[nfw++] = l->first + j;
+		if (err == MP_OK && (e->present & MP_F_TR_ADDR) && (err = add_event(p, e, l->first + j, alloc)) == MP_OK)
+			p->ev[p->nev - 1].own = alloc && own;
+	}
+	if (err == MP_OK) {
+		mp_sort(p->ev, p->nev, sizeof *p->ev, cmp_event);
+		for (size_t k = 0; k < p->nev; k++) {
+			const struct event *v = &p->ev[k];
+			size_t until = k + 1 < p->nev && p->ev[k + 1].addr == v->addr ? p->ev[k + 1].i : SIZE_MAX;
+			size_t lo = 0, hi = nfw;
+
+			if (!v->own)
+				continue;
+			while (lo < hi) { /* the first forward after the alloc */
+				size_t mid = lo + (hi - lo) / 2;
+
+				if (forwards[mid] <= v->i)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo < nfw && forwards[lo] < until)
+				p->c->phase[v->i] |= MP_PHASE_BEFORE_FORWARD;
+		}
+	}
+	free(forwards);
+	return err;
 }
 
 static int cmp_size(const void *pa, const void *pb)
@@ -214,7 +286,7 @@ static int cmp_live(const void *pa, const void *pb)
 	return (a->addr > b->addr) - (a->addr < b->addr);
 }
 
-/* The backward allocations still live at the end of each ring, by (device, address): a block's phases. */
+/* The allocations with a phase still live at the end of each ring, by (device, address): a block's phases. */
 static mp_err live_at_end(struct phases *p)
 {
 	mp_category_classifier *c = p->c;
@@ -237,7 +309,7 @@ static mp_err live_at_end(struct phases *p)
 		for (size_t j = 0; j < p->nev; j++) {
 			const struct event *v = &p->ev[j];
 
-			if (!v->alloc || !(c->phase[v->i] & MP_PHASE_BACKWARD) ||
+			if (!v->alloc || c->phase[v->i] == 0 ||
 			    (j + 1 < p->nev && p->ev[j + 1].addr == v->addr))
 				continue;
 			if (mp_array_grow((void **)&c->live, &cap, c->nlive + 1, sizeof *c->live) != MP_OK)
@@ -252,7 +324,7 @@ static mp_err live_at_end(struct phases *p)
 mp_err category_phases_index(mp_category_classifier *c)
 {
 	struct phases p = { .c = c, .k = mp_heap_keys(c->snap->heap) };
-	size_t found = 0;
+	size_t found = 0, any = 0;
 	mp_err err = MP_OK;
 
 	if (c->snap->ntrace == 0)
@@ -263,10 +335,14 @@ mp_err category_phases_index(mp_category_classifier *c)
 		err = windows(&p, &c->snap->device_traces[d], &found);
 	if (err == MP_OK && found > 0)
 		err = parameter_sizes(&p);
-	if (err == MP_OK && found > 0)
+	for (size_t d = 0; d < c->snap->ndevice_traces && err == MP_OK; d++)
+		err = inputs(&p, &c->snap->device_traces[d]);
+	for (size_t i = 0; i < c->snap->ntrace && err == MP_OK && any == 0; i++)
+		any += c->phase[i] != 0;
+	if (err == MP_OK && any > 0)
 		err = live_at_end(&p);
 	free(p.ev);
-	if (found == 0) { /* no backward pass in the ring: nothing to say, nothing to keep */
+	if (any == 0) { /* no phase anywhere in the ring: nothing to say, nothing to keep */
 		free(c->phase);
 		c->phase = NULL;
 	}

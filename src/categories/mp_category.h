@@ -91,6 +91,8 @@ enum mp_category_phase {
 	MP_PHASE_BACKWARD = 1u << 0,       /* made while a backward pass ran, by a thread with no Python frames */
 	MP_PHASE_OUTLIVES_BACKWARD = 1u << 1, /* and still allocated when that pass ended */
 	MP_PHASE_PARAMETER_SIZE = 1u << 2, /* of the size of a parameter (an allocation the rules call PARAMETER) */
+	MP_PHASE_BEFORE_FORWARD = 1u << 3, /* made by the job's own code outside any module's forward, still
+					      allocated when the next forward began (what a loop feeds the model) */
 };
 
 /* The name of phase bit BIT in a rules file ("backward", ...), NULL when BIT is none; and back: false when

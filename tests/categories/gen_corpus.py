@@ -71,7 +71,7 @@ DEFAULT = {
     "adam_init": ("OPTIMIZER_STATE", "optimizer-state-init"),
     "adagrad_ctor": ("OPTIMIZER_STATE", "optimizer-state-init"),
     "sgd_momentum": ("OPTIMIZER_STATE", "sgd-momentum-buffer"),
-    "adam_scratch": ("TEMPORARY", "optimizer-step-scratch"),
+    "adam_scratch": ("UNKNOWN", "optimizer-step-scratch"),
     "opt_load": ("OPTIMIZER_STATE", "optimizer-load-state-dict"),
     "accumulate_grad": ("GRADIENT", "accumulate-grad"),
     "backward_fn": ("AUTOGRAD_DETAIL", "autograd-engine"),

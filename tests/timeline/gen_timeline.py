@@ -72,7 +72,7 @@ class Job:
             self.slots[device].append(addr)
             self.record(device, "segment_alloc", addr, SLOT)
         rule = DEFAULT[stack]
-        category = profiler_category(key) if key is not None else (rule[0] if rule else None)
+        category = profiler_category(key if key is not None else (rule[0] if rule else None))
         t = Tensor(self.next_id, device, addr, size, stack, category, key)
         self.next_id += 1
         self.live[addr] = t
@@ -166,7 +166,7 @@ class Job:
                 t = self.live.get(addr)
                 if t is not None and t.id not in seen:  # the block's own classification (its frames)
                     rule = DEFAULT[t.stack]
-                    events.append([-1, "PREEXISTING", t.id, t.size, rule[0] if rule else None])
+                    events.append([-1, "PREEXISTING", t.id, t.size, profiler_category(rule[0] if rule else None)])
             active = sum(t.size for t in self.live.values() if t.device == d)
             devices[str(d)] = {"timeline": events, "active_requested": active}
         return {"devices": devices, "consistent": lost is None}

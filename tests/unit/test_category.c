@@ -212,7 +212,7 @@ static bool in_order(const char *text, const char *a, const char *b)
 }
 
 /* A training step as the ring shows it (category_phases.c): a parameter made by Module.to(), the seed gradient
-   loss.backward() makes on the main thread, then what autograd's thread makes with no Python frame (a buffer of
+   loss.backward() makes on the main thread (after the loop's batch and a forward), then what autograd's thread makes with no Python frame (a buffer of
    the parameter's size kept past the pass, one freed within it, a kept workspace of no parameter's size, one
    with the C++ frames of cuBLAS's workspace), then the main thread back in the optimizer. */
 static void test_backward_phases(void)
@@ -228,19 +228,23 @@ static void test_backward_phases(void)
 		{ "main", "/home/a/train.py", 20 },
 	};
 	static const struct sb_frame step[] = { { "main", "/home/a/train.py", 21 } };
+	static const struct sb_frame forward[] = {
+		{ "_call_impl", "/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", 1794 },
+		{ "main", "/home/a/train.py", 18 },
+	};
 	static const struct sb_frame workspace[] = {
 		{ "at::cuda::getNewWorkspace()", "", 0 }, { "at::cuda::getCUDABlasLtWorkspace()", "", 0 },
 	};
 	static const char *const want[] = {
-		"PARAMETER", "ACTIVATION", "GRADIENT", "AUTOGRAD_DETAIL", "AUTOGRAD_DETAIL", "UNKNOWN", "UNKNOWN", "UNKNOWN",
+		"PARAMETER", "INPUT", "UNKNOWN", "ACTIVATION", "ACTIVATION", "GRADIENT", "AUTOGRAD_DETAIL", "AUTOGRAD_DETAIL", "UNKNOWN", "UNKNOWN", "UNKNOWN",
 	};
 	static const char *const rule[] = {
-		"module-to", "backward-seed", "backward-gradient", "backward-detail", NULL, "backward-kept",
+		"module-to", "loop-input", NULL, "module-forward", "backward-seed", "backward-gradient", "backward-detail", NULL, "backward-kept",
 		"library-workspace", NULL,
 	};
 	mp_snapshot *s = sb_new();
 	mp_val none = sb_frames(s, 0, NULL), fto = sb_frames(s, 2, to), fseed = sb_frames(s, 4, seed);
-	mp_val fstep = sb_frames(s, 1, step), fws = sb_frames(s, 2, workspace);
+	mp_val fstep = sb_frames(s, 1, step), fws = sb_frames(s, 2, workspace), ffw = sb_frames(s, 2, forward);
 	mp_category_classifier *c = NULL;
 	mp_category_why why;
 	mp_diag d = { 0 };
@@ -256,7 +260,11 @@ static void test_backward_phases(void)
 		int64_t addr, size;
 		mp_val frames;
 	} ring[] = {
-		{ "alloc", 0x100000, 4096, fto },    { "alloc", 0x200000, 4, fseed },
+		{ "alloc", 0x100000, 4096, fto },
+		/* the loop's batch, held into the forward; a scratch of the loop freed before it */
+		{ "alloc", 0x700000, 512, fstep },   { "alloc", 0x701000, 512, fstep },
+		{ "free_requested", 0x701000, 512, fstep }, { "alloc", 0x702000, 256, ffw },
+		{ "alloc", 0x200000, 4, fseed },
 		{ "alloc", 0x101000, 4096, none },   { "alloc", 0x300000, 1000, none },
 		{ "alloc", 0x301000, 4096, none },   { "free_requested", 0x301000, 4096, none },
 		{ "alloc", 0x500000, 32 << 20, none }, { "alloc", 0x2500000, 1 << 20, fws },
