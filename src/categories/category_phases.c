@@ -246,17 +246,30 @@ static int cmp_size(const void *pa, const void *pb)
 	return (a > b) - (a < b);
 }
 
-/* The sizes of the ring's allocations that the rules (before any phase) call PARAMETER; then each backward
+static bool active(const mp_snapshot *snap, const mp_block_ref *r, const void *ctx)
+{
+	(void)snap;
+	(void)ctx;
+	return r->state & (MP_BS_ACTIVE_ALLOCATED | MP_BS_ACTIVE_PENDING_FREE);
+}
+
+/* The sizes of what the rules (before any phase) call PARAMETER: the ring's allocations (their
+   requested sizes) and the snapshot's blocks (theirs: parameters made before the ring); then each backward
    allocation of one of those sizes gets MP_PHASE_PARAMETER_SIZE. */
 static mp_err parameter_sizes(struct phases *p)
 {
 	mp_category_classifier *c = p->c;
 	const mp_snapshot *snap = c->snap;
 	int64_t *sizes = NULL;
-	size_t n = 0, cap = 0;
+	size_t n = 0, cap = 0, nrefs = 0;
+	mp_block_ref *refs = NULL;
 	mp_category_why why;
-	mp_err err = MP_OK;
+	mp_err err = mp_block_refs_collect(snap, active, NULL, &refs, &nrefs, "categories", c->diag);
 
+	for (size_t i = 0; i < nrefs && err == MP_OK; i++)
+		if ((err = mp_category_classify(c, &refs[i], &why)) == MP_OK && why.category == MP_CAT_PARAMETER &&
+		    (err = mp_array_grow((void **)&sizes, &cap, n + 1, sizeof *sizes)) == MP_OK)
+			sizes[n++] = snap->blocks[refs[i].block].requested_size;
 	for (size_t i = 0; i < snap->ntrace && err == MP_OK; i++) {
 		const mp_trace_entry *e = &snap->trace[i];
 
@@ -273,6 +286,7 @@ static mp_err parameter_sizes(struct phases *p)
 			    bsearch(&snap->trace[i].size, sizes, n, sizeof *sizes, cmp_size) != NULL)
 				c->phase[i] |= MP_PHASE_PARAMETER_SIZE;
 	}
+	free(refs);
 	free(sizes);
 	return err;
 }

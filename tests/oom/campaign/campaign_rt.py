@@ -21,19 +21,24 @@ The record (OUTDIR/record.json, OUTDIR being the working directory that tests/te
                 job called torch.cuda.empty_cache() where --empty-cache-after wrote it
 
 Arguments (after the job's own script path): SPEC.json [--set KEY=JSON]... [--conf VALUE | --no-conf]
-[--empty-cache-after FILE:LINE] [--stop-after-step N].
+[--empty-cache-after FILE:LINE] [--stop-after-step N] [--parity DIR].
   --conf VALUE / --no-conf       PYTORCH_CUDA_ALLOC_CONF for this run instead of the spec's "alloc_conf"
   --empty-cache-after FILE:LINE  torch.cuda.empty_cache() written after that line of the job (FILE: its base
                                  name, as memprof prints it): the job runs again from its top, compiled from its
                                  source with the call inserted (line numbers kept), so the call runs each time the
                                  line has run, in any thread (checkpointed blocks run again in autograd's)
   --set KEY=JSON                 change one knob of the spec (a holder remedy: batch, checkpointing, autocast)
+  --parity DIR                   record the steps with PyTorch's memory profiler beside the memory history
+                                 (tests/categories/parity/profiler_oracle.py, copied next to the job): DIR (under
+                                 the working directory) gets snapshot.pickle and profiler_categories.json when the
+                                 job stops (its end, or --stop-after-step)
 """
 import json
 import os
 import sys
 
-_state = {"cfg": None, "record": None, "stop_after": None, "torch": None, "empty_cache_after": None}
+_state = {"cfg": None, "record": None, "stop_after": None, "torch": None, "empty_cache_after": None, "parity": None,
+          "recording": None}
 
 
 def _out():
@@ -71,6 +76,9 @@ def _parse(argv):
         elif a == "--empty-cache-after":
             f, _, line = argv[i + 1].rpartition(":")
             _state["empty_cache_after"] = (f, int(line))
+            i += 2
+        elif a == "--parity":
+            _state["parity"] = argv[i + 1]
             i += 2
         elif a == "--stop-after-step":
             _state["stop_after"] = int(argv[i + 1])
@@ -172,7 +180,12 @@ def started():
     torch.cuda.init()
     if cfg.get("memory_fraction"):
         torch.cuda.set_per_process_memory_fraction(cfg["memory_fraction"])
-    if cfg.get("history") in ("python", "all"):
+    if _state["parity"] is not None:  # both recorders, from here to the job's stop
+        import profiler_oracle
+        _state["recording"] = profiler_oracle.recording(os.path.join(_out(), _state["parity"]),
+                                                        stacks=cfg.get("history") or "python")
+        _state["recording"].__enter__()
+    elif cfg.get("history") in ("python", "all"):
         torch.cuda.memory._record_memory_history(stacks=cfg["history"], max_entries=cfg.get("history_entries",
                                                                                             100000))
     # live mode: the job waits here for the watch to attach (the runner touches RESUME once it is)
@@ -209,12 +222,20 @@ class step:
         rec["steps"].append({"step": self.i, "completed": True, "allocations": _allocations()})
         _write_record()
         if _state["stop_after"] is not None and self.i >= _state["stop_after"]:
+            _stop_recording()
             print("campaign: stopped after step %d" % self.i)
             sys.stdout.flush()
             os._exit(0)
         return False
 
 
+def _stop_recording():
+    if _state["recording"] is not None:
+        _state["recording"].__exit__(None, None, None)
+        _state["recording"] = None
+
+
 def finished():
     """The job ran all its steps without an OOM."""
+    _stop_recording()
     _write_record()
