@@ -57,7 +57,7 @@ static bool same(const char *s, size_t n, const char *word)
 	return strlen(word) == n && memcmp(s, word, n) == 0;
 }
 
-/* Whether F is torch.autograd's way into the engine, from Tensor.backward down. */
+/* Whether F is torch.autograd's way into the engine, from Tensor.backward down, or code that runs inside it. */
 static bool in_backward(const mp_frame *f)
 {
 	static const struct {
@@ -67,6 +67,11 @@ static bool in_backward(const mp_frame *f)
 		{ "/torch/autograd/__init__.py", "grad" },
 		{ "/torch/_tensor.py", "backward" },
 		{ "/torch/autograd/graph.py", "_engine_run_backward" },
+		/* activation checkpointing recomputes the forward inside backward, on autograd's thread, with
+		   Python frames: the pass goes on around it */
+		{ "/torch/utils/checkpoint.py", "unpack_hook" },
+		{ "/torch/utils/checkpoint.py", "recompute_fn" },
+		{ "/torch/utils/checkpoint.py", "backward" },
 	};
 
 	for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++)
