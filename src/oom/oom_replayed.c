@@ -273,15 +273,17 @@ static bool same_place(const op_place *a, const op_place *b)
 	       memcmp(a->file, b->file, a->len) == 0;
 }
 
-/* Marks in EMPTY (one byte per op) the last op of each run of ops at place P: where the line ends, each time the
-   trace shows it run, as a torch.cuda.empty_cache() written after the line would. Two runs of the line with no
-   op of another line between them look like one. Returns the marks made. */
-static int64_t mark_line(const op_place *places, size_t nops, const op_place *p, uint8_t *empty)
+/* Marks in EMPTY (one byte per op) where a torch.cuda.empty_cache() written after the line at place P may run:
+   EVERY false, after the last op of each run of ops at P (two runs of the line with no op of another line
+   between them look like one: the fewest calls the program can make); EVERY true, after each op at P as well
+   (each could end one run of the statement: the most). The program's own calls lie between the two. Returns
+   the marks made. */
+static int64_t mark_line(const op_place *places, size_t nops, const op_place *p, bool every, uint8_t *empty)
 {
 	int64_t n = 0;
 
 	for (size_t j = 0; j < nops; j++) {
-		empty[j] = same_place(&places[j], p) && (j + 1 == nops || !same_place(&places[j + 1], p));
+		empty[j] = same_place(&places[j], p) && (every || j + 1 == nops || !same_place(&places[j + 1], p));
 		n += empty[j];
 	}
 	return n;
@@ -289,16 +291,40 @@ static int64_t mark_line(const op_place *places, size_t nops, const op_place *p,
 
 enum { EMPTY_CACHE_TRIES = 24 };
 
+/* empty_cache() after the line at P both ways (mark_line): 1 both get past, 0 neither, -1 they disagree or
+   the model refused (the replay cannot tell where the program's own calls would put it). WHY and *X: the
+   fewest calls' outcome; *RUNS: how many times the line ran by the trace. */
+static int line_verdict(const replayed *r, const op_place *places, const op_place *p, uint8_t *marks, char *why,
+			size_t n, mp_sim_outcome *x, int64_t *runs)
+{
+	const mp_whatif *w = r->w;
+	mp_sim_outcome most;
+	char why_most[400];
+	bool fewest_ok, most_ok;
+
+	*runs = mark_line(places, w->h.nops, p, false, marks);
+	if (mp_whatif_try_changed(w, &w->recorded, marks, NULL, 0, x) != MP_OK || x->refused)
+		return -1;
+	fewest_ok = judge(r, x, why, n);
+	if (mark_line(places, w->h.nops, p, true, marks) == *runs)
+		return fewest_ok; /* each run of the line is one op: one placement */
+	if (mp_whatif_try_changed(w, &w->recorded, marks, NULL, 0, &most) != MP_OK || most.refused)
+		return -1;
+	most_ok = judge(r, &most, why_most, sizeof why_most);
+	return fewest_ok == most_ok ? fewest_ok : -1;
+}
+
 /* torch.cuda.empty_cache() after one of the lines of the job's own code that freed memory last before the
    request, replayed where a user would put it: after that line, each time it runs. The latest line that gets the
-   job past is claimed. */
+   job past, however the trace's runs of it split into the statement's runs, is claimed; "would not help" only
+   when every line tried runs out either way. */
 static void empty_cache(replayed *r)
 {
 	const mp_whatif *w = r->w;
 	size_t nops = w->h.nops;
 	op_place *places = calloc(nops ? nops : 1, sizeof *places), seen[EMPTY_CACHE_TRIES];
 	uint8_t *marks = calloc(nops ? nops : 1, 1);
-	int tried = 0;
+	int tried = 0, unclear = 0;
 
 	if (places == NULL || marks == NULL)
 		goto out;
@@ -315,6 +341,7 @@ static void empty_cache(replayed *r)
 		mp_sim_outcome x;
 		int64_t runs;
 		bool again = false;
+		int verdict;
 		mp_frame f;
 
 		if (w->h.ops[i].kind != MP_SIM_OP_FREE || p->file == NULL)
@@ -324,9 +351,9 @@ static void empty_cache(replayed *r)
 		if (again)
 			continue;
 		seen[tried++] = *p;
-		runs = mark_line(places, nops, p, marks);
-		if (mp_whatif_try_changed(w, &w->recorded, marks, NULL, 0, &x) != MP_OK || x.refused ||
-		    !judge(r, &x, why, sizeof why))
+		verdict = line_verdict(r, places, p, marks, why, sizeof why, &x, &runs);
+		unclear += verdict < 0;
+		if (verdict != 1)
 			continue;
 		snprintf(action, sizeof action, "torch.cuda.empty_cache() right after %s, each time it runs",
 			 mp_whatif_site(w, i, where, sizeof where));
@@ -343,16 +370,19 @@ static void empty_cache(replayed *r)
 		}
 		goto out;
 	}
-	if (tried > 0)
+	if (tried > 0 && unclear == 0)
 		replayed_claim(oom_remedy_add(r->o, MP_OOM_R_EMPTY_CACHE, false, "torch.cuda.empty_cache()",
 					      "replayed after each of the last %d line%s of the job's own code that freed "
-					      "memory before the request, each time the trace shows it run: the job runs out all "
-					      "the same; at the OOM itself it releases what the OOM's retry released already",
+					      "memory before the request, each time the trace shows it run: the job runs out all the "
+					      "same; at the OOM itself it releases what the OOM's retry released already",
 					      tried, tried == 1 ? "" : "s"));
-	else /* no line to name: what the allocator's rules alone say */
+	else /* no line to name, or none the replay can decide: what the allocator's rules alone say */
 		oom_remedy_add(r->o, MP_OOM_R_EMPTY_CACHE, false, "torch.cuda.empty_cache() at the OOM", "at the OOM it "
-			       "releases what the OOM's retry released already; no free before the request was made by "
-			       "a line of the job's own code");
+			       "releases what the OOM's retry released already; %s",
+			       tried == 0 ? "no free before the request was made by a line of the job's own code"
+					  : "after the lines of the job's own code that freed memory before it, the replay "
+					    "cannot tell: the trace shows a line's runs but not where each run of the statement "
+					    "ends, and the fewest and the most calls it could make disagree");
 out:
 	free(places);
 	free(marks);
