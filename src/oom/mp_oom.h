@@ -33,6 +33,7 @@ typedef struct mp_oom_message {
 	int64_t allocated;            /* "... is allocated by PyTorch" */
 	int64_t private_pools;        /* "with ... allocated in private pools" */
 	int64_t reserved_unallocated; /* "... is reserved by PyTorch but unallocated" */
+	int64_t allowed_slack;        /* how far ALLOWED may be from the true cap: half its last printed digit */
 } mp_oom_message;
 
 /* Read the numbers of TEXT, an OutOfMemoryError's message (2.0's "(GPU 0; 1.00 GiB total capacity; ...)"

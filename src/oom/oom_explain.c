@@ -47,9 +47,13 @@ static void device_figures(const oom_view *v, mp_oom *o)
 	/* set_per_process_memory_fraction caps what the allocator may reserve: cudaMalloc fails past it, whatever
 	   the device has free */
 	o->room = o->req.device_free;
-	if (o->room >= 0 && o->req.has_message && o->req.message.allowed >= 0 &&
-	    o->req.message.allowed - o->reserved < o->room)
-		o->room = o->req.message.allowed - o->reserved > 0 ? o->req.message.allowed - o->reserved : 0;
+	if (o->room >= 0 && o->req.has_message && o->req.message.allowed >= 0) {
+		/* the message rounds the cap: the least it can be (the allocator refused with what it had) */
+		int64_t cap = o->req.message.allowed - o->req.message.allowed_slack;
+
+		if (cap - o->reserved < o->room)
+			o->room = cap - o->reserved > 0 ? cap - o->reserved : 0;
+	}
 	o->usable = o->room >= 0 ? o->reserved + o->room : -1;
 	for (size_t i = 0; i < v->nsegs; i++)
 		for (size_t j = 0; v->segs[i].private_pool && j < v->segs[i].s->nblocks; j++)
@@ -63,7 +67,7 @@ static void computed_message(mp_oom *o)
 {
 	mp_oom_message *m = &o->computed;
 
-	*m = (mp_oom_message){ -1, -1, -1, -1, -1, -1, -1, -1, -1 };
+	*m = (mp_oom_message){ -1, -1, -1, -1, -1, -1, -1, -1, -1, 0 };
 	m->device = o->req.device;
 	m->tried = o->alloc_size;
 	m->free = o->req.device_free;

@@ -53,6 +53,21 @@ static int64_t read_size(const char *p, const char **end)
 	return -1;
 }
 
+/* Half the last printed digit of the size that ends right before AFTER in TEXT: format_size prints two decimals
+   of KiB, MiB or GiB, or whole bytes (0). */
+static int64_t slack_before(const char *text, const char *after)
+{
+	const char *p = strstr(text, after);
+
+	for (int u = 3; p != NULL && u > 0; u--) {
+		size_t n = strlen(units[u]);
+
+		if ((size_t)(p - text) >= n && strncmp(p - n, units[u], n) == 0)
+			return (1ll << (10 * u)) / 200;
+	}
+	return 0;
+}
+
 /* The size right after the first BEFORE in TEXT, −1 when absent. */
 static int64_t size_after(const char *text, const char *before)
 {
@@ -85,7 +100,7 @@ bool mp_oom_message_parse(const char *text, mp_oom_message *m)
 {
 	const char *p;
 
-	*m = (mp_oom_message){ -1, -1, -1, -1, -1, -1, -1, -1, -1 };
+	*m = (mp_oom_message){ -1, -1, -1, -1, -1, -1, -1, -1, -1, 0 };
 	if (text == NULL || strstr(text, "out of memory") == NULL)
 		return false;
 	m->tried = size_after(text, "Tried to allocate ");
@@ -97,6 +112,7 @@ bool mp_oom_message_parse(const char *text, mp_oom_message *m)
 		m->free = size_after(text, " of which ");
 		m->in_use = size_after(text, "this process has ");
 		m->allowed = size_before(text, " allowed;");
+		m->allowed_slack = slack_before(text, " allowed;");
 		m->allocated = size_after(text, "Of the allocated memory ");
 		m->private_pools = size_after(text, "allocated by PyTorch, with ");
 		m->reserved_unallocated = size_before(text, " is reserved by PyTorch but unallocated");
@@ -110,6 +126,7 @@ bool mp_oom_message_parse(const char *text, mp_oom_message *m)
 		if (reserved >= 0 && m->allocated >= 0)
 			m->reserved_unallocated = reserved - m->allocated;
 		m->allowed = size_before(text, " allowed;");
+		m->allowed_slack = slack_before(text, " allowed;");
 	}
 	return m->tried >= 0;
 }

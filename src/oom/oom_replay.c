@@ -184,11 +184,14 @@ static int64_t pages_needed(const oom_view *v, const mp_oom *o)
 /* What cudaMalloc can still get, in words: what is free, or what a memory fraction leaves. */
 static const char *room_text(const mp_oom *o, char *buf, size_t n)
 {
-	char a[32], b[32];
+	char a[32], b[32], c[32];
 
 	if (o->req.device_free > o->room)
-		snprintf(buf, n, "%s is left of the %s the memory fraction allows", oom_size_text(a, sizeof a, o->room),
-			 oom_size_text(b, sizeof b, o->req.message.allowed));
+		snprintf(buf, n, "%s is left of the %s the memory fraction allows%s%s%s", oom_size_text(a, sizeof a, o->room),
+			 oom_size_text(b, sizeof b, o->req.message.allowed),
+			 o->req.message.allowed_slack > 0 ? " (the message rounds it: counted at its least, " : "",
+			 o->req.message.allowed_slack > 0 ? oom_size_text(c, sizeof c, o->req.message.allowed_slack) : "",
+			 o->req.message.allowed_slack > 0 ? " below)" : "");
 	else
 		snprintf(buf, n, "%s is free", oom_size_text(a, sizeof a, o->room));
 	return buf;
@@ -196,7 +199,7 @@ static const char *room_text(const mp_oom *o, char *buf, size_t n)
 
 void oom_replay(const oom_view *v, mp_oom *o)
 {
-	char room[120];
+	char room[200];
 
 	char a[32], b[32], c[32];
 	bool refused;
