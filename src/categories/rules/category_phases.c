@@ -8,6 +8,7 @@
    what it hands back, the gradients AccumulateGrad keeps (or a library's workspace: hence the parameter size).
    A forward shows as entries with a module's __call__ among their frames; what the job's own code made outside
    one and still holds when the next begins is what its loop feeds the model. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,28 +94,35 @@ static bool is_python(const mp_frame *f)
 	return ends_with(f->filename, f->filename_len, ".py") || (f->filename_len > 0 && f->filename[0] == '<');
 }
 
-/* What E's frames say: its kind; whether a forward runs (*FORWARD); whether the job's own code made it outside
-   any forward, its innermost Python frame the job's own (*OWN). */
-static enum frames_kind kind_of(const mp_snapshot *snap, const mp_trace_entry *e, bool *forward, bool *own)
+/* What a traceback says, packed in a byte: its kind (enum frames_kind), whether a forward runs, whether the job's
+   own code made it outside any forward (its innermost Python frame the job's own). */
+enum { FACT_KIND = 3, FACT_FORWARD = 4, FACT_OWN = 8 };
+
+static uint8_t facts_of(const mp_snapshot *snap, mp_val frames)
 {
-	size_t n = (e->present & MP_F_TR_FRAMES) ? mp_frames_len(snap, e->frames) : 0;
-	bool python = false;
+	size_t n = mp_frames_len(snap, frames);
+	bool python = false, forward = false, own = false;
 	mp_frame f;
 
-	*forward = *own = false;
 	for (size_t i = 0; i < n; i++) {
-		if (!mp_frames_get(snap, e->frames, i, &f))
+		if (!mp_frames_get(snap, frames, i, &f))
 			continue;
 		if (in_backward(&f))
 			return FK_BACKWARD;
-		*forward |= in_forward(&f);
+		forward |= in_forward(&f);
 		if (!python && is_python(&f))
-			*own = mp_frame_is_own(&f);
+			own = mp_frame_is_own(&f);
 		python |= is_python(&f);
 	}
-	*own &= !*forward;
-	return python ? FK_OTHER_PYTHON : FK_NO_PYTHON;
+	return (uint8_t)((python ? FK_OTHER_PYTHON : FK_NO_PYTHON) | (forward ? FACT_FORWARD : 0) |
+			 (own && !forward ? FACT_OWN : 0));
 }
+
+/* The facts of a frames handle, worked out once: the ring's entries share a few thousand tracebacks. */
+struct facts_memo {
+	mp_val frames;
+	uint8_t facts;
+};
 
 /* An alloc or a free of one window, for pairing them by address. */
 struct event {
@@ -147,7 +155,41 @@ struct phases {
 	const mp_keys *k;
 	struct event *ev;
 	size_t nev, cap;
+	uint8_t *facts; /* per entry of snap->trace */
+	struct facts_memo *memo;
+	size_t nmemo, memo_cap;
+	mp_table memo_index;
 };
+
+/* The facts of every entry of the snapshot's trace into P->FACTS. */
+static mp_err trace_facts(struct phases *p)
+{
+	const mp_snapshot *snap = p->c->snap;
+
+	if ((p->facts = malloc(snap->ntrace)) == NULL)
+		return MP_E_NOMEM;
+	for (size_t i = 0; i < snap->ntrace; i++) {
+		const mp_trace_entry *e = &snap->trace[i];
+		mp_table_probe probe;
+		uint32_t id;
+
+		if (!(e->present & MP_F_TR_FRAMES)) {
+			p->facts[i] = FK_NO_PYTHON;
+			continue;
+		}
+		id = mp_table_find_u64(&p->memo_index, e->frames, p->memo, sizeof *p->memo,
+				       offsetof(struct facts_memo, frames), &probe);
+		if (id == MP_TABLE_NONE) {
+			if (mp_array_grow((void **)&p->memo, &p->memo_cap, p->nmemo + 1, sizeof *p->memo) != MP_OK ||
+			    mp_table_add(&p->memo_index, &probe, (uint32_t)p->nmemo) != MP_OK)
+				return MP_E_NOMEM;
+			p->memo[p->nmemo] = (struct facts_memo){ e->frames, facts_of(snap, e->frames) };
+			id = (uint32_t)p->nmemo++;
+		}
+		p->facts[i] = p->memo[id].facts;
+	}
+	return MP_OK;
+}
 
 static mp_err add_event(struct phases *p, const mp_trace_entry *e, size_t i, bool alloc)
 {
@@ -162,9 +204,8 @@ static bool is_free(const mp_keys *k, const mp_trace_entry *e)
 	return mp_val_is(e->action, k->free_requested) || mp_val_is(e->action, k->free_completed);
 }
 
-/* The backward windows of device ring L: each alloc made in one gets MP_PHASE_BACKWARD, and
-   MP_PHASE_OUTLIVES_BACKWARD when no free of its address follows in the window. Returns how many allocs a
-   window held. */
+/* The backward windows of device ring L: each alloc made in one gets MP_PHASE_BACKWARD,
+   and MP_PHASE_OUTLIVES_BACKWARD when no free of its address follows in the window; *FOUND counts them. */
 static mp_err windows(struct phases *p, const mp_trace_list *l, size_t *found)
 {
 	const mp_snapshot *snap = p->c->snap;
@@ -173,8 +214,7 @@ static mp_err windows(struct phases *p, const mp_trace_list *l, size_t *found)
 	p->nev = 0;
 	for (size_t j = 0; j <= l->n; j++) {
 		const mp_trace_entry *e = j < l->n ? &snap->trace[l->first + j] : NULL;
-		bool forward, own;
-		enum frames_kind kind = e != NULL ? kind_of(snap, e, &forward, &own) : FK_OTHER_PYTHON;
+		enum frames_kind kind = e != NULL ? (enum frames_kind)(p->facts[l->first + j] & FACT_KIND) : FK_OTHER_PYTHON;
 		bool alloc = e != NULL && mp_val_is(e->action, p->k->alloc);
 
 		if (kind == FK_NO_PYTHON && open && e->present & MP_F_TR_ADDR && (alloc || is_free(p->k, e))) {
@@ -206,20 +246,19 @@ static mp_err inputs(struct phases *p, const mp_trace_list *l)
 	mp_err err = MP_OK;
 
 	p->nev = 0;
-	for (size_t j = 0; j < l->n && err == MP_OK; j++) {
-		const mp_trace_entry *e = &snap->trace[l->first + j];
-		bool alloc = mp_val_is(e->action, p->k->alloc), forward, own;
-
-		if (!alloc && !is_free(p->k, e))
-			continue;
-		kind_of(snap, e, &forward, &own);
-		if (forward && (nfw == 0 || forwards[nfw - 1] != l->first + j) &&
+	for (size_t j = 0; j < l->n && err == MP_OK; j++)
+		if ((p->facts[l->first + j] & FACT_FORWARD) &&
 		    (err = mp_array_grow((void **)&forwards, &cap, nfw + 1, sizeof *forwards)) == MP_OK)
 			forwards[nfw++] = l->first + j;
-		if (err == MP_OK && (e->present & MP_F_TR_ADDR) && (err = add_event(p, e, l->first + j, alloc)) == MP_OK)
-			p->ev[p->nev - 1].own = alloc && own;
+	for (size_t j = 0; j < l->n && err == MP_OK && nfw > 0; j++) {
+		const mp_trace_entry *e = &snap->trace[l->first + j];
+		bool alloc = mp_val_is(e->action, p->k->alloc);
+
+		if ((alloc || is_free(p->k, e)) && (e->present & MP_F_TR_ADDR) &&
+		    (err = add_event(p, e, l->first + j, alloc)) == MP_OK)
+			p->ev[p->nev - 1].own = alloc && (p->facts[l->first + j] & FACT_OWN);
 	}
-	if (err == MP_OK) {
+	if (err == MP_OK && nfw > 0) {
 		mp_sort(p->ev, p->nev, sizeof *p->ev, cmp_event);
 		for (size_t k = 0; k < p->nev; k++) {
 			const struct event *v = &p->ev[k];
@@ -350,6 +389,8 @@ mp_err category_phases_index(mp_category_classifier *c)
 		return MP_OK;
 	if ((c->phase = calloc(c->snap->ntrace, 1)) == NULL)
 		return mp_fail(c->diag, MP_E_NOMEM, "categories: out of memory");
+	/* the windows first on every ring: the parameter sizes leave their allocations out */
+	err = trace_facts(&p);
 	for (size_t d = 0; d < c->snap->ndevice_traces && err == MP_OK; d++)
 		err = windows(&p, &c->snap->device_traces[d], &found);
 	if (err == MP_OK && found > 0)
@@ -361,6 +402,9 @@ mp_err category_phases_index(mp_category_classifier *c)
 	if (err == MP_OK && any > 0)
 		err = live_at_end(&p);
 	free(p.ev);
+	free(p.facts);
+	free(p.memo);
+	mp_table_free(&p.memo_index);
 	if (any == 0) { /* no phase anywhere in the ring: nothing to say, nothing to keep */
 		free(c->phase);
 		c->phase = NULL;
