@@ -58,8 +58,9 @@ enum mp_category mp_category_in(enum mp_category c, enum mp_category_scheme sche
 			return MP_CAT_TEMPORARY;
 		return c == MP_CAT_INPUT ? MP_CAT_UNKNOWN : c;
 	}
-	/* The profiler has no buffers (nor calls them parameters). */
-	return c == MP_CAT_BUFFER ? MP_CAT_UNKNOWN : c;
+	/* The profiler has no buffers: state the forward reads that no gradient updates (running
+	   statistics, masks, constants) is INPUT by its data flow (_set_inputs). */
+	return c == MP_CAT_BUFFER ? MP_CAT_INPUT : c;
 }
 
 char mp_category_letter(enum mp_category c)

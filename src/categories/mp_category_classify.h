@@ -18,6 +18,14 @@ typedef struct mp_category_classifier mp_category_classifier;
 mp_err mp_category_classifier_new(const mp_snapshot *snap, const mp_category_ruleset *rules, mp_diag *diag,
 				  mp_category_classifier **out) MP_WUR;
 
+/* Take owners O (src/owners, read from the target of C's snapshot; NULL: none) as the first source of a
+   block's category, as `categories` does. MP_E_NOMEM only. */
+mp_err mp_category_classifier_owners(mp_category_classifier *c, const mp_owners *o) MP_WUR;
+
+/* The category C's owners give block R (its why), when they give one: a parameter, buffer,
+   gradient, optimizer state or activation tensor holds it. */
+bool mp_category_owned(const mp_category_classifier *c, const mp_block_ref *r, mp_category_why *why);
+
 /* Free what mp_category_classifier_new made (NULL: nothing). */
 void mp_category_classifier_free(mp_category_classifier *c);
 

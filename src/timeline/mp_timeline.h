@@ -52,10 +52,14 @@ typedef struct mp_timeline {
 
 /* Build the timelines of SNAP: every device with a trace ring, or only DEVICE (>= 0). Allocations
    get their category from a 'category' key on their trace entry, else from RULES (may be NULL) and
-   the default rules, else UNKNOWN. Warns through DIAG where the ring and the blocks disagree.
-   MP_E_NOTFOUND with DIAG when no device (or not DEVICE) has a trace ring; MP_E_NOMEM. */
-mp_err mp_timeline_build(const mp_snapshot *snap, const mp_category_ruleset *rules, int64_t device,
-			 mp_timeline **out, mp_diag *diag) MP_WUR;
+   the default rules, else UNKNOWN; an allocation still live at the end whose block OWNERS (read
+   from SNAP's target; NULL: none) name a parameter, buffer, gradient, optimizer state or activation
+   takes the owner's category over its whole lifetime (a .grad is the backward's buffer that
+   AccumulateGrad kept, made without a new allocation). Warns through DIAG where the ring and the
+   blocks disagree. MP_E_NOTFOUND with DIAG when no device (or not DEVICE) has a trace ring;
+   MP_E_NOMEM. */
+mp_err mp_timeline_build(const mp_snapshot *snap, const mp_category_ruleset *rules, const mp_owners *owners,
+			 int64_t device, mp_timeline **out, mp_diag *diag) MP_WUR;
 
 void mp_timeline_free(mp_timeline *tl);
 

@@ -17,6 +17,7 @@ struct mark {
 struct live {
 	int64_t addr, size;
 	size_t entry;
+	size_t create; /* its CREATE in d->events: the owners of the block may name its category */
 };
 
 /* What the ring and the blocks disagree on, counted per device, said once each. */
@@ -168,7 +169,8 @@ static mp_err address_events(struct build *b, size_t from, size_t to)
 		return err;
 	if (mp_array_grow((void **)&b->live, &b->live_cap, b->nlive + 1, sizeof *b->live) != MP_OK)
 		return no_memory(b);
-	b->live[b->nlive++] = (struct live){ b->marks[from].addr, b->snap->trace[pending].size, pending };
+	b->live[b->nlive++] = (struct live){ b->marks[from].addr, b->snap->trace[pending].size, pending,
+					     b->d->nevents - 1 };
 	return MP_OK;
 }
 
@@ -228,7 +230,8 @@ static int64_t requested(const mp_snapshot *snap, const mp_block_ref *r)
 }
 
 /* Active blocks whose allocation the ring does not hold were there before it began; the ring's
-   live allocations are checked against the blocks. A matched block's state is cleared. */
+   live allocations are checked against the blocks, and take the category the block's owner gives
+   over their whole lifetime. A matched block's state is cleared. */
 static mp_err block_events(struct build *b)
 {
 	mp_block_ref *refs = NULL;
@@ -243,10 +246,14 @@ static mp_err block_events(struct build *b)
 	for (size_t i = 0; i < b->nlive; i++) {
 		mp_block_ref *r = block_at(refs, n, b->live[i].addr);
 
+		mp_category_why why;
+
 		if (r == NULL || r->state == 0)
 			b->dis.not_in_snap++;
 		else if (requested(b->snap, r) != b->live[i].size)
 			b->dis.other_block++;
+		else if (mp_category_owned(b->cl, r, &why))
+			b->d->events[b->live[i].create].category = (uint8_t)why.category;
 		if (r != NULL)
 			r->state = 0;
 	}
@@ -351,8 +358,8 @@ static mp_err device_timeline(struct build *b, int64_t device)
 	return MP_OK;
 }
 
-mp_err mp_timeline_build(const mp_snapshot *snap, const mp_category_ruleset *rules, int64_t device,
-			 mp_timeline **out, mp_diag *diag)
+mp_err mp_timeline_build(const mp_snapshot *snap, const mp_category_ruleset *rules, const mp_owners *owners,
+			 int64_t device, mp_timeline **out, mp_diag *diag)
 {
 	struct build b = { .snap = snap, .diag = diag };
 	mp_timeline *tl = calloc(1, sizeof *tl);
@@ -376,7 +383,9 @@ mp_err mp_timeline_build(const mp_snapshot *snap, const mp_category_ruleset *rul
 		free(tl);
 		return no_memory(&b);
 	}
-	err = mp_category_classifier_new(snap, rules, diag, &b.cl);
+	if ((err = mp_category_classifier_new(snap, rules, diag, &b.cl)) == MP_OK &&
+	    (err = mp_category_classifier_owners(b.cl, owners)) != MP_OK)
+		err = no_memory(&b);
 	for (size_t i = 0; i < snap->ndevice_traces && err == MP_OK; i++) {
 		if (snap->device_traces[i].n == 0 || (device >= 0 && (int64_t)i != device))
 			continue;

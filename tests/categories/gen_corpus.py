@@ -275,8 +275,9 @@ def write(outdir, name, builder, args, rules=None):
         with open(os.path.join(outdir, name + ".rules.json"), "w") as f:
             json.dump(rules, f, indent=1)
     tracker = {a: TRACKER[e[0]] for a, e in builder.expect.items()}
-    # the profiler has no buffers: it shows them as UNKNOWN (the source still says which rule)
-    blocks = {a: ["UNKNOWN" if e[0] == "BUFFER" else e[0]] + e[1:] for a, e in builder.expect.items()}
+    # the profiler has no buffers: it calls them INPUT, as its data flow calls the state a forward reads that no
+    # gradient updates (the source still says which rule)
+    blocks = {a: ["INPUT" if e[0] == "BUFFER" else e[0]] + e[1:] for a, e in builder.expect.items()}
     with open(os.path.join(outdir, name + ".expect.json"), "w") as f:
         json.dump({"args": args, "blocks": blocks, "tracker": tracker}, f, indent=1)
 

@@ -3,6 +3,7 @@
    and the blocks disagree, rules on trace entries, the plots, and the session's command. */
 #include <unistd.h>
 
+#include "mp_owners.h"
 #include "mp_session.h"
 #include "mp_timeline.h"
 #include "snapshot_builder.h"
@@ -69,7 +70,7 @@ static mp_timeline *build(const mp_snapshot *s, const mp_category_ruleset *rules
 {
 	mp_timeline *tl = NULL;
 
-	CU_ASSERT_EQUAL_FATAL(mp_timeline_build(s, rules, -1, &tl, diag), MP_OK);
+	CU_ASSERT_EQUAL_FATAL(mp_timeline_build(s, rules, NULL, -1, &tl, diag), MP_OK);
 	CU_ASSERT_EQUAL_FATAL(tl->ndevices, 1);
 	return tl;
 }
@@ -102,6 +103,33 @@ static void test_rows(void)
 	mp_snapshot_free(s);
 }
 
+/* On a core the owners decide for the blocks they name: the allocation still live at 0x12000 is a
+   gradient over its whole lifetime (made by the forward's frames, kept as a .grad), and the parameter
+   older than the ring a buffer (the profiler's INPUT). */
+static void test_owners(void)
+{
+	mp_snapshot *s = job(false);
+	mp_owned tensor = { 0 };
+	mp_owner_block blocks[] = {
+		{ .block = 0, .device = 0, .kind = MP_OWNER_BUFFER, .owner = 0 },
+		{ .block = 2, .device = 0, .kind = MP_OWNER_GRADIENT, .owner = 0 },
+	};
+	mp_owners o = { .tensors = &tensor, .ntensors = 1, .blocks = blocks, .nblocks = 2 };
+	mp_timeline *tl = NULL;
+	mp_diag diag = { 0 };
+	mp_out out;
+
+	CU_ASSERT_EQUAL_FATAL(mp_timeline_build(s, NULL, &o, -1, &tl, &diag), MP_OK);
+	mp_out_init(&out);
+	CU_ASSERT_EQUAL(mp_timeline_raw(&tl->devices[0], &out, &diag), MP_OK);
+	unit_check_text(mp_out_take(&out, NULL),
+			"[[-1, 1, 500, 2], [-1, 1, 4000, 2], [100000, 2, 1000, 4], [110000, 2, 3000, 5], "
+			"[110000, 4, -500, 2], [120000, 2, 2048, 5], [130000, 4, -1000, 4]]");
+	mp_out_free(&out);
+	mp_timeline_free(tl);
+	mp_snapshot_free(s);
+}
+
 /* The ring leaves the gradient live, the snapshot has no block there: it ends 3000 bytes above. */
 static void test_disagreement(void)
 {
@@ -121,11 +149,11 @@ static void test_no_ring(void)
 	mp_timeline *tl = NULL;
 	mp_diag diag = { 0 };
 
-	CU_ASSERT_EQUAL(mp_timeline_build(s, NULL, 1, &tl, &diag), MP_E_NOTFOUND);
+	CU_ASSERT_EQUAL(mp_timeline_build(s, NULL, NULL, 1, &tl, &diag), MP_E_NOTFOUND);
 	CU_ASSERT_PTR_NOT_NULL(strstr(diag.msg, "device 1 has no trace ring entries"));
 	s->device_traces[0].n = 0;
 	mp_diag_reset(&diag);
-	CU_ASSERT_EQUAL(mp_timeline_build(s, NULL, -1, &tl, &diag), MP_E_NOTFOUND);
+	CU_ASSERT_EQUAL(mp_timeline_build(s, NULL, NULL, -1, &tl, &diag), MP_E_NOTFOUND);
 	CU_ASSERT_PTR_NOT_NULL(strstr(diag.msg, "_record_memory_history"));
 	CU_ASSERT_PTR_NULL(tl);
 	mp_snapshot_free(s);
@@ -237,6 +265,7 @@ int main(void)
 	static const struct unit_test tests[] = {
 		{ "rows and raw events as the profiler's", test_rows },
 		{ "the ring and the blocks disagree", test_disagreement },
+		{ "owners over an allocation's lifetime", test_owners },
 		{ "no trace ring", test_no_ring },
 		{ "rules on trace entries", test_entry_rules },
 		{ "HTML, SVG and summary", test_plots },

@@ -36,3 +36,13 @@ bool category_from_owner(const mp_category_classifier *c, const mp_block_ref *r,
 	why->owner = &c->owners->tensors[ob->owner];
 	return true;
 }
+
+mp_err mp_category_classifier_owners(mp_category_classifier *c, const mp_owners *o)
+{
+	return o == NULL ? MP_OK : category_classifier_owners(c, o);
+}
+
+bool mp_category_owned(const mp_category_classifier *c, const mp_block_ref *r, mp_category_why *why)
+{
+	return category_from_owner(c, r, why);
+}

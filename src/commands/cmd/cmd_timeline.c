@@ -22,7 +22,8 @@ static int pick_format(mp_command_ctx *c, const char *format, const char *path, 
 
 /* Build SNAP's timeline and write it: to PATH, else printed. */
 static int timeline_of(mp_command_ctx *c, const mp_command_args *a, const mp_snapshot *snap,
-		       const mp_category_ruleset *rules, enum mp_timeline_format f, const mp_timeline_view *v)
+		       const mp_category_ruleset *rules, const mp_owners *owners, enum mp_timeline_format f,
+		       const mp_timeline_view *v)
 {
 	const char *path = mp_arg(a, "-o");
 	mp_timeline *tl = NULL;
@@ -34,7 +35,7 @@ static int timeline_of(mp_command_ctx *c, const mp_command_args *a, const mp_sna
 
 	mp_command_diag(c, &diag);
 	mp_out_init(&out);
-	err = mp_timeline_build(snap, rules, mp_arg_device(a, "--device", c->device), &tl, &diag);
+	err = mp_timeline_build(snap, rules, owners, mp_arg_device(a, "--device", c->device), &tl, &diag);
 	if (err == MP_OK)
 		err = mp_timeline_write(tl, f, v, &out, &diag);
 	if (err == MP_E_NOTFOUND) /* no ring: nothing to do, not bad input */
@@ -57,6 +58,7 @@ static int run_timeline(mp_command_ctx *c, const mp_command_args *a)
 	enum mp_timeline_format f;
 	mp_category_ruleset *rules = NULL;
 	mp_snapshot *snap = NULL;
+	mp_owners *owners = NULL;
 	bool owned = false;
 	int rc;
 
@@ -67,8 +69,10 @@ static int run_timeline(mp_command_ctx *c, const mp_command_args *a)
 	if ((rc = pick_format(c, mp_arg(a, "--format"), mp_arg(a, "-o"), &f)) != MP_CMD_OK ||
 	    (rc = cmd_rules(c, a, "timeline", &rules)) != MP_CMD_OK)
 		return rc;
-	if ((rc = cmd_snapshot(c, a, 0, 0, 0, &snap, &owned)) == MP_CMD_OK)
-		rc = timeline_of(c, a, snap, rules, f, &v);
+	if ((rc = mp_arg_given(a, "--no-owners") ? cmd_snapshot(c, a, 0, 0, 0, &snap, &owned)
+						 : cmd_snapshot_owners(c, a, 0, 0, &snap, &owned, &owners)) == MP_CMD_OK)
+		rc = timeline_of(c, a, snap, rules, owners, f, &v);
+	mp_owners_free(owners);
 	cmd_release(snap, owned);
 	mp_category_ruleset_free(rules);
 	return rc;
@@ -77,12 +81,15 @@ static int run_timeline(mp_command_ctx *c, const mp_command_args *a)
 const mp_command mp_cmd_timeline = {
 	"timeline", MP_FRONT_ALL, "bytes per category over time, from the trace ring (profiler JSON, HTML/SVG plot)",
 	"SNAPSHOT [-o FILE] [--format json|raw|html|svg] [--device N|all]\n"
-	"         [--rules FILE] [--scheme profiler|tracker] [--units U]",
+	"         [--rules FILE] [--scheme profiler|tracker] [--units U] [--no-owners]",
 	"Replay the allocator's trace ring (recorded while torch.cuda.memory._record_memory_history\n"
 	"was on) into the bytes of each category over time, per device: an allocation counts\n"
 	"from its 'alloc' entry until its 'free_completed', in the category of its 'category' key,\n"
 	"else of the first rule its frames match (as 'memprof categories'), else UNKNOWN; blocks\n"
-	"the ring does not see allocated count from its start (src/timeline/TIMELINE.md).\n"
+	"the ring does not see allocated count from its start (src/timeline/TIMELINE.md). On a core\n"
+	"or a live process an allocation still live at the end takes the category of the tensor that\n"
+	"owns its block (a parameter, buffer, gradient, optimizer state), over its whole lifetime\n"
+	"(--no-owners: not read).\n"
 	"Without -o, print per device the time span, the peak and when, and each category at\n"
 	"the peak and at the end. With -o FILE, write (format from --format, else FILE's end):\n"
 	"  json      .json      torch.profiler export_memory_timeline: [times_us, sizes]\n"
@@ -99,6 +106,7 @@ const mp_command mp_cmd_timeline = {
 		{ "--rules", MP_OPT_FILE, NULL, "FILE", "category rules tried before the defaults (CATEGORY-RULES.md)" },
 		{ "--scheme", MP_OPT_CHOICE, "profiler tracker", "S", "the plots' category names" },
 		{ "--units", MP_OPT_CHOICE, "auto B KiB MiB GiB", "U", "units of the summary and the plots" },
+		{ "--no-owners", MP_OPT_FLAG, NULL, NULL, "on a core or a live process, do not read the Python heap" },
 		{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
 	},
 	"0 done, 1 no trace ring entries, 2 bad input or usage",
