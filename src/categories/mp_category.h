@@ -93,6 +93,8 @@ enum mp_category_phase {
 	MP_PHASE_PARAMETER_SIZE = 1u << 2, /* of the size of a parameter (an allocation the rules call PARAMETER) */
 	MP_PHASE_BEFORE_FORWARD = 1u << 3, /* made by the job's own code outside any module's forward, still
 					      allocated when the next forward began (what a loop feeds the model) */
+	MP_PHASE_WITHIN_OPERATOR = 1u << 4, /* made by an operator called inside another (C++ frames) and freed
+					       before that outer call returned: an intermediate of one operator */
 };
 
 /* The name of phase bit BIT in a rules file ("backward", ...), NULL when BIT is none; and back: false when

@@ -18,6 +18,9 @@ static const mp_category_rule defaults[] = {
 	RULE("library-workspace", UNKNOWN, NULL,
 	     GLOBS("at::cuda::getNewWorkspace*", "at::cuda::setWorkspaceForHandle*", "at::cuda::getCUDABlasLtWorkspace*",
 		   "at::native::*Workspace::Workspace*")),
+	/* An operator's intermediates (made by an operator it called, freed before it returned): PyTorch's
+	   TEMPORARY. Needs C++ frames; before everything else, as the profiler's data flow decides it first. */
+	PHASE_RULE("operator-temporary", TEMPORARY, MP_PHASE_WITHIN_OPERATOR),
 	/* Optimizers first: an optimizer stepped from a gradient hook runs inside backward. */
 	RULE("optimizer-load-state-dict", OPTIMIZER_STATE, GLOBS("*/torch/optim/optimizer.py"),
 	     GLOBS("load_state_dict")),
@@ -35,11 +38,21 @@ static const mp_category_rule defaults[] = {
 	PHASE_RULE("backward-gradient", GRADIENT,
 		   MP_PHASE_BACKWARD | MP_PHASE_OUTLIVES_BACKWARD | MP_PHASE_PARAMETER_SIZE),
 	PHASE_RULE("backward-kept", UNKNOWN, MP_PHASE_BACKWARD | MP_PHASE_OUTLIVES_BACKWARD),
+	/* The engine's own glue between backward functions (summing the gradients a tensor gets from several
+	   uses, reducing a broadcast gradient): no backward function ran it, and PyTorch's profiler gives it no
+	   category. */
+	RULE("autograd-engine-glue", UNKNOWN, NULL,
+	     GLOBS("torch::autograd::InputBuffer::*", "torch::autograd::validate_outputs*",
+		   "void torch::autograd::validate_outputs*", "torch::autograd::InputMetadata::*")),
 	PHASE_RULE("backward-detail", AUTOGRAD_DETAIL, MP_PHASE_BACKWARD),
 	/* Gradients: AccumulateGrad runs inside the engine, so before it. */
 	RULE("accumulate-grad", GRADIENT, NULL, GLOBS("*AccumulateGrad*", "*accumulateGrad*")),
 	RULE("autograd-engine", AUTOGRAD_DETAIL, NULL,
 	     GLOBS("torch::autograd::Engine::*", "torch::autograd::generated::*")),
+	/* Activation checkpointing's recomputed forward, run inside backward to feed one backward function:
+	   PyTorch's profiler counts what it keeps for that function with the pass's detail. */
+	RULE("checkpoint-recompute", AUTOGRAD_DETAIL, GLOBS("*/torch/utils/checkpoint.py"),
+	     GLOBS("unpack_hook", "recompute_fn", "backward")),
 	/* The gradient loss.backward() starts from (ones like the loss): PyTorch's memory profiler counts it
 	   with the forward's tensors. */
 	RULE("backward-seed", ACTIVATION, GLOBS("*/torch/autograd/__init__.py"), GLOBS("_make_grads")),

@@ -4,10 +4,16 @@
    A backward pass shows in a ring as the main thread entering backward (an entry whose Python frames pass
    through torch.autograd's backward: loss.backward() allocates the gradient it starts from), then entries with no
    Python frame (autograd's device threads run no Python, and the main thread waits), until the next entry with
-   Python frames outside backward: the main thread has returned. What the pass made and did not free by then is
+   Python frames outside backward that the main thread made (its outermost Python frame the one the pass was
+   entered from): the main thread has returned. Python that runs on autograd's thread (a hook, an operator
+   written in Python such as scaled_dot_product_attention's router) has another outermost frame and leaves the
+   window open. What the pass made and did not free by then is
    what it hands back, the gradients AccumulateGrad keeps (or a library's workspace: hence the parameter size).
    A forward shows as entries with a module's __call__ among their frames; what the job's own code made outside
-   one and still holds when the next begins is what its loop feeds the model. */
+   one and still holds when the next begins is what its loop feeds the model. With C++ frames, the outermost
+   operator call (at::_ops::X::call, or a backward function's apply) of consecutive entries is one call while it
+   stays the same: what an operator called inside it made and freed before it changed lived within one
+   operator. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +30,7 @@ static const struct {
 	{ MP_PHASE_OUTLIVES_BACKWARD, "outlives_backward" },
 	{ MP_PHASE_PARAMETER_SIZE, "parameter_size" },
 	{ MP_PHASE_BEFORE_FORWARD, "before_forward" },
+	{ MP_PHASE_WITHIN_OPERATOR, "within_operator" },
 };
 
 const char *mp_category_phase_name(unsigned bit)
@@ -95,34 +102,92 @@ static bool is_python(const mp_frame *f)
 }
 
 /* What a traceback says, packed in a byte: its kind (enum frames_kind), whether a forward runs, whether the job's
-   own code made it outside any forward (its innermost Python frame the job's own). */
-enum { FACT_KIND = 3, FACT_FORWARD = 4, FACT_OWN = 8 };
+   own code made it outside any forward (its innermost Python frame the job's own), whether an operator called
+   inside another made it (not a bare buffer maker: empty, resize_, whose buffer a kernel may fill without any
+   operator seeing it as a tensor, which PyTorch's profiler then leaves uncategorized). */
+enum { FACT_KIND = 3, FACT_FORWARD = 4, FACT_OWN = 8, FACT_NESTED_OP = 16 };
 
-static uint8_t facts_of(const mp_snapshot *snap, mp_val frames)
+static bool starts_with(const char *s, size_t n, const char *prefix)
 {
-	size_t n = mp_frames_len(snap, frames);
-	bool python = false, forward = false, own = false;
+	size_t k = strlen(prefix);
+
+	return n >= k && memcmp(s, prefix, k) == 0;
+}
+
+/* The length of F's name up to its argument list when F is an operator's call (at::_ops::X::call) or a
+   backward function's (torch::autograd::generated::XBackward::apply), else 0. */
+static size_t operator_call(const mp_frame *f)
+{
+	const char *paren = memchr(f->name, '(', f->name_len);
+	size_t n = paren != NULL ? (size_t)(paren - f->name) : f->name_len;
+
+	if (starts_with(f->name, n, "at::_ops::") && ends_with(f->name, n, "::call"))
+		return n;
+	if (starts_with(f->name, n, "torch::autograd::generated::") && ends_with(f->name, n, "::apply"))
+		return n;
+	return 0;
+}
+
+static bool buffer_maker(const char *name, size_t n)
+{
+	return starts_with(name, n, "at::_ops::empty") || starts_with(name, n, "at::_ops::new_empty") ||
+	       starts_with(name, n, "at::_ops::resize_");
+}
+
+/* FNV-1a over S (N bytes), from H. */
+static uint64_t hash_bytes(uint64_t h, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+/* The facts of a frames handle, worked out once: the ring's entries share a few thousand tracebacks. ROOT
+   names its outermost Python frame (file and function; 0: none), which tells the threads apart: the main
+   thread's tracebacks end in the job's entry point, a hook's on autograd's thread in the hook. OP names its
+   outermost operator call (0: none). */
+struct facts_memo {
+	mp_val frames;
+	uint8_t facts;
+	uint64_t root, op;
+};
+
+static struct facts_memo facts_of(const mp_snapshot *snap, mp_val frames)
+{
+	struct facts_memo m = { frames, 0, 0, 0 };
+	size_t n = mp_frames_len(snap, frames), len;
+	bool python = false, forward = false, own = false, backward = false, nested = false;
+	uint64_t inner = 0;
 	mp_frame f;
 
 	for (size_t i = 0; i < n; i++) {
 		if (!mp_frames_get(snap, frames, i, &f))
 			continue;
-		if (in_backward(&f))
-			return FK_BACKWARD;
+		if ((len = operator_call(&f)) > 0) { /* innermost first: the last one is the outermost */
+			m.op = hash_bytes(0xcbf29ce484222325ULL, f.name, len) | 1;
+			if (inner == 0) {
+				inner = m.op;
+				nested = !buffer_maker(f.name, len);
+			}
+		}
+		backward |= in_backward(&f);
 		forward |= in_forward(&f);
 		if (!python && is_python(&f))
 			own = mp_frame_is_own(&f);
+		if (is_python(&f)) /* innermost first: the last one is the outermost */
+			m.root = hash_bytes(hash_bytes(0xcbf29ce484222325ULL, f.filename, f.filename_len), f.name,
+					    f.name_len) | 1;
 		python |= is_python(&f);
 	}
-	return (uint8_t)((python ? FK_OTHER_PYTHON : FK_NO_PYTHON) | (forward ? FACT_FORWARD : 0) |
-			 (own && !forward ? FACT_OWN : 0));
+	if (backward)
+		m.facts = FK_BACKWARD;
+	else
+		m.facts = (uint8_t)((python ? FK_OTHER_PYTHON : FK_NO_PYTHON) | (forward ? FACT_FORWARD : 0) |
+				    (own && !forward ? FACT_OWN : 0));
+	if (nested && inner != m.op)
+		m.facts |= FACT_NESTED_OP;
+	return m;
 }
-
-/* The facts of a frames handle, worked out once: the ring's entries share a few thousand tracebacks. */
-struct facts_memo {
-	mp_val frames;
-	uint8_t facts;
-};
 
 /* An alloc or a free of one window, for pairing them by address. */
 struct event {
@@ -156,6 +221,8 @@ struct phases {
 	struct event *ev;
 	size_t nev, cap;
 	uint8_t *facts; /* per entry of snap->trace */
+	uint64_t *root; /* per entry: its facts_memo's root */
+	uint64_t *op;   /* per entry: its facts_memo's op */
 	struct facts_memo *memo;
 	size_t nmemo, memo_cap;
 	mp_table memo_index;
@@ -166,7 +233,8 @@ static mp_err trace_facts(struct phases *p)
 {
 	const mp_snapshot *snap = p->c->snap;
 
-	if ((p->facts = malloc(snap->ntrace)) == NULL)
+	if ((p->facts = malloc(snap->ntrace)) == NULL || (p->root = calloc(snap->ntrace, sizeof *p->root)) == NULL ||
+	    (p->op = calloc(snap->ntrace, sizeof *p->op)) == NULL)
 		return MP_E_NOMEM;
 	for (size_t i = 0; i < snap->ntrace; i++) {
 		const mp_trace_entry *e = &snap->trace[i];
@@ -183,10 +251,12 @@ static mp_err trace_facts(struct phases *p)
 			if (mp_array_grow((void **)&p->memo, &p->memo_cap, p->nmemo + 1, sizeof *p->memo) != MP_OK ||
 			    mp_table_add(&p->memo_index, &probe, (uint32_t)p->nmemo) != MP_OK)
 				return MP_E_NOMEM;
-			p->memo[p->nmemo] = (struct facts_memo){ e->frames, facts_of(snap, e->frames) };
+			p->memo[p->nmemo] = facts_of(snap, e->frames);
 			id = (uint32_t)p->nmemo++;
 		}
 		p->facts[i] = p->memo[id].facts;
+		p->root[i] = p->memo[id].root;
+		p->op[i] = p->memo[id].op;
 	}
 	return MP_OK;
 }
@@ -210,6 +280,7 @@ static mp_err windows(struct phases *p, const mp_trace_list *l, size_t *found)
 {
 	const mp_snapshot *snap = p->c->snap;
 	bool open = false;
+	uint64_t root = 0; /* the outermost Python frame of the entry that opened the window */
 
 	p->nev = 0;
 	for (size_t j = 0; j <= l->n; j++) {
@@ -217,7 +288,11 @@ static mp_err windows(struct phases *p, const mp_trace_list *l, size_t *found)
 		enum frames_kind kind = e != NULL ? (enum frames_kind)(p->facts[l->first + j] & FACT_KIND) : FK_OTHER_PYTHON;
 		bool alloc = e != NULL && mp_val_is(e->action, p->k->alloc);
 
-		if (kind == FK_NO_PYTHON && open && e->present & MP_F_TR_ADDR && (alloc || is_free(p->k, e))) {
+		/* the pass's own entries: no Python, or Python on another thread than the one that entered it */
+		bool in_pass = e != NULL && open && (kind == FK_NO_PYTHON ||
+						  (kind == FK_OTHER_PYTHON && root != 0 && p->root[l->first + j] != root));
+
+		if (in_pass && e->present & MP_F_TR_ADDR && (alloc || is_free(p->k, e))) {
 			if (add_event(p, e, l->first + j, alloc) != MP_OK)
 				return MP_E_NOMEM;
 			if (alloc) {
@@ -225,9 +300,12 @@ static mp_err windows(struct phases *p, const mp_trace_list *l, size_t *found)
 				++*found;
 			}
 		}
-		if (kind == FK_BACKWARD)
+		if (kind == FK_BACKWARD && !open) {
 			open = true;
-		else if (kind == FK_OTHER_PYTHON && open) { /* the main thread is back: the window closes */
+			root = p->root[l->first + j];
+		} else if (kind == FK_OTHER_PYTHON && open &&
+			   (e == NULL || root == 0 || p->root[l->first + j] == root)) {
+			/* the main thread is back: the window closes */
 			mp_sort(p->ev, p->nev, sizeof *p->ev, cmp_event);
 			mark_unfreed(p->ev, p->nev, p->c->phase, MP_PHASE_OUTLIVES_BACKWARD);
 			p->nev = 0;
@@ -281,6 +359,40 @@ static mp_err inputs(struct phases *p, const mp_trace_list *l)
 	}
 	free(forwards);
 	return err;
+}
+
+/* What an operator called inside another made and freed before the outer call ended, in device ring L:
+   MP_PHASE_WITHIN_OPERATOR. One outer call is a run of consecutive entries with the same outermost operator
+   frame; an alloc and the next event at its address (its free) in one run lived within it. */
+static mp_err within_operators(struct phases *p, const mp_trace_list *l)
+{
+	const mp_snapshot *snap = p->c->snap;
+	size_t *run = l->n > 0 ? malloc(l->n * sizeof *run) : NULL;
+
+	if (l->n > 0 && run == NULL)
+		return MP_E_NOMEM;
+	p->nev = 0;
+	for (size_t j = 0; j < l->n; j++) {
+		size_t i = l->first + j;
+		const mp_trace_entry *e = &snap->trace[i];
+		bool alloc = mp_val_is(e->action, p->k->alloc);
+
+		run[j] = j == 0 ? 0 : run[j - 1] + (p->op[i] == 0 || p->op[i] != p->op[i - 1]);
+		if ((alloc || is_free(p->k, e)) && (e->present & MP_F_TR_ADDR) && add_event(p, e, i, alloc) != MP_OK) {
+			free(run);
+			return MP_E_NOMEM;
+		}
+	}
+	mp_sort(p->ev, p->nev, sizeof *p->ev, cmp_event);
+	for (size_t k = 0; k + 1 < p->nev; k++) {
+		const struct event *a = &p->ev[k], *f = &p->ev[k + 1];
+
+		if (a->alloc && !f->alloc && f->addr == a->addr && (p->facts[a->i] & FACT_NESTED_OP) && p->op[a->i] != 0 &&
+		    run[a->i - l->first] == run[f->i - l->first])
+			p->c->phase[a->i] |= MP_PHASE_WITHIN_OPERATOR;
+	}
+	free(run);
+	return MP_OK;
 }
 
 static int cmp_size(const void *pa, const void *pb)
@@ -396,13 +508,16 @@ mp_err category_phases_index(mp_category_classifier *c)
 	if (err == MP_OK && found > 0)
 		err = parameter_sizes(&p);
 	for (size_t d = 0; d < c->snap->ndevice_traces && err == MP_OK; d++)
-		err = inputs(&p, &c->snap->device_traces[d]);
+		if ((err = inputs(&p, &c->snap->device_traces[d])) == MP_OK)
+			err = within_operators(&p, &c->snap->device_traces[d]);
 	for (size_t i = 0; i < c->snap->ntrace && err == MP_OK && any == 0; i++)
 		any += c->phase[i] != 0;
 	if (err == MP_OK && any > 0)
 		err = live_at_end(&p);
 	free(p.ev);
 	free(p.facts);
+	free(p.root);
+	free(p.op);
 	free(p.memo);
 	mp_table_free(&p.memo_index);
 	if (any == 0) { /* no phase anywhere in the ring: nothing to say, nothing to keep */
