@@ -157,16 +157,17 @@ static struct facts_memo facts_of(const mp_snapshot *snap, mp_val frames)
 	struct facts_memo m = { frames, 0, 0, 0 };
 	size_t n = mp_frames_len(snap, frames), len;
 	bool python = false, forward = false, own = false, backward = false, nested = false;
-	uint64_t inner = 0;
-	mp_frame f;
+	const char *inner = NULL, *outer = NULL; /* operator calls: the innermost, the outermost */
+	size_t inner_len = 0, outer_len = 0;
+	mp_frame f, outermost = { 0 };
 
 	for (size_t i = 0; i < n; i++) {
 		if (!mp_frames_get(snap, frames, i, &f))
 			continue;
 		if ((len = operator_call(&f)) > 0) { /* innermost first: the last one is the outermost */
-			m.op = hash_bytes(0xcbf29ce484222325ULL, f.name, len) | 1;
-			if (inner == 0) {
-				inner = m.op;
+			outer = f.name, outer_len = len;
+			if (inner == NULL) {
+				inner = f.name, inner_len = len;
 				nested = !buffer_maker(f.name, len);
 			}
 		}
@@ -174,17 +175,22 @@ static struct facts_memo facts_of(const mp_snapshot *snap, mp_val frames)
 		forward |= in_forward(&f);
 		if (!python && is_python(&f))
 			own = mp_frame_is_own(&f);
-		if (is_python(&f)) /* innermost first: the last one is the outermost */
-			m.root = hash_bytes(hash_bytes(0xcbf29ce484222325ULL, f.filename, f.filename_len), f.name,
-					    f.name_len) | 1;
-		python |= is_python(&f);
+		if (is_python(&f)) { /* innermost first: the last one is the outermost */
+			outermost = f;
+			python = true;
+		}
 	}
+	if (python)
+		m.root = hash_bytes(hash_bytes(0xcbf29ce484222325ULL, outermost.filename, outermost.filename_len),
+				    outermost.name, outermost.name_len) | 1;
 	if (backward)
 		m.facts = FK_BACKWARD;
 	else
 		m.facts = (uint8_t)((python ? FK_OTHER_PYTHON : FK_NO_PYTHON) | (forward ? FACT_FORWARD : 0) |
 				    (own && !forward ? FACT_OWN : 0));
-	if (nested && inner != m.op)
+	if (outer != NULL)
+		m.op = hash_bytes(0xcbf29ce484222325ULL, outer, outer_len) | 1;
+	if (nested && (inner_len != outer_len || memcmp(inner, outer, inner_len) != 0))
 		m.facts |= FACT_NESTED_OP;
 	return m;
 }
@@ -223,6 +229,7 @@ struct phases {
 	uint8_t *facts; /* per entry of snap->trace */
 	uint64_t *root; /* per entry: its facts_memo's root */
 	uint64_t *op;   /* per entry: its facts_memo's op */
+	bool any_op;    /* some entry has an operator frame (C++ frames recorded) */
 	struct facts_memo *memo;
 	size_t nmemo, memo_cap;
 	mp_table memo_index;
@@ -257,6 +264,7 @@ static mp_err trace_facts(struct phases *p)
 		p->facts[i] = p->memo[id].facts;
 		p->root[i] = p->memo[id].root;
 		p->op[i] = p->memo[id].op;
+		p->any_op |= p->op[i] != 0;
 	}
 	return MP_OK;
 }
@@ -315,50 +323,61 @@ static mp_err windows(struct phases *p, const mp_trace_list *l, size_t *found)
 	return MP_OK;
 }
 
-/* What the job's own code made outside any forward and still held when the next forward began, in device ring
-   L: MP_PHASE_BEFORE_FORWARD. */
-static mp_err inputs(struct phases *p, const mp_trace_list *l)
+/* Every alloc and free of device ring L with an address, into P->EV sorted by (address, ring order), the allocs
+   the job's own code made outside a forward marked: the three passes below share it. */
+static mp_err device_events(struct phases *p, const mp_trace_list *l)
 {
 	const mp_snapshot *snap = p->c->snap;
-	size_t *forwards = NULL, nfw = 0, cap = 0;
-	mp_err err = MP_OK;
 
 	p->nev = 0;
-	for (size_t j = 0; j < l->n && err == MP_OK; j++)
-		if ((p->facts[l->first + j] & FACT_FORWARD) &&
-		    (err = mp_array_grow((void **)&forwards, &cap, nfw + 1, sizeof *forwards)) == MP_OK)
-			forwards[nfw++] = l->first + j;
-	for (size_t j = 0; j < l->n && err == MP_OK && nfw > 0; j++) {
+	for (size_t j = 0; j < l->n; j++) {
 		const mp_trace_entry *e = &snap->trace[l->first + j];
 		bool alloc = mp_val_is(e->action, p->k->alloc);
 
-		if ((alloc || is_free(p->k, e)) && (e->present & MP_F_TR_ADDR) &&
-		    (err = add_event(p, e, l->first + j, alloc)) == MP_OK)
-			p->ev[p->nev - 1].own = alloc && (p->facts[l->first + j] & FACT_OWN);
+		if (!(alloc || is_free(p->k, e)) || !(e->present & MP_F_TR_ADDR))
+			continue;
+		if (add_event(p, e, l->first + j, alloc) != MP_OK)
+			return MP_E_NOMEM;
+		p->ev[p->nev - 1].own = alloc && (p->facts[l->first + j] & FACT_OWN);
 	}
-	if (err == MP_OK && nfw > 0) {
-		mp_sort(p->ev, p->nev, sizeof *p->ev, cmp_event);
-		for (size_t k = 0; k < p->nev; k++) {
-			const struct event *v = &p->ev[k];
-			size_t until = k + 1 < p->nev && p->ev[k + 1].addr == v->addr ? p->ev[k + 1].i : SIZE_MAX;
-			size_t lo = 0, hi = nfw;
+	mp_sort(p->ev, p->nev, sizeof *p->ev, cmp_event);
+	return MP_OK;
+}
 
-			if (!v->own)
-				continue;
-			while (lo < hi) { /* the first forward after the alloc */
-				size_t mid = lo + (hi - lo) / 2;
+/* What the job's own code made outside any forward and still held when the next forward began, in device ring
+   L (its events in P->EV): MP_PHASE_BEFORE_FORWARD. */
+static mp_err inputs(struct phases *p, const mp_trace_list *l)
+{
+	size_t *forwards = NULL, nfw = 0, cap = 0;
 
-				if (forwards[mid] <= v->i)
-					lo = mid + 1;
-				else
-					hi = mid;
+	for (size_t j = 0; j < l->n; j++)
+		if ((p->facts[l->first + j] & FACT_FORWARD)) {
+			if (mp_array_grow((void **)&forwards, &cap, nfw + 1, sizeof *forwards) != MP_OK) {
+				free(forwards);
+				return MP_E_NOMEM;
 			}
-			if (lo < nfw && forwards[lo] < until)
-				p->c->phase[v->i] |= MP_PHASE_BEFORE_FORWARD;
+			forwards[nfw++] = l->first + j;
 		}
+	for (size_t k = 0; k < p->nev && nfw > 0; k++) {
+		const struct event *v = &p->ev[k];
+		size_t until = k + 1 < p->nev && p->ev[k + 1].addr == v->addr ? p->ev[k + 1].i : SIZE_MAX;
+		size_t lo = 0, hi = nfw;
+
+		if (!v->own)
+			continue;
+		while (lo < hi) { /* the first forward after the alloc */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (forwards[mid] <= v->i)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < nfw && forwards[lo] < until)
+			p->c->phase[v->i] |= MP_PHASE_BEFORE_FORWARD;
 	}
 	free(forwards);
-	return err;
+	return MP_OK;
 }
 
 /* What an operator called inside another made and freed before the outer call ended, in device ring L:
@@ -366,24 +385,15 @@ static mp_err inputs(struct phases *p, const mp_trace_list *l)
    frame; an alloc and the next event at its address (its free) in one run lived within it. */
 static mp_err within_operators(struct phases *p, const mp_trace_list *l)
 {
-	const mp_snapshot *snap = p->c->snap;
 	size_t *run = l->n > 0 ? malloc(l->n * sizeof *run) : NULL;
 
 	if (l->n > 0 && run == NULL)
 		return MP_E_NOMEM;
-	p->nev = 0;
 	for (size_t j = 0; j < l->n; j++) {
 		size_t i = l->first + j;
-		const mp_trace_entry *e = &snap->trace[i];
-		bool alloc = mp_val_is(e->action, p->k->alloc);
 
 		run[j] = j == 0 ? 0 : run[j - 1] + (p->op[i] == 0 || p->op[i] != p->op[i - 1]);
-		if ((alloc || is_free(p->k, e)) && (e->present & MP_F_TR_ADDR) && add_event(p, e, i, alloc) != MP_OK) {
-			free(run);
-			return MP_E_NOMEM;
-		}
 	}
-	mp_sort(p->ev, p->nev, sizeof *p->ev, cmp_event);
 	for (size_t k = 0; k + 1 < p->nev; k++) {
 		const struct event *a = &p->ev[k], *f = &p->ev[k + 1];
 
@@ -456,45 +466,39 @@ static int cmp_live(const void *pa, const void *pb)
 	return (a->addr > b->addr) - (a->addr < b->addr);
 }
 
-/* The allocations with a phase still live at the end of each ring, by (device, address): a block's phases. */
-static mp_err live_at_end(struct phases *p)
+/* The allocations of device D (its events in P->EV) with a phase, still live at the end of its ring: a block's
+   phases, appended to C->LIVE (sorted by the caller). */
+static mp_err live_at_end(struct phases *p, size_t d, size_t *cap)
 {
 	mp_category_classifier *c = p->c;
-	const mp_snapshot *snap = c->snap;
-	size_t cap = 0;
 
-	for (size_t d = 0; d < snap->ndevice_traces; d++) {
-		const mp_trace_list *l = &snap->device_traces[d];
+	for (size_t j = 0; j < p->nev; j++) {
+		const struct event *v = &p->ev[j];
 
-		p->nev = 0;
-		for (size_t j = 0; j < l->n; j++) {
-			const mp_trace_entry *e = &snap->trace[l->first + j];
-			bool alloc = mp_val_is(e->action, p->k->alloc);
-
-			if ((e->present & MP_F_TR_ADDR) && (alloc || is_free(p->k, e)) &&
-			    add_event(p, e, l->first + j, alloc) != MP_OK)
-				return MP_E_NOMEM;
-		}
-		mp_sort(p->ev, p->nev, sizeof *p->ev, cmp_event);
-		for (size_t j = 0; j < p->nev; j++) {
-			const struct event *v = &p->ev[j];
-
-			if (!v->alloc || c->phase[v->i] == 0 ||
-			    (j + 1 < p->nev && p->ev[j + 1].addr == v->addr))
-				continue;
-			if (mp_array_grow((void **)&c->live, &cap, c->nlive + 1, sizeof *c->live) != MP_OK)
-				return MP_E_NOMEM;
-			c->live[c->nlive++] = (category_live){ (int64_t)d, v->addr, c->phase[v->i] };
-		}
+		if (!v->alloc || c->phase[v->i] == 0 || (j + 1 < p->nev && p->ev[j + 1].addr == v->addr))
+			continue;
+		if (mp_array_grow((void **)&c->live, cap, c->nlive + 1, sizeof *c->live) != MP_OK)
+			return MP_E_NOMEM;
+		c->live[c->nlive++] = (category_live){ (int64_t)d, v->addr, c->phase[v->i] };
 	}
-	mp_sort(c->live, c->nlive, sizeof *c->live, cmp_live);
 	return MP_OK;
+}
+
+/* Whether device ring L can have a phase besides its windows': a forward, or C++ operator frames. */
+static bool more_phases(const struct phases *p, const mp_trace_list *l)
+{
+	if (p->any_op)
+		return true;
+	for (size_t j = 0; j < l->n; j++)
+		if (p->facts[l->first + j] & (FACT_FORWARD | FACT_OWN))
+			return true;
+	return false;
 }
 
 mp_err category_phases_index(mp_category_classifier *c)
 {
 	struct phases p = { .c = c, .k = mp_heap_keys(c->snap->heap) };
-	size_t found = 0, any = 0;
+	size_t found = 0, any = 0, live_cap = 0;
 	mp_err err = MP_OK;
 
 	if (c->snap->ntrace == 0)
@@ -507,13 +511,21 @@ mp_err category_phases_index(mp_category_classifier *c)
 		err = windows(&p, &c->snap->device_traces[d], &found);
 	if (err == MP_OK && found > 0)
 		err = parameter_sizes(&p);
-	for (size_t d = 0; d < c->snap->ndevice_traces && err == MP_OK; d++)
-		if ((err = inputs(&p, &c->snap->device_traces[d])) == MP_OK)
-			err = within_operators(&p, &c->snap->device_traces[d]);
+	/* per device, one sorted list of its allocs and frees for the inputs, the operators and what is left live */
+	for (size_t d = 0; d < c->snap->ndevice_traces && err == MP_OK; d++) {
+		const mp_trace_list *l = &c->snap->device_traces[d];
+
+		if (found == 0 && !more_phases(&p, l))
+			continue;
+		if ((err = device_events(&p, l)) == MP_OK && (err = inputs(&p, l)) == MP_OK && p.any_op)
+			err = within_operators(&p, l); /* not with Python frames only */
+		if (err == MP_OK)
+			err = live_at_end(&p, d, &live_cap);
+	}
 	for (size_t i = 0; i < c->snap->ntrace && err == MP_OK && any == 0; i++)
 		any += c->phase[i] != 0;
-	if (err == MP_OK && any > 0)
-		err = live_at_end(&p);
+	if (err == MP_OK)
+		mp_sort(c->live, c->nlive, sizeof *c->live, cmp_live);
 	free(p.ev);
 	free(p.facts);
 	free(p.root);
