@@ -103,8 +103,7 @@ static bool is_python(const mp_frame *f)
 
 /* What a traceback says, packed in a byte: its kind (enum frames_kind), whether a forward runs, whether the job's
    own code made it outside any forward (its innermost Python frame the job's own), whether an operator called
-   inside another made it (not a bare buffer maker: empty, resize_, whose buffer a kernel may fill without any
-   operator seeing it as a tensor, which PyTorch's profiler then leaves uncategorized). */
+   inside another made it. */
 enum { FACT_KIND = 3, FACT_FORWARD = 4, FACT_OWN = 8, FACT_NESTED_OP = 16 };
 
 static bool starts_with(const char *s, size_t n, const char *prefix)
@@ -126,12 +125,6 @@ static size_t operator_call(const mp_frame *f)
 	if (starts_with(f->name, n, "torch::autograd::generated::") && ends_with(f->name, n, "::apply"))
 		return n;
 	return 0;
-}
-
-static bool buffer_maker(const char *name, size_t n)
-{
-	return starts_with(name, n, "at::_ops::empty") || starts_with(name, n, "at::_ops::new_empty") ||
-	       starts_with(name, n, "at::_ops::resize_");
 }
 
 /* FNV-1a over S (N bytes), from H. */
@@ -156,7 +149,7 @@ static struct facts_memo facts_of(const mp_snapshot *snap, mp_val frames)
 {
 	struct facts_memo m = { frames, 0, 0, 0 };
 	size_t n = mp_frames_len(snap, frames), len;
-	bool python = false, forward = false, own = false, backward = false, nested = false;
+	bool python = false, forward = false, own = false, backward = false;
 	const char *inner = NULL, *outer = NULL; /* operator calls: the innermost, the outermost */
 	size_t inner_len = 0, outer_len = 0;
 	mp_frame f, outermost = { 0 };
@@ -166,10 +159,8 @@ static struct facts_memo facts_of(const mp_snapshot *snap, mp_val frames)
 			continue;
 		if ((len = operator_call(&f)) > 0) { /* innermost first: the last one is the outermost */
 			outer = f.name, outer_len = len;
-			if (inner == NULL) {
+			if (inner == NULL)
 				inner = f.name, inner_len = len;
-				nested = !buffer_maker(f.name, len);
-			}
 		}
 		backward |= in_backward(&f);
 		forward |= in_forward(&f);
@@ -190,7 +181,7 @@ static struct facts_memo facts_of(const mp_snapshot *snap, mp_val frames)
 				    (own && !forward ? FACT_OWN : 0));
 	if (outer != NULL)
 		m.op = hash_bytes(0xcbf29ce484222325ULL, outer, outer_len) | 1;
-	if (nested && (inner_len != outer_len || memcmp(inner, outer, inner_len) != 0))
+	if (inner != NULL && (inner_len != outer_len || memcmp(inner, outer, inner_len) != 0))
 		m.facts |= FACT_NESTED_OP;
 	return m;
 }
