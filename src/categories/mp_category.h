@@ -95,6 +95,8 @@ enum mp_category_phase {
 					      allocated when the next forward began (what a loop feeds the model) */
 	MP_PHASE_WITHIN_OPERATOR = 1u << 4, /* made by an operator called inside another (C++ frames) and freed
 					       before that outer call returned: an intermediate of one operator */
+	MP_PHASE_BEFORE_BACKWARD = 1u << 5, /* made by Python outside any module's forward, after the last forward
+					       and before the backward pass that followed it: the loss */
 };
 
 /* The name of phase bit BIT in a rules file ("backward", ...), NULL when BIT is none; and back: false when

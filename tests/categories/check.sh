@@ -72,7 +72,7 @@ has "explain matched frame" "matched frame 0: _single_tensor_sgd at .*/torch/opt
 explain training "$(addr_of training accumulate-grad)" --scheme tracker
 has "explain tracker name" "^category: Gradient$" "$tmp/out"
 explain training "$(addr_of training unknown)"
-has "explain unknown" "^source: unknown: no 'category' in the data and none of the 23 rules" "$tmp/out"
+has "explain unknown" "^source: unknown: no 'category' in the data and none of the 24 rules" "$tmp/out"
 explain user "$(addr_of user kv-cache)" --rules "$tmp/user.rules.json"
 has "explain user rule" "^source: user rule 'kv-cache'" "$tmp/out"
 has "explain innermost user condition" "condition: innermost user frame file \*/model.py function make_kv_cache" "$tmp/out"

@@ -239,18 +239,23 @@ static void test_backward_phases(void)
 	static const struct sb_frame router[] = {
 		{ "eager_router", "/venv/lib/python3.11/site-packages/torch/_library/registry.py", 958 },
 	};
+	/* the loss, computed by the job outside any module between the forward and its backward */
+	static const struct sb_frame loss[] = {
+		{ "cross_entropy", "/venv/lib/python3.11/site-packages/torch/nn/functional.py", 3458 },
+		{ "main", "/home/a/train.py", 19 },
+	};
 	static const char *const want[] = {
-		"PARAMETER", "INPUT", "UNKNOWN", "ACTIVATION", "ACTIVATION", "GRADIENT", "AUTOGRAD_DETAIL", "AUTOGRAD_DETAIL",
-		"AUTOGRAD_DETAIL", "UNKNOWN", "UNKNOWN", "UNKNOWN",
+		"PARAMETER", "INPUT", "UNKNOWN", "ACTIVATION", "ACTIVATION", "ACTIVATION", "GRADIENT", "AUTOGRAD_DETAIL",
+		"AUTOGRAD_DETAIL", "AUTOGRAD_DETAIL", "UNKNOWN", "UNKNOWN", "UNKNOWN",
 	};
 	static const char *const rule[] = {
-		"module-to", "loop-input", NULL, "module-forward", "backward-seed", "backward-gradient", "backward-detail",
-		"backward-detail", "backward-detail", "backward-kept", "library-workspace", NULL,
+		"module-to", "loop-input", NULL, "module-forward", "forward-tail", "backward-seed", "backward-gradient",
+		"backward-detail", "backward-detail", "backward-detail", "backward-kept", "library-workspace", NULL,
 	};
 	mp_snapshot *s = sb_new();
 	mp_val none = sb_frames(s, 0, NULL), fto = sb_frames(s, 2, to), fseed = sb_frames(s, 4, seed);
 	mp_val fstep = sb_frames(s, 1, step), fws = sb_frames(s, 2, workspace), ffw = sb_frames(s, 2, forward);
-	mp_val frouter = sb_frames(s, 1, router);
+	mp_val frouter = sb_frames(s, 1, router), floss = sb_frames(s, 2, loss);
 	mp_category_classifier *c = NULL;
 	mp_category_why why;
 	mp_diag d = { 0 };
@@ -270,7 +275,7 @@ static void test_backward_phases(void)
 		/* the loop's batch, held into the forward; a scratch of the loop freed before it */
 		{ "alloc", 0x700000, 512, fstep },   { "alloc", 0x701000, 512, fstep },
 		{ "free_requested", 0x701000, 512, fstep }, { "alloc", 0x702000, 256, ffw },
-		{ "alloc", 0x200000, 4, fseed },
+		{ "alloc", 0x703000, 4, floss }, { "alloc", 0x200000, 4, fseed },
 		{ "alloc", 0x101000, 4096, none },   { "alloc", 0x300000, 1000, none },
 		{ "alloc", 0x302000, 2048, frouter }, { "free_requested", 0x302000, 2048, frouter },
 		{ "alloc", 0x301000, 4096, none },   { "free_requested", 0x301000, 4096, none },

@@ -63,6 +63,9 @@ static const mp_category_rule defaults[] = {
 	RULE("module-init", PARAMETER, GLOBS("*/torch/nn/modules/*.py"),
 	     GLOBS("__init__", "reset_parameters", "initialize_parameters")),
 	RULE("parameter-new", PARAMETER, GLOBS("*/torch/nn/parameter.py"), GLOBS("__new__")),
+	/* What the job computes from a forward's output before the backward pass (the loss, outside any module):
+	   the profiler's data flow carries the forward's ACTIVATION on to it. */
+	PHASE_RULE("forward-tail", ACTIVATION, MP_PHASE_BEFORE_BACKWARD),
 	/* Inputs: what the job's own loop made and still held when a forward began (the batch, its labels), and
 	   batches made or moved by the data loading code of PyTorch and common trainers. */
 	PHASE_RULE("loop-input", INPUT, MP_PHASE_BEFORE_FORWARD),

@@ -31,6 +31,7 @@ static const struct {
 	{ MP_PHASE_PARAMETER_SIZE, "parameter_size" },
 	{ MP_PHASE_BEFORE_FORWARD, "before_forward" },
 	{ MP_PHASE_WITHIN_OPERATOR, "within_operator" },
+	{ MP_PHASE_BEFORE_BACKWARD, "before_backward" },
 };
 
 const char *mp_category_phase_name(unsigned bit)
@@ -221,6 +222,8 @@ struct phases {
 	uint64_t *root; /* per entry: its facts_memo's root */
 	uint64_t *op;   /* per entry: its facts_memo's op */
 	bool any_op;    /* some entry has an operator frame (C++ frames recorded) */
+	size_t *tail;   /* the allocs made since the last forward, outside one: the loss, if a pass follows */
+	size_t ntail, tail_cap;
 	struct facts_memo *memo;
 	size_t nmemo, memo_cap;
 	mp_table memo_index;
@@ -274,13 +277,15 @@ static bool is_free(const mp_keys *k, const mp_trace_entry *e)
 }
 
 /* The backward windows of device ring L: each alloc made in one gets MP_PHASE_BACKWARD,
-   and MP_PHASE_OUTLIVES_BACKWARD when no free of its address follows in the window; *FOUND counts them. */
+   and MP_PHASE_OUTLIVES_BACKWARD when no free of its address follows in the window; *FOUND counts them. What
+   Python made outside a forward, after the last one and before a window opened, gets MP_PHASE_BEFORE_BACKWARD. */
 static mp_err windows(struct phases *p, const mp_trace_list *l, size_t *found)
 {
 	const mp_snapshot *snap = p->c->snap;
-	bool open = false;
+	bool open = false, forward = false; /* a window is open; a forward ran since the last one */
 	uint64_t root = 0; /* the outermost Python frame of the entry that opened the window */
 
+	p->ntail = 0;
 	p->nev = 0;
 	for (size_t j = 0; j <= l->n; j++) {
 		const mp_trace_entry *e = j < l->n ? &snap->trace[l->first + j] : NULL;
@@ -299,9 +304,22 @@ static mp_err windows(struct phases *p, const mp_trace_list *l, size_t *found)
 				++*found;
 			}
 		}
+		/* what the job computes from a forward's output before its backward pass (the loss) */
+		if (!open && e != NULL && (p->facts[l->first + j] & FACT_FORWARD)) {
+			forward = true;
+			p->ntail = 0; /* a later forward: what came between fed no pass */
+		} else if (!open && forward && alloc && kind == FK_OTHER_PYTHON && (e->present & MP_F_TR_ADDR)) {
+			if (mp_array_grow((void **)&p->tail, &p->tail_cap, p->ntail + 1, sizeof *p->tail) != MP_OK)
+				return MP_E_NOMEM;
+			p->tail[p->ntail++] = l->first + j;
+		}
 		if (kind == FK_BACKWARD && !open) {
 			open = true;
 			root = p->root[l->first + j];
+			for (size_t t = 0; t < p->ntail; t++)
+				p->c->phase[p->tail[t]] |= MP_PHASE_BEFORE_BACKWARD;
+			p->ntail = 0;
+			forward = false;
 		} else if (kind == FK_OTHER_PYTHON && open &&
 			   (e == NULL || root == 0 || p->root[l->first + j] == root)) {
 			/* the main thread is back: the window closes */
@@ -518,6 +536,7 @@ mp_err category_phases_index(mp_category_classifier *c)
 	if (err == MP_OK)
 		mp_sort(c->live, c->nlive, sizeof *c->live, cmp_live);
 	free(p.ev);
+	free(p.tail);
 	free(p.facts);
 	free(p.root);
 	free(p.op);

@@ -201,12 +201,12 @@ static mp_err get_phases(struct parse *p, const cJSON *item, mp_category_rule *r
 	if (cJSON_IsString(item))
 		return mp_category_phase_parse(item->valuestring, strlen(item->valuestring), &r->phases)
 			       ? MP_OK
-			       : bad(p, "'phase' must name phases (backward, outlives_backward, parameter_size, before_forward, within_operator)");
+			       : bad(p, "'phase' must name phases (backward, outlives_backward, parameter_size, before_forward, within_operator, before_backward)");
 	if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) == 0)
 		return bad(p, "'phase' must be a name or a non-empty list of names");
 	cJSON_ArrayForEach(one, item) {
 		if (!cJSON_IsString(one) || !mp_category_phase_parse(one->valuestring, strlen(one->valuestring), &bit))
-			return bad(p, "'phase' must name phases (backward, outlives_backward, parameter_size, before_forward, within_operator)");
+			return bad(p, "'phase' must name phases (backward, outlives_backward, parameter_size, before_forward, within_operator, before_backward)");
 		r->phases |= bit;
 	}
 	return MP_OK;
