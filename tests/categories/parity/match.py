@@ -76,7 +76,10 @@ def main():
     ap.add_argument("snapshot")
     ap.add_argument("categories")
     ap.add_argument("--device", type=int, default=0)
-    ap.add_argument("--tolerance-us", type=float, default=200.0)
+    # the allocator writes its trace entry, then reports to the profiler: on a loaded machine a thread can be
+    # preempted between the two for milliseconds (1.1 ms seen beside a parallel build). Pairs are taken nearest
+    # first, so the wide bound only decides for what the close pairs left.
+    ap.add_argument("--tolerance-us", type=float, default=5000.0)
     ap.add_argument("--out")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every unmatched allocation")
     args = ap.parse_args()
@@ -186,6 +189,8 @@ def main():
                 done_dt.append(a["free_us"] - r["free_done_us"])
         matches.append({"trace_index": ri, "addr": r["addr"], "requested": r["size"], "time_us": r["alloc_us"],
                         "block_size": a["size"], "category": a["category"], "categories": a.get("categories"),
+                        "category_per_storage": a.get("category_per_storage", a["category"]),
+                        "parameter_source": a.get("parameter_source"),
                         "tensor_id": a.get("tensor_id"), "alive_at_end": r["free_req_us"] is None})
 
     print("trace ring (device %d): %d entries, %d alloc" % (args.device, len(trace), len(ring)))

@@ -28,6 +28,10 @@ Inside the block two recorders run over the same allocations:
   category     the memory profiler's category of the tensor's version 0, the version its allocation creates
                (what MemoryProfileTimeline charges the bytes to at creation): PARAMETER, OPTIMIZER_STATE, INPUT,
                TEMPORARY, ACTIVATION, GRADIENT, AUTOGRAD_DETAIL, or null (no tensor, or not categorized)
+  parameter_source  where category is PARAMETER: "tracer" (a module's parameter or an optimizer's, as the
+               Python tracer saw them) or "data_flow" (the fallback that deduces parameters from the data flow)
+  category_per_storage  the same, from per_storage_profile(): each storage its own tensor (the profiler's
+               tensor identity joins storages through reused TensorImpl addresses)
   categories   [[version, category, from_us], ...]: every version the data-flow graph knows, with the time the
                version began (an in-place op's start; version 0 at alloc_us); a later version can change category
   tensor_id    the profiler's TensorID (several storages can carry one id); null for memory no op's tensor
@@ -65,13 +69,45 @@ def _name(category):
     return None if category is None else category.name
 
 
-def categorized_allocations(mp):
+def per_storage_profile(prof):
+    """The memory profiler run again over PROF's results with each storage its own tensor: MemoryProfile keys
+    its categories by TensorKey.id, the profiler's TensorID, which is transitive over shared TensorImpl addresses
+    and storages (torch/csrc/profiler/data_flow.cpp); a TensorImpl address the host heap hands out again (the
+    temporary a Parameter was made from, a freed activation's) joins unrelated allocations into one id, and one
+    label reaches them all: on a generated CNN one id held 250 storages, forward convolution outputs among them,
+    all GRADIENT through one .grad; on a transformer, forward outputs joined a parameter's id are PARAMETER and
+    stop the flood of activations after them. Here TensorKey._make takes the storage's allocation id as the
+    tensor id, and every pass runs as before. Look a key up with storage_key()."""
+    from torch.profiler import _memory_profiler as m
+
+    make = m.TensorKey._make
+
+    def per_storage(tensor_id, storage_ptr, allocation_id, device):
+        return make(None if tensor_id is None else allocation_id, storage_ptr, allocation_id, device)
+
+    m.TensorKey._make = staticmethod(per_storage)
+    try:
+        return m.MemoryProfile(prof.profiler.kineto_results)
+    finally:
+        m.TensorKey._make = staticmethod(make)
+
+
+def storage_key(key):
+    """KEY as per_storage_profile() names it."""
+    return type(key)(key.device, key.storage.allocation_id, key.storage)
+
+
+def categorized_allocations(mp, narrow=None):
     """Every CUDA allocation in MemoryProfile MP (torch.profiler._memory_profiler.MemoryProfile), as dicts (the
-    module's doc), in the order of their first event."""
+    module's doc), in the order of their first event. NARROW: per_storage_profile()'s result, for
+    category_per_storage."""
     from torch._C._profiler import _EventType
-    from torch.profiler._memory_profiler import Action, TensorKey
+    from torch.profiler._memory_profiler import Action, TensorKey, extract_parameters
 
     cats = mp._categories
+    # The parameters the Python tracer saw (modules' parameters at their forward, optimizers' param groups): a
+    # PARAMETER label on any other tensor comes from the data-flow fallback (_set_parameters_using_data_flow).
+    traced = {key.id for e in mp._op_tree.dfs() for key in extract_parameters(e) if key is not None}
     # Versions of each tensor key and when each began, from the memory profiler's own timeline.
     version_start = {}
     for t, action, (key, version), _ in mp.timeline:
@@ -137,6 +173,10 @@ def categorized_allocations(mp):
     for rec in out:
         key = rec.pop("_key")
         rec["category"], rec["categories"] = describe(key, rec.pop("_ns"))
+        if rec["category"] == "PARAMETER":
+            rec["parameter_source"] = "tracer" if key.id in traced else "data_flow"
+        if narrow is not None:
+            rec["category_per_storage"] = None if key is None else _name(narrow._categories.get(storage_key(key), 0))
         if key is not None:
             try:
                 rec["tensor_nbytes"] = mp._size_map[key]   # the bytes the timeline charges (tensor metadata)
@@ -186,7 +226,7 @@ def recording(outdir, stacks="python", cuda_activity=True, max_entries=None):
 
     t0 = time.monotonic()
     mp = prof._memory_profile()
-    allocations = categorized_allocations(mp)
+    allocations = categorized_allocations(mp, per_storage_profile(prof))
     all_ns = [e.start_time_ns for e in mp._op_tree.sorted_nodes]
     clock.update({
         "profiler_first_event_us": min(all_ns) / 1000 if all_ns else None,

@@ -31,7 +31,8 @@ Arguments (after the job's own script path): SPEC.json [--set KEY=JSON]... [--co
   --parity DIR                   record the steps with PyTorch's memory profiler beside the memory history
                                  (tests/categories/parity/profiler_oracle.py, copied next to the job): DIR (under
                                  the working directory) gets snapshot.pickle and profiler_categories.json when the
-                                 job stops (its end, or --stop-after-step)
+                                 job stops (its end, or --stop-after-step); the test bed's checkpoint comes then,
+                                 not at the start
 """
 import json
 import os
@@ -188,8 +189,10 @@ def started():
     elif cfg.get("history") in ("python", "all"):
         torch.cuda.memory._record_memory_history(stacks=cfg["history"], max_entries=cfg.get("history_entries",
                                                                                             100000))
-    # live mode: the job waits here for the watch to attach (the runner touches RESUME once it is)
-    memprof_testbed.checkpoint()
+    # live mode: the job waits here for the watch to attach (the runner touches RESUME once it is); a parity
+    # job stops where its recording ends instead (gcore: the core holds what the profiler saw)
+    if _state["parity"] is None:
+        memprof_testbed.checkpoint()
     _write_record()
 
 
@@ -233,6 +236,8 @@ def _stop_recording():
     if _state["recording"] is not None:
         _state["recording"].__exit__(None, None, None)
         _state["recording"] = None
+        import memprof_testbed
+        memprof_testbed.checkpoint()
 
 
 def finished():
