@@ -17,6 +17,10 @@ differ, the profiler's answer depends on its tensor identity ("ambiguous"), and 
 of the two. The figures count both, and say how many allocations and bytes were ambiguous and which reading
 memprof met.
 
+Peaks: each category's largest total over the matched allocations' lifetimes (the ring's alloc to free times),
+as memprof and as the profiler (both readings) label them: the same allocations, the same times, only the labels
+differ.
+
 Prints: allocations agreeing / all, the share of bytes agreeing, the confusion table (profiler -> memprof, the
 profiler's reading as charged, "A|B" where the readings differ) by count and bytes, and the end state (the blocks
 alive at the end that the profiler saw allocated: agreeing / all, and among those it labels). A block the
@@ -65,12 +69,33 @@ def memprof_categories(raw, matches):
     return out
 
 
+def peaks(matches, labels):
+    """The peak bytes of each category over the matched allocations' lifetimes (the ring's times: alloc to
+    free_requested, or the end), LABELS[i] being match i's category."""
+    events = []
+    for m, cat in zip(matches, labels):
+        size = m.get("block_size") or m["requested"]
+        events.append((m["time_us"], 1, size, cat))
+        if m.get("free_us") is not None:
+            events.append((m["free_us"], 0, -size, cat))
+    now, peak = collections.Counter(), collections.Counter()
+    for _, _, delta, cat in sorted(events, key=lambda e: (e[0], e[1])):
+        now[cat] += delta
+        peak[cat] = max(peak[cat], now[cat])
+    return peak
+
+
 def compare(matches, raw, blocks):
     by_count, by_bytes = collections.Counter(), collections.Counter()
     r = {"allocations": len(matches), "agree": 0, "bytes": 0, "agree_bytes": 0, "unpaired": 0,
          "ambiguous": {"allocations": 0, "bytes": 0, "met_as_is": 0, "met_per_storage": 0, "met_neither": 0}}
     amb = r["ambiguous"]
-    for m, mine in zip(matches, memprof_categories(raw, matches)):
+    mine_all = memprof_categories(raw, matches)
+    mp, prof, narrow = (peaks(matches, mine_all), peaks(matches, [readings(m)[0] for m in matches]),
+                        peaks(matches, [readings(m)[-1] for m in matches]))
+    r["peaks"] = [{"category": c, "profiler": prof[c], "profiler_per_storage": narrow[c], "memprof": mp[c]}
+                  for c in RAW_NAMES if prof[c] or narrow[c] or mp[c]]
+    for m, mine in zip(matches, mine_all):
         theirs = readings(m)
         size = m.get("block_size") or m["requested"]
         r["unpaired"] += mine == "?"
@@ -146,6 +171,11 @@ def main():
     for c in r["end_state"]["confusion"]:
         if str(c["memprof"]) not in c["profiler"].split("|"):
             print("  end state: %-16s -> %-16s %4d blocks" % (c["profiler"], c["memprof"], c["count"]))
+    print("  peaks (MiB), profiler [per storage] / memprof: " + ", ".join(
+        "%s %.1f%s / %.1f" % (p["category"], p["profiler"] / 2**20,
+                              " [%.1f]" % (p["profiler_per_storage"] / 2**20)
+                              if p["profiler_per_storage"] != p["profiler"] else "", p["memprof"] / 2**20)
+        for p in r["peaks"]))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(r, f, indent=1)

@@ -191,7 +191,8 @@ def main():
                         "block_size": a["size"], "category": a["category"], "categories": a.get("categories"),
                         "category_per_storage": a.get("category_per_storage", a["category"]),
                         "parameter_source": a.get("parameter_source"),
-                        "tensor_id": a.get("tensor_id"), "alive_at_end": r["free_req_us"] is None})
+                        "tensor_id": a.get("tensor_id"), "alive_at_end": r["free_req_us"] is None,
+                        "free_us": r["free_req_us"]})
 
     print("trace ring (device %d): %d entries, %d alloc" % (args.device, len(trace), len(ring)))
     print("profiler: %d CUDA allocations on device %d (%d with an allocation event, %d without)" %
