@@ -21,6 +21,7 @@
 #include "category_int.h"
 #include "mp_array.h"
 #include "mp_frame_filter.h"
+#include "mp_hash.h"
 
 static const struct {
 	unsigned bit;
@@ -128,14 +129,6 @@ static size_t operator_call(const mp_frame *f)
 	return 0;
 }
 
-/* FNV-1a over S (N bytes), from H. */
-static uint64_t hash_bytes(uint64_t h, const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
-	return h;
-}
-
 /* The facts of a frames handle, worked out once: the ring's entries share a few thousand tracebacks. ROOT
    names its outermost Python frame (file and function; 0: none), which tells the threads apart: the main
    thread's tracebacks end in the job's entry point, a hook's on autograd's thread in the hook. OP names its
@@ -173,15 +166,15 @@ static struct facts_memo facts_of(const mp_snapshot *snap, mp_val frames)
 		}
 	}
 	if (python)
-		m.root = hash_bytes(hash_bytes(0xcbf29ce484222325ULL, outermost.filename, outermost.filename_len),
-				    outermost.name, outermost.name_len) | 1;
+		m.root = mp_hash_bytes(outermost.name, outermost.name_len,
+				       mp_hash_bytes(outermost.filename, outermost.filename_len, 0)) | 1;
 	if (backward)
 		m.facts = FK_BACKWARD;
 	else
 		m.facts = (uint8_t)((python ? FK_OTHER_PYTHON : FK_NO_PYTHON) | (forward ? FACT_FORWARD : 0) |
 				    (own && !forward ? FACT_OWN : 0));
 	if (outer != NULL)
-		m.op = hash_bytes(0xcbf29ce484222325ULL, outer, outer_len) | 1;
+		m.op = mp_hash_bytes(outer, outer_len, 0) | 1;
 	if (inner != NULL && (inner_len != outer_len || memcmp(inner, outer, inner_len) != 0))
 		m.facts |= FACT_NESTED_OP;
 	return m;
