@@ -7,8 +7,9 @@
    Python frames outside backward that the main thread made (its outermost Python frame the one the pass was
    entered from): the main thread has returned. Python that runs on autograd's thread (a hook, an operator
    written in Python such as scaled_dot_product_attention's router) has another outermost frame and leaves the
-   window open. What the pass made and did not free by then is
-   what it hands back, the gradients AccumulateGrad keeps (or a library's workspace: hence the parameter size).
+   window open. What the pass made and did not free by then is what it hands back, the gradients AccumulateGrad
+   keeps (or a library's workspace: hence the parameter size). What the job computes outside a module after a
+   forward and before its pass is the loss.
    A forward shows as entries with a module's __call__ among their frames; what the job's own code made outside
    one and still holds when the next begins is what its loop feeds the model. With C++ frames, the outermost
    operator call (at::_ops::X::call, or a backward function's apply) of consecutive entries is one call while it
