@@ -448,7 +448,7 @@ static mp_err parameter_sizes(struct phases *p)
 		    (err = mp_array_grow((void **)&sizes, &cap, n + 1, sizeof *sizes)) == MP_OK)
 			sizes[n++] = e->size;
 	}
-	if (err == MP_OK) {
+	if (err == MP_OK && n > 0) { /* no parameter anywhere: no size to meet (and bsearch takes no NULL) */
 		mp_sort(sizes, n, sizeof *sizes, cmp_size);
 		for (size_t i = 0; i < snap->ntrace; i++)
 			if ((c->phase[i] & MP_PHASE_BACKWARD) &&
