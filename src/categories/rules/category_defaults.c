@@ -17,7 +17,7 @@ static const mp_category_rule defaults[] = {
 	/* What a library allocates for itself, wherever it runs: no tensor's memory, and no profiler category. */
 	RULE("library-workspace", UNKNOWN, NULL,
 	     GLOBS("at::cuda::getNewWorkspace*", "at::cuda::setWorkspaceForHandle*", "at::cuda::getCUDABlasLtWorkspace*",
-		   "at::native::*Workspace::Workspace*", "*at::cuda::blas::gemm_and_bias*")),
+		   "at::native::*Workspace::Workspace*", "*at::cuda::blas::gemm_and_bias*", "at::native::run_conv_plan*")),
 	/* An operator's intermediates (made by an operator it called, freed before it returned): PyTorch's
 	   TEMPORARY. Needs C++ frames; before everything else, as the profiler's data flow decides it first. */
 	PHASE_RULE("operator-temporary", TEMPORARY, MP_PHASE_WITHIN_OPERATOR),
