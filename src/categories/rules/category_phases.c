@@ -212,9 +212,7 @@ struct phases {
 	const mp_keys *k;
 	struct event *ev;
 	size_t nev, cap;
-	uint8_t *facts; /* per entry of snap->trace */
-	uint64_t *root; /* per entry: its facts_memo's root */
-	uint64_t *op;   /* per entry: its facts_memo's op */
+	uint32_t *memo_of; /* per entry of snap->trace: its facts in MEMO (0: no frames) */
 	bool any_op;    /* some entry has an operator frame (C++ frames recorded) */
 	size_t *tail;   /* the allocs made since the last forward, outside one: the loss, if a pass follows */
 	size_t ntail, tail_cap;
@@ -223,23 +221,30 @@ struct phases {
 	mp_table memo_index;
 };
 
-/* The facts of every entry of the snapshot's trace into P->FACTS. */
+/* What trace entry I's traceback says. */
+static const struct facts_memo *facts(const struct phases *p, size_t i)
+{
+	return &p->memo[p->memo_of[i]];
+}
+
+/* The facts of every entry of the snapshot's trace: P->MEMO_OF. */
 static mp_err trace_facts(struct phases *p)
 {
 	const mp_snapshot *snap = p->c->snap;
 
-	if ((p->facts = malloc(snap->ntrace)) == NULL || (p->root = calloc(snap->ntrace, sizeof *p->root)) == NULL ||
-	    (p->op = calloc(snap->ntrace, sizeof *p->op)) == NULL)
+	/* memo[0]: an entry without frames, never in the index */
+	if ((p->memo_of = calloc(snap->ntrace, sizeof *p->memo_of)) == NULL ||
+	    mp_array_grow((void **)&p->memo, &p->memo_cap, 1, sizeof *p->memo) != MP_OK)
 		return MP_E_NOMEM;
+	p->memo[0] = (struct facts_memo){ 0, FK_NO_PYTHON, 0, 0 };
+	p->nmemo = 1;
 	for (size_t i = 0; i < snap->ntrace; i++) {
 		const mp_trace_entry *e = &snap->trace[i];
 		mp_table_probe probe;
 		uint32_t id;
 
-		if (!(e->present & MP_F_TR_FRAMES)) {
-			p->facts[i] = FK_NO_PYTHON;
+		if (!(e->present & MP_F_TR_FRAMES))
 			continue;
-		}
 		id = mp_table_find_u64(&p->memo_index, e->frames, p->memo, sizeof *p->memo,
 				       offsetof(struct facts_memo, frames), &probe);
 		if (id == MP_TABLE_NONE) {
@@ -247,12 +252,10 @@ static mp_err trace_facts(struct phases *p)
 			    mp_table_add(&p->memo_index, &probe, (uint32_t)p->nmemo) != MP_OK)
 				return MP_E_NOMEM;
 			p->memo[p->nmemo] = facts_of(snap, e->frames);
+			p->any_op |= p->memo[p->nmemo].op != 0;
 			id = (uint32_t)p->nmemo++;
 		}
-		p->facts[i] = p->memo[id].facts;
-		p->root[i] = p->memo[id].root;
-		p->op[i] = p->memo[id].op;
-		p->any_op |= p->op[i] != 0;
+		p->memo_of[i] = id;
 	}
 	return MP_OK;
 }
@@ -283,12 +286,12 @@ static mp_err windows(struct phases *p, const mp_trace_list *l, size_t *found)
 	p->nev = 0;
 	for (size_t j = 0; j <= l->n; j++) {
 		const mp_trace_entry *e = j < l->n ? &snap->trace[l->first + j] : NULL;
-		enum frames_kind kind = e != NULL ? (enum frames_kind)(p->facts[l->first + j] & FACT_KIND) : FK_OTHER_PYTHON;
+		enum frames_kind kind = e != NULL ? (enum frames_kind)(facts(p, l->first + j)->facts & FACT_KIND) : FK_OTHER_PYTHON;
 		bool alloc = e != NULL && mp_val_is(e->action, p->k->alloc);
 
 		/* the pass's own entries: no Python, or Python on another thread than the one that entered it */
 		bool in_pass = e != NULL && open && (kind == FK_NO_PYTHON ||
-						  (kind == FK_OTHER_PYTHON && root != 0 && p->root[l->first + j] != root));
+						  (kind == FK_OTHER_PYTHON && root != 0 && facts(p, l->first + j)->root != root));
 
 		if (in_pass && e->present & MP_F_TR_ADDR && (alloc || is_free(p->k, e))) {
 			if (add_event(p, e, l->first + j, alloc) != MP_OK)
@@ -299,7 +302,7 @@ static mp_err windows(struct phases *p, const mp_trace_list *l, size_t *found)
 			}
 		}
 		/* what the job computes from a forward's output before its backward pass (the loss) */
-		if (!open && e != NULL && (p->facts[l->first + j] & FACT_FORWARD)) {
+		if (!open && e != NULL && (facts(p, l->first + j)->facts & FACT_FORWARD)) {
 			forward = true;
 			p->ntail = 0; /* a later forward: what came between fed no pass */
 		} else if (!open && forward && alloc && kind == FK_OTHER_PYTHON && (e->present & MP_F_TR_ADDR)) {
@@ -309,13 +312,13 @@ static mp_err windows(struct phases *p, const mp_trace_list *l, size_t *found)
 		}
 		if (kind == FK_BACKWARD && !open) {
 			open = true;
-			root = p->root[l->first + j];
+			root = facts(p, l->first + j)->root;
 			for (size_t t = 0; t < p->ntail; t++)
 				p->c->phase[p->tail[t]] |= MP_PHASE_BEFORE_BACKWARD;
 			p->ntail = 0;
 			forward = false;
 		} else if (kind == FK_OTHER_PYTHON && open &&
-			   (e == NULL || root == 0 || p->root[l->first + j] == root)) {
+			   (e == NULL || root == 0 || facts(p, l->first + j)->root == root)) {
 			/* the main thread is back: the window closes */
 			mp_sort(p->ev, p->nev, sizeof *p->ev, cmp_event);
 			mark_unfreed(p->ev, p->nev, p->c->phase, MP_PHASE_OUTLIVES_BACKWARD);
@@ -341,7 +344,7 @@ static mp_err device_events(struct phases *p, const mp_trace_list *l)
 			continue;
 		if (add_event(p, e, l->first + j, alloc) != MP_OK)
 			return MP_E_NOMEM;
-		p->ev[p->nev - 1].own = alloc && (p->facts[l->first + j] & FACT_OWN);
+		p->ev[p->nev - 1].own = alloc && (facts(p, l->first + j)->facts & FACT_OWN);
 	}
 	mp_sort(p->ev, p->nev, sizeof *p->ev, cmp_event);
 	return MP_OK;
@@ -354,7 +357,7 @@ static mp_err inputs(struct phases *p, const mp_trace_list *l)
 	size_t *forwards = NULL, nfw = 0, cap = 0;
 
 	for (size_t j = 0; j < l->n; j++)
-		if ((p->facts[l->first + j] & FACT_FORWARD)) {
+		if ((facts(p, l->first + j)->facts & FACT_FORWARD)) {
 			if (mp_array_grow((void **)&forwards, &cap, nfw + 1, sizeof *forwards) != MP_OK) {
 				free(forwards);
 				return MP_E_NOMEM;
@@ -395,12 +398,12 @@ static mp_err within_operators(struct phases *p, const mp_trace_list *l)
 	for (size_t j = 0; j < l->n; j++) {
 		size_t i = l->first + j;
 
-		run[j] = j == 0 ? 0 : run[j - 1] + (p->op[i] == 0 || p->op[i] != p->op[i - 1]);
+		run[j] = j == 0 ? 0 : run[j - 1] + (facts(p, i)->op == 0 || facts(p, i)->op != facts(p, i - 1)->op);
 	}
 	for (size_t k = 0; k + 1 < p->nev; k++) {
 		const struct event *a = &p->ev[k], *f = &p->ev[k + 1];
 
-		if (a->alloc && !f->alloc && f->addr == a->addr && (p->facts[a->i] & FACT_NESTED_OP) && p->op[a->i] != 0 &&
+		if (a->alloc && !f->alloc && f->addr == a->addr && (facts(p, a->i)->facts & FACT_NESTED_OP) &&
 		    run[a->i - l->first] == run[f->i - l->first])
 			p->c->phase[a->i] |= MP_PHASE_WITHIN_OPERATOR;
 	}
@@ -493,7 +496,7 @@ static bool more_phases(const struct phases *p, const mp_trace_list *l)
 	if (p->any_op)
 		return true;
 	for (size_t j = 0; j < l->n; j++)
-		if (p->facts[l->first + j] & (FACT_FORWARD | FACT_OWN))
+		if (facts(p, l->first + j)->facts & (FACT_FORWARD | FACT_OWN))
 			return true;
 	return false;
 }
@@ -531,9 +534,7 @@ mp_err category_phases_index(mp_category_classifier *c)
 		mp_sort(c->live, c->nlive, sizeof *c->live, cmp_live);
 	free(p.ev);
 	free(p.tail);
-	free(p.facts);
-	free(p.root);
-	free(p.op);
+	free(p.memo_of);
 	free(p.memo);
 	mp_table_free(&p.memo_index);
 	if (any == 0) { /* no phase anywhere in the ring: nothing to say, nothing to keep */
