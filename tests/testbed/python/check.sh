@@ -17,9 +17,8 @@ if [ "${MEMPROF_TESTBED_SKIP:-0}" = 1 ]; then
 	exit 77
 fi
 builds=${MEMPROF_JOB_BUILDS:-$("$job" --list)}
-pass=0 fail=0
-ok() { echo "ok: $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+# shellcheck source=../../lib/check.sh
+. "$here/../../lib/check.sh"
 check() { # LABEL COMMAND...: ok when COMMAND succeeds
 	local label=$1
 	shift
@@ -139,5 +138,4 @@ rc=$?
 check "an unknown build is a usage error (exit $rc)" test $rc -eq 2
 "$job" >/dev/null 2>&1
 check "no arguments: usage (exit 2)" test $? -eq 2
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish
