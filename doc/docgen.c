@@ -18,6 +18,7 @@ static const struct block {
 	{ "cli-commands", man_cli_commands },
 	{ "cli-target-options", man_cli_target_options },
 	{ "gdb-commands", man_gdb_commands },
+	{ "gdb-settings", man_gdb_settings },
 	{ "bash-tables", bash_tables },
 };
 

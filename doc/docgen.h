@@ -33,6 +33,7 @@ void roff_options(FILE *out, const mp_option *opts);
 void man_cli_commands(FILE *out);
 void man_cli_target_options(FILE *out);
 void man_gdb_commands(FILE *out);
+void man_gdb_settings(FILE *out);
 void bash_tables(FILE *out);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "docgen.h"
+#include "mp_session.h"
 
 /* How a command's section differs between the pages. */
 struct page {
@@ -92,4 +93,54 @@ void man_gdb_commands(FILE *out)
 
 	docgen_session_list(&l);
 	commands(out, &gdb, &l);
+}
+
+/* A setting's values as its spec says them: "choice auto B" as auto|B, "device all" as all|N, "number" N,
+   "file auto" as auto|FILE. */
+static void setting_values(FILE *out, const char *spec)
+{
+	static const struct {
+		const char *kind, *value;
+	} kinds[] = { { "device", "N" }, { "number", "N" }, { "file", "FILE" } };
+	const char *words = strchr(spec, ' ');
+	size_t kind_len = words != NULL ? (size_t)(words - spec) : strlen(spec);
+	const char *value = NULL;
+
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		if (strlen(kinds[i].kind) == kind_len && strncmp(spec, kinds[i].kind, kind_len) == 0)
+			value = kinds[i].value;
+	for (const char *w = words; w != NULL && *w != '\0';) {
+		size_t n;
+		char word[64];
+
+		w += strspn(w, " ");
+		n = strcspn(w, " ");
+		if (n == 0 || n >= sizeof word)
+			break;
+		memcpy(word, w, n);
+		word[n] = '\0';
+		fputs(w == words + 1 ? "\\fB" : "|\\fB", out);
+		roff_word(out, word);
+		fputs("\\fR", out);
+		w += n;
+	}
+	if (value != NULL)
+		fprintf(out, "%s\\fI%s\\fR", words != NULL ? "|" : "", value);
+}
+
+void man_gdb_settings(FILE *out)
+{
+	for (int i = 0; mp_session_setting_name(i) != NULL; i++) {
+		if (mp_session_setting_flags(i) & MP_SESSION_SETTING_HOST)
+			continue;
+		fputs(".TP\n\\fBset memprof ", out);
+		roff_word(out, mp_session_setting_name(i));
+		fputs("\\fR ", out);
+		setting_values(out, mp_session_setting_spec(i));
+		fputs("\n", out);
+		roff_text(out, mp_session_setting_help(i));
+		fprintf(out, "Default: \\fB");
+		roff_word(out, mp_session_setting_default(i));
+		fputs("\\fR.\n", out);
+	}
 }

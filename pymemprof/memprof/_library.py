@@ -12,6 +12,8 @@ POLL_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
 OK, NOTHING, ERROR = 0, 1, 2
 # enum mp_session_command_flags.
 PREFIX, EXPRESSION = 1 << 0, 1 << 1
+# enum mp_session_setting_flags.
+SETTING_HOST = 1 << 0
 
 _p, _i, _s, _u, _sz = ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint, ctypes.c_size_t
 _PROTOTYPES = {
@@ -37,6 +39,11 @@ _PROTOTYPES = {
     "mp_session_command_spec": (_s, [_i]),
     "mp_session_command_flags": (_u, [_i]),
     "mp_session_complete": (_s, [_p, _i, _s, _s]),
+    "mp_session_setting_name": (_s, [_i]),
+    "mp_session_setting_help": (_s, [_i]),
+    "mp_session_setting_spec": (_s, [_i]),
+    "mp_session_setting_default": (_s, [_i]),
+    "mp_session_setting_flags": (_u, [_i]),
 }
 
 
@@ -83,3 +90,63 @@ def output(lib, session):
     """The bytes the session's last run produced (binary for `snapshot save ... -`)."""
     out, n = lib.mp_session_output(session), lib.mp_session_output_len(session)
     return ctypes.string_at(out, n) if out and n else b""
+
+
+class Setting:
+    """One setting of the session's table (mp_session_setting_*): NAME, HELP, KIND ("choice", "device",
+    "number", "file"), WORDS (a choice's values; the special words a device or file setting also takes),
+    DEFAULT, FLAGS (SETTING_HOST: the front end sets it, not the user)."""
+
+    def __init__(self, name, help, spec, default, flags):
+        kind, *words = spec.split()
+        self.name, self.help, self.kind, self.words, self.default, self.flags = \
+            name, help, kind, words, default, flags
+
+    def is_switch(self):
+        return self.kind == "choice" and self.words == ["on", "off"]
+
+
+def settings(lib):
+    """The session's settings, in the table's order."""
+    out = []
+    while True:
+        i = len(out)
+        name = lib.mp_session_setting_name(i)
+        if name is None:
+            return out
+        out.append(Setting(decode(name), decode(lib.mp_session_setting_help(i)),
+                           decode(lib.mp_session_setting_spec(i)), decode(lib.mp_session_setting_default(i)),
+                           lib.mp_session_setting_flags(i)))
+
+
+class Option:
+    """One option of a command's spec line "option NAME KIND [WORDS...]"."""
+
+    def __init__(self, line):
+        _, self.name, self.kind, *self.words = line.split()
+
+
+class Command:
+    """One command of the session's table (mp_session_command_*): NAME ("segsum", "snapshot take"), HELP (its
+    first line the summary), FLAGS (PREFIX, EXPRESSION), POSITIONAL (its words' kinds, "[snapshot]"), OPTIONS."""
+
+    def __init__(self, name, help, flags, spec):
+        self.name, self.help, self.flags = name, help, flags
+        self.positional, self.options = "", []
+        for line in spec.splitlines():
+            if line.startswith("positional"):
+                self.positional = line[len("positional"):].strip()
+            elif line.startswith("option "):
+                self.options.append(Option(line))
+
+
+def commands(lib):
+    """The session's commands, in help order; index I of the list is the table's I."""
+    out = []
+    while True:
+        i = len(out)
+        name = lib.mp_session_command_name(i)
+        if name is None:
+            return out
+        out.append(Command(decode(name), decode(lib.mp_session_command_help(i)), lib.mp_session_command_flags(i),
+                           decode(lib.mp_session_command_spec(i))))

@@ -82,6 +82,19 @@ class Session:
         if self.lib.mp_session_set(s, _library.encode(name), _library.encode(str(value))) != 0:
             raise MemprofError(_library.decode(self.lib.mp_session_error(s)))
 
+    def configure(self, settings):
+        """Set SETTINGS, keyword arguments named as the session's settings ("max-blocks": max_blocks); None
+        keeps a default; a switch (on/off) takes a bool. TypeError for a name the table does not have."""
+        table = {t.name.replace("-", "_"): t for t in _library.settings(self.lib)}
+        for key, value in settings.items():
+            if key not in table:
+                raise TypeError("memprof: no setting %s= (settings: %s)" % (key, ", ".join(table)))
+            if value is None:
+                continue
+            if table[key].is_switch() and isinstance(value, bool):
+                value = "on" if value else "off"
+            self.set(table[key].name, value)
+
     def run(self, words):
         """Run command WORDS (["segsum", "now"]): its output as bytes. A failure raises MemprofError; "found
         nothing" (status 1) is a result, which the output says. The GIL is released meanwhile."""

@@ -7,6 +7,7 @@ import os
 import pickle
 import tempfile
 
+from . import _commands
 from ._session import MemprofError, Session
 
 _ELF = b"\x7fELF"
@@ -48,41 +49,31 @@ def _options(**opts):
     return words
 
 
-def _unprinted(text):
-    """TEXT without the newline print() added after it."""
-    return text[:-1] if text.endswith("\n") else text
-
-
-def _parse(text, fmt):
-    return json.loads(text) if fmt == "json" else text
-
-
 class Target:
     """A core (path), a live process (pid=) or a snapshot file (path: a pickle from _dump_snapshot(), or
-    memprof JSON). Use as a context manager, or close() it. frames=False skips decoding allocation frames
-    from a core or process; sysroot/solib_path as the CLI's --sysroot/--solib-path for a core. A live process
-    is held still (ptrace, as the CLI's --stop) while each method reads it and goes on between them; with
-    stop=False it is read while it runs (as --no-stop: read again when it moves under the read, a
-    MemprofError "the job was running: use --stop" when it keeps moving)."""
+    memprof JSON). Use as a context manager, or close() it. sysroot/solib_path as the CLI's --sysroot and
+    --solib-path for a core. The other keyword arguments are the session's settings (memprof.settings() lists
+    them with their help: units, device, layout, max_blocks, frames, stop); a switch takes True or False. A live
+    process is held still (ptrace, as the CLI's --stop) while each method reads it and goes on between them;
+    with stop=False it is read while it runs (as --no-stop: read again when it moves under the read, a
+    MemprofError "the job was running: use --stop" when it keeps moving). The analyses are methods made from
+    memprof's command table: help(memprof.Target.categories) gives a command's keyword arguments."""
 
-    def __init__(self, target=None, *, pid=None, sysroot=None, solib_path=None, frames=True, stop=True):
+    def __init__(self, target=None, *, pid=None, sysroot=None, solib_path=None, **settings):
         self.word = None  # the snapshot file's name in the session; None: the session's own target
         if (target is None) == (pid is None):
             raise TypeError("memprof: give a target (a core or snapshot file) or pid=, not both")
         self._session = Session()
         self._stats_snapshot = None
         try:
-            self._open(target, pid, sysroot, solib_path, frames, stop)
+            self._session.configure(settings)
+            self._open(target, pid, sysroot, solib_path)
         except BaseException:
             self.close()
             raise
 
-    def _open(self, target, pid, sysroot, solib_path, frames, stop):
+    def _open(self, target, pid, sysroot, solib_path):
         s = self._session
-        if not frames:
-            s.set("frames", "off")
-        if not stop:
-            s.set("stop", "off")
         if pid is not None:
             pid = int(pid)
             if pid <= 0 or not os.path.exists("/proc/%d" % pid):
@@ -157,18 +148,6 @@ class Target:
         return self._text("summary", *self._at(), device=device, abbreviated=abbreviated)
 
     # -- _memory_viz's analyses: the text its functions return (the CLI prints it, with print's newline)
-    def segsum(self):
-        return _unprinted(self._text("segsum", *self._at()))
-
-    def segments(self):
-        return self._text("segments", *self._at())
-
-    def memory(self):
-        return self._text("memory", *self._at())
-
-    def trace(self, last=None):
-        return _unprinted(self._text("trace", *self._at(), last=last))
-
     def compare(self, after):
         """The folded flame-graph lines _memory_viz's compare(self's segments, AFTER's) returns: AFTER another
         Target, a core or a snapshot file."""
@@ -193,46 +172,22 @@ class Target:
             with open(out, encoding="utf-8", errors="replace") as f:
                 return f.read()
 
-    # -- memprof's analyses: plain data (format="json", the default) or text ("plain", "rst")
-    def categories(self, format="json", scheme=None, rules=None, units=None, blocks=False, device=None,
-                   explain=None, sites=None, by=None, segsum=False, owners=True):
-        words = ["--sites", str(sites)] if sites else []
-        return _parse(self._text("categories", *self._at(), *words, format=format, scheme=scheme, rules=rules,
-                                 units=units, blocks=blocks, device=device, explain=explain, by=by,
-                                 segsum=segsum, no_owners=not owners), format)
-
-    def owners(self, format="json", by=None, depth=None, device=None, units=None):
-        return _parse(self._text("owners", *self._at(), format=format, by=by, depth=depth, device=device,
-                                 units=units), format)
-
-    def oom(self, format="json", device=None, size=None, stream=None, message=None, cxx_exception=None,
-            units=None, owners=True):
-        return _parse(self._text("oom", *self._at(), format=format, device=device, size=size, stream=stream,
-                                 message=message, cxx_exception=cxx_exception, units=units,
-                                 no_owners=not owners), format)
-
-    def pystack(self, format="json"):
-        return _parse(self._text("pystack", *self._at(), format=format), format)
-
-    def timeline(self, device=None, rules=None, scheme=None):
-        """The categories over time as the profiler's memory-timeline JSON (a dict)."""
-        with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, "timeline.json")
-            self._run("timeline", *self._at(), o=path, format="json", device=device, rules=rules, scheme=scheme)
-            with open(path) as f:
-                return json.load(f)
-
-    def blocks(self, **opts):
-        return self._text("blocks", *self._at(), **opts)
-
     def block(self, address):
         return self._text("block", "0x%x" % address if isinstance(address, int) else str(address), *self._at())
-
-    def info(self):
-        return self._text("info", *self._at())
 
     def command(self, *words):
         """Any command of `memprof help` on this target, as the CLI's words after the command's name: its text."""
         if not words:
             raise TypeError("memprof: command() needs a command name")
         return self._text(words[0], *words[1:], *self._at())
+
+
+def install_analyses(lib):
+    """Give Target a method per analysis of the command table (_commands.py) that it does not define itself
+    (those above keep PyTorch's shapes); their names."""
+    names = []
+    for command in _commands.analyses(lib):
+        if not hasattr(Target, command.name):
+            setattr(Target, command.name, _commands.method_for(command))
+            names.append(command.name)
+    return names

@@ -28,6 +28,9 @@ void mp_format_bytes(mp_out *out, mp_i128 n);
 /* Size units a user may choose. AUTO is _format_size's own choice. */
 enum mp_units { MP_UNITS_AUTO, MP_UNITS_B, MP_UNITS_KIB, MP_UNITS_MIB, MP_UNITS_GIB };
 
+/* The words mp_units_parse reads, blank-separated: the choices of every --units and of the setting. */
+#define MP_UNITS_CHOICES "auto B KiB MiB GiB"
+
 /* Read TEXT ("auto", "B", "KiB", "MiB", "GiB", any case) into *OUT. False for
    anything else (*OUT unchanged). */
 bool mp_units_parse(const char *text, enum mp_units *out);

@@ -19,11 +19,9 @@ mp_session *mp_session_new(void)
 
 	if (s == NULL)
 		return NULL;
-	s->device = -1;
-	s->units = MP_UNITS_AUTO;
-	s->stop = true;
 	mp_out_init(&s->out);
 	mp_out_init(&s->warnings);
+	session_settings_defaults(s);
 	mp_session_use_none(s, "no process or core file");
 	return s;
 }
@@ -139,94 +137,6 @@ void mp_session_set_poll(mp_session *s, mp_session_poll_fn poll, void *ctx)
 uint64_t mp_session_reads(const mp_session *s)
 {
 	return s->reads;
-}
-
-/* ---- settings */
-
-static int set_layout(mp_session *s, const char *value)
-{
-	mp_layout layout;
-	mp_diag diag;
-	mp_err err;
-
-	if (strcmp(value, "auto") == 0 || value[0] == '\0') {
-		free(s->layout_path);
-		s->layout_path = NULL;
-	} else {
-		session_diag_init(s, &diag);
-		if ((err = mp_layout_load_file(value, &layout, &diag)) != MP_OK)
-			return session_fail(s, value, err, &diag);
-		free(s->layout_path);
-		if ((s->layout_path = strdup(value)) == NULL)
-			return session_error(s, "out of memory");
-		s->layout = layout;
-	}
-	mp_session_invalidate(s); /* another layout reads another state */
-	return 0;
-}
-
-int mp_session_set(mp_session *s, const char *name, const char *value)
-{
-	long n;
-
-	s->error[0] = '\0';
-	if (value == NULL)
-		value = "";
-	if (strcmp(name, "units") == 0) {
-		if (!mp_units_parse(value, &s->units))
-			return session_error(s, "units: '%s' is none of auto, B, KiB, MiB, GiB", value), -1;
-	} else if (strcmp(name, "device") == 0) {
-		if (strcmp(value, "all") == 0 || value[0] == '\0')
-			s->device = -1;
-		else if (mp_parse_long(value, &n) && n >= 0)
-			s->device = n;
-		else
-			return session_error(s, "device: '%s' is neither 'all' nor a device number", value), -1;
-	} else if (strcmp(name, "layout") == 0) {
-		return set_layout(s, value) == 0 ? 0 : -1;
-	} else if (strcmp(name, "max-blocks") == 0) {
-		if (!mp_parse_long(value, &n) || n < 0)
-			return session_error(s, "max-blocks: '%s' is not a count (0: no limit)", value), -1;
-		s->max_blocks = (size_t)n;
-		mp_session_invalidate(s);
-	} else if (strcmp(name, "frames") == 0) {
-		if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0)
-			return session_error(s, "frames: '%s' is neither on nor off", value), -1;
-		s->walk_flags = strcmp(value, "off") == 0 ? MP_SW_NO_FRAMES : 0;
-		mp_session_invalidate(s);
-	} else if (strcmp(name, "stop") == 0) {
-		if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0)
-			return session_error(s, "stop: '%s' is neither on nor off", value), -1;
-		if (s->stop != (strcmp(value, "on") == 0))
-			session_drop_target(s); /* opened again, held or not */
-		s->stop = strcmp(value, "on") == 0;
-	} else {
-		return session_error(s, "no setting '%s' (units, device, layout, max-blocks, frames, stop)", name), -1;
-	}
-	return 0;
-}
-
-const char *mp_session_show(mp_session *s, const char *name)
-{
-	if (strcmp(name, "units") == 0)
-		return mp_units_name(s->units);
-	if (strcmp(name, "device") == 0) {
-		if (s->device < 0)
-			return "all";
-		snprintf(s->show_buf, sizeof s->show_buf, "%ld", s->device);
-		return s->show_buf;
-	}
-	if (strcmp(name, "layout") == 0)
-		return s->layout_path != NULL ? s->layout_path : "auto";
-	if (strcmp(name, "max-blocks") == 0) {
-		snprintf(s->show_buf, sizeof s->show_buf, "%zu", s->max_blocks);
-		return s->show_buf;
-	}
-	if (strcmp(name, "frames") == 0)
-		return s->walk_flags & MP_SW_NO_FRAMES ? "off" : "on";
-	if (strcmp(name, "stop") == 0)
-		return s->stop ? "on" : "off";
-	return NULL;
 }
 
 /* ---- runs */

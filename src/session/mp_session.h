@@ -61,12 +61,27 @@ MP_SESSION_API void mp_session_invalidate(mp_session *s);
 typedef int (*mp_session_poll_fn)(void *ctx);
 MP_SESSION_API void mp_session_set_poll(mp_session *s, mp_session_poll_fn poll, void *ctx);
 
-/* Settings, by name: "units" (auto, B, KiB, MiB, GiB), "device" (all or a number), "layout" (auto
-   or a layout file), "max-blocks" (0 = no limit), "frames" (on, off), "stop" (on, off: whether a live
-   process is held still while it is read; on by default). 0, or -1 with mp_session_error set. */
+/* Settings, by name (the table below lists them: units, device, layout, max-blocks, frames, stop).
+   Set: 0, or -1 with mp_session_error set (the old value stays). */
 MP_SESSION_API int mp_session_set(mp_session *s, const char *name, const char *value);
-/* The current value of setting NAME as text (NULL for an unknown name). */
+/* The current value of setting NAME as text (NULL for an unknown name); valid until the next call on S. */
 MP_SESSION_API const char *mp_session_show(mp_session *s, const char *name);
+
+/* The settings, for a front end to offer (gdb's `set/show memprof NAME`, the Python API's options): I from
+   0 until the name is NULL. Help: a sentence or more. Spec: what a value is, "KIND [WORDS...]": "choice
+   W1 W2..." (one of the words; "on off" for a switch), "device all" (a device number or all), "number"
+   (a whole number from 0), "file auto" (a file's name, or auto). Default: a new session's value. */
+MP_SESSION_API const char *mp_session_setting_name(int i);
+MP_SESSION_API const char *mp_session_setting_help(int i);
+MP_SESSION_API const char *mp_session_setting_spec(int i);
+MP_SESSION_API const char *mp_session_setting_default(int i);
+MP_SESSION_API unsigned mp_session_setting_flags(int i);
+
+enum mp_session_setting_flags {
+	/* The front end sets it for its own reasons, not the user: a debugger holds its process itself
+	   (stop off), so it does not offer it. */
+	MP_SESSION_SETTING_HOST = 1u << 0,
+};
 
 /* Run ARGV[0] (a command word: "segsum", "snapshot", ...) with its arguments ARGV[1..ARGC).
    Returns an mp_session_status. Output and warnings of the previous run are replaced. */

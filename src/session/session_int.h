@@ -91,6 +91,11 @@ struct session_snap *session_find(mp_session *s, const char *name);
 /* Append OUT's text to the run's output, with the newline print() adds when PRINT_NEWLINE. */
 void session_emit(mp_session *s, mp_out *out, bool print_newline);
 
+/* Every setting at its default (session_settings.c: the table of settings). */
+void session_settings_defaults(mp_session *s);
+/* info's line of every setting and its value. */
+void session_settings_line(const mp_session *s, mp_out *out);
+
 /* The session's own commands (session_cmd_snapshot.c). */
 extern const mp_command session_cmd_snapshot, session_cmd_take, session_cmd_list,
 	session_cmd_load, session_cmd_drop, session_cmd_stats;

@@ -293,10 +293,7 @@ static void front_info_lines(mp_command_ctx *c, mp_out *out, bool after)
 	if (s->kind == ST_CALLBACK)
 		mp_out_printf(out, "reads:       %llu calls of the debugger's memory read\n",
 			      (unsigned long long)s->reads);
-	/* one setting at a time: mp_session_show's numbers share a buffer */
-	mp_out_printf(out, "settings:    units %s, device %s", mp_units_name(s->units), mp_session_show(s, "device"));
-	mp_out_printf(out, ", layout %s", mp_session_show(s, "layout"));
-	mp_out_printf(out, ", max-blocks %s, frames %s\n", mp_session_show(s, "max-blocks"), mp_session_show(s, "frames"));
+	session_settings_line(s, out);
 }
 
 /* Failures are told under the command's name, as typed. */

@@ -117,9 +117,13 @@ typedef struct mp_walk {
 	bool partial;    /* something was damaged: see the warnings */
 } mp_walk;
 
+/* How many blocks a walk reads at most when its options name no cap (a damaged target's lists end there). */
+#define MP_WALK_MAX_BLOCKS_DEFAULT_MI 64 /* in Mi (2^20) blocks */
+#define MP_WALK_MAX_BLOCKS_DEFAULT ((size_t)MP_WALK_MAX_BLOCKS_DEFAULT_MI << 20)
+
 typedef struct mp_walk_opts {
 	const mp_layout *layout;  /* --layout: use only this one */
-	size_t max_blocks;        /* cap on blocks in all (0: a default of 64 M) */
+	size_t max_blocks;        /* cap on blocks in all (0: MP_WALK_MAX_BLOCKS_DEFAULT) */
 	bool no_trace;            /* skip the trace ring */
 	/* Called now and then during long walks with blocks read so far. */
 	void (*progress)(void *ctx, size_t blocks);

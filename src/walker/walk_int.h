@@ -14,7 +14,7 @@
 
 /* Caps that keep a damaged target from costing unbounded time or memory. */
 #define WK_MAX_DEVICES 120            /* C10_COMPILE_TIME_MAX_GPUS */
-#define WK_MAX_BLOCKS_DEFAULT (64u << 20)
+#define WK_MAX_BLOCKS_DEFAULT MP_WALK_MAX_BLOCKS_DEFAULT
 #define WK_MAX_TRACE (16u << 20)      /* ring entries per device */
 #define WK_MAX_STRING (1u << 20)      /* bytes of one std::string */
 #define WK_MAX_STRUCT 4096            /* bytes of one struct read at once */

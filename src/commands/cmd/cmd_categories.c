@@ -80,7 +80,7 @@ const mp_command mp_cmd_categories = {
 		{ "--scheme", MP_OPT_CHOICE, "profiler tracker", "S",
 		  "the category names: the profiler's (default) or MemTracker's" },
 		{ "--rules", MP_OPT_FILE, NULL, "FILE", "category rules tried before the defaults (CATEGORY-RULES.md)" },
-		{ "--units", MP_OPT_CHOICE, "auto B KiB MiB GiB", "U", "units of the tables (JSON counts bytes)" },
+		{ "--units", MP_OPT_CHOICE, MP_UNITS_CHOICES, "U", "units of the tables (JSON counts bytes)" },
 		{ "--format", MP_OPT_CHOICE, "plain rst json", "F", "plain (default), rst (reStructuredText tables) or json" },
 		{ "--blocks", MP_OPT_FLAG, NULL, NULL, "with --format json: list every active block and its source" },
 		{ "--device", MP_OPT_DEVICE, NULL, "N", "only device N (default: every device)" },

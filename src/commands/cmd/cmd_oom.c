@@ -177,7 +177,7 @@ const mp_command mp_cmd_oom = {
 		{ "--message", MP_OPT_TEXT, NULL, "TEXT", "the OutOfMemoryError's message, from a log (a snapshot without history)" },
 		{ "--cxx-exception", MP_OPT_TEXT, NULL, "ADDR", "the c10::OutOfMemoryError at ADDR (gdb's catch oom)" },
 		{ "--format", MP_OPT_CHOICE, "plain rst json", "F", "plain (default), rst or json" },
-		{ "--units", MP_OPT_CHOICE, "auto B KiB MiB GiB", "U", "units of the sizes (JSON counts bytes)" },
+		{ "--units", MP_OPT_CHOICE, MP_UNITS_CHOICES, "U", "units of the sizes (JSON counts bytes)" },
 		{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
 	},
 	"0 an OOM explained, 1 none (or the request asked about would be served), 2 bad input or usage",

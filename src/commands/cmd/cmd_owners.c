@@ -93,7 +93,7 @@ const mp_command mp_cmd_owners = {
 		{ "--depth", MP_OPT_COUNT, NULL, "N", "fold modules more than N names below their root" },
 		{ "--device", MP_OPT_DEVICE, NULL, "N", "only device N (default: all)" },
 		{ "--format", MP_OPT_CHOICE, "plain rst json", "F", "plain (default), rst or json" },
-		{ "--units", MP_OPT_CHOICE, "auto B KiB MiB GiB", "U", "units of the tables (JSON counts bytes)" },
+		{ "--units", MP_OPT_CHOICE, MP_UNITS_CHOICES, "U", "units of the tables (JSON counts bytes)" },
 		{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
 	},
 	"0 done, 2 bad input or usage, no CPython or no torch tensor in the target",

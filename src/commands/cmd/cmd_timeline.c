@@ -105,7 +105,7 @@ const mp_command mp_cmd_timeline = {
 		{ "--device", MP_OPT_DEVICE, NULL, "N", "only device N (default: every device with a ring)" },
 		{ "--rules", MP_OPT_FILE, NULL, "FILE", "category rules tried before the defaults (CATEGORY-RULES.md)" },
 		{ "--scheme", MP_OPT_CHOICE, "profiler tracker", "S", "the plots' category names" },
-		{ "--units", MP_OPT_CHOICE, "auto B KiB MiB GiB", "U", "units of the summary and the plots" },
+		{ "--units", MP_OPT_CHOICE, MP_UNITS_CHOICES, "U", "units of the summary and the plots" },
 		{ "--no-owners", MP_OPT_FLAG, NULL, NULL, "on a core or a live process, do not read the Python heap" },
 		{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
 	},

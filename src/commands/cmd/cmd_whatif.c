@@ -104,7 +104,7 @@ const mp_command mp_cmd_whatif = {
 		{ "--capacity", MP_OPT_SIZE, NULL, "BYTES", "the device's memory (for expandable segments' address space)" },
 		{ "--message", MP_OPT_TEXT, NULL, "TEXT", "the OutOfMemoryError's message (free memory and capacity)" },
 		{ "--format", MP_OPT_CHOICE, "plain json", "F", "plain (default) or json" },
-		{ "--units", MP_OPT_CHOICE, "auto B KiB MiB GiB", "U", "units of the sizes (JSON counts bytes)" },
+		{ "--units", MP_OPT_CHOICE, MP_UNITS_CHOICES, "U", "units of the sizes (JSON counts bytes)" },
 		{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
 	},
 	"0 replayed, 1 nothing to replay (no trace), 2 bad input or usage",
