@@ -11,10 +11,8 @@ py=${PYTHON:-python3}
 here="$top/tests/categories"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+# shellcheck source=../lib/check.sh
+. "$top/tests/lib/check.sh"
 
 # has NAME PATTERN FILE: an extended regex some line of FILE matches.
 has() {
@@ -138,5 +136,4 @@ done <<'EOF'
 --segsum --format json|--segsum prints text only
 EOF
 
-echo "categories: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish categories:

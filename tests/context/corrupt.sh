@@ -39,8 +39,8 @@ trap 'rm -rf "$work"' EXIT
 "$top/tests/testbed/jobs/run.sh" history-all pypi-2.14.1 gcore "$work/job" >"$work/job.vars" 2>"$work/job.log"
 case $? in
 0) ;;
-77) echo "not run: $(tail -1 "$work/job.log")"; exit 77 ;;
-*) bad "the history-all job failed: $(tail -3 "$work/job.log" | tr '\n' ' ')"; echo "$pass passed, $fail failed"; exit 1 ;;
+77) not_run "$(tail -1 "$work/job.log")" ;;
+*) bad "the history-all job failed: $(tail -3 "$work/job.log" | tr '\n' ' ')"; finish; exit 1 ;;
 esac
 core=$work/job/core truth=$work/truth.json
 python3 "$top/tests/walker/job_truth.py" "$work/job" "$memprof" >"$truth" 2>"$work/truth.err" ||
@@ -50,7 +50,7 @@ run_mp base "$core"
 if [ $rc -ne 0 ] || [ -s "$work/base.err" ] ||
 	! python3 "$compare" --frames compare "$truth" "$work/base.json" >"$work/base.cmp" 2>&1; then
 	bad "the undamaged core does not walk to the job's own snapshot: $(head -c 300 "$work/base.err") $(tail -3 "$work/base.cmp")"
-	echo "$pass passed, $fail failed"
+	finish
 	exit 1
 fi
 base_mem=$mem
@@ -72,7 +72,7 @@ while read -r dist; read -r b; do
 	block=$b ct=$c
 	break
 done < <(peek "$core" "$entries" $((2 * slots)))
-[ -n "$ct" ] || { bad "no active block with a Python and C++ traceback"; echo "$pass passed, $fail failed"; exit 1; }
+[ -n "$ct" ] || { bad "no active block with a Python and C++ traceback"; finish; exit 1; }
 pyframes=$(peek "$core" $((ct + 8)))
 code=$(peek "$core" "$pyframes")
 # CPython 3.11's PyCodeObject: co_filename 112, co_name 120, co_linetable 136 (src/python/py_layouts.c)
@@ -180,5 +180,4 @@ EOF
 	done
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -9,9 +9,8 @@ set -uo pipefail
 top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 memprof=${MEMPROF:-$top/_build/memprof}
 script=${MEMPROF_COMPLETION:-$(dirname "$memprof")/doc/bash-completion/memprof}
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+# shellcheck source=../lib/check.sh
+. "$top/tests/lib/check.sh"
 
 [ -s "$script" ] || { echo "FAIL: no completion script at $script"; exit 1; }
 # shellcheck source=/dev/null
@@ -100,5 +99,4 @@ expect "memprof watch --pid $sleeper" "$(sorted $(cd /proc && ls -d "$sleeper"* 
 [[ $(complete_line "memprof watch --pid x") == "" ]] && ok || bad "--pid offers something for 'x'"
 kill "$sleeper" 2>/dev/null
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

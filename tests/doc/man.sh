@@ -10,11 +10,10 @@ memprof=${MEMPROF:-$top/_build/memprof}
 build=$(dirname "$memprof")
 lib=${MEMPROF_LIBRARY:-$build/.libs/libmemprof.so.0}
 python=${PYTHON:-python3}
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+# shellcheck source=../lib/check.sh
+. "$top/tests/lib/check.sh"
 
-command -v man >/dev/null && command -v groff >/dev/null || { echo "not run: no man or groff"; exit 77; }
+command -v man >/dev/null && command -v groff >/dev/null || not_run "no man or groff"
 work=$(mktemp -d) || exit 1
 trap 'rm -rf "$work"' EXIT
 
@@ -41,5 +40,4 @@ else
 	bad "man_check.py:"; grep -v '^ok' "$work/check.out"
 fi
 tail -1 "$work/check.out"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -6,6 +6,8 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2034 # variables for the scripts that source this
 gdb_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../lib/check.sh
+. "$gdb_here/../lib/check.sh"
 top=$(cd "$gdb_here/../.." && pwd)
 memprof=${MEMPROF:-$top/_build/memprof}
 builddir=$(cd "$(dirname "$memprof")" && pwd)
@@ -17,9 +19,8 @@ gdb=${MEMPROF_GDB:-gdb}
 # run in the plain pass only. tests/session/walk.sh drives the same session code under the sanitizers.
 # (ldd's output is read whole: `ldd | grep -q` under pipefail fails when grep stops reading first.)
 if [[ $(ldd "$MEMPROF_LIBRARY" 2>/dev/null) == *libasan.so* ]]; then
-	echo "not run: gdb cannot host the sanitizer build's libmemprof (gdb hangs under the ASan runtime);" \
+	not_run "gdb cannot host the sanitizer build's libmemprof (gdb hangs under the ASan runtime);" \
 		"the plain pass runs this test, tests/session/walk.sh covers the session under ASan"
-	exit 77
 fi
 helpers=$gdb_here/helpers.py
 target=$top/tests/testbed/target.sh
@@ -27,16 +28,11 @@ all_variants=$("$target" --list c10-variants)
 all_scenarios=$("$target" --list scenarios)
 compare=$top/tests/walker/compare_truth.py
 
-pass=0 fail=0
-ok() { echo "ok: $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; }
-
 # Skip (77) where there is nothing to test with.
-command -v "$gdb" >/dev/null || { echo "not run: no $gdb"; exit 77; }
-"$gdb" -nx -batch -ex 'python print("py")' 2>/dev/null | grep -qx py || { echo "not run: $gdb has no Python"; exit 77; }
-[ -f "$gdbext" ] || { echo "not run: no $gdbext (make builds it)"; exit 77; }
-[ -e "$MEMPROF_LIBRARY" ] || { echo "not run: no $MEMPROF_LIBRARY"; exit 77; }
+command -v "$gdb" >/dev/null || not_run "no $gdb"
+"$gdb" -nx -batch -ex 'python print("py")' 2>/dev/null | grep -qx py || not_run "$gdb has no Python"
+[ -f "$gdbext" ] || not_run "no $gdbext (make builds it)"
+[ -e "$MEMPROF_LIBRARY" ] || not_run "no $MEMPROF_LIBRARY"
 
 # A scratch directory, $work, removed at exit after every live driver that target.sh left in it is stopped.
 scratch_cleanup() {

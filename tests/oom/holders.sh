@@ -31,9 +31,8 @@ if [ "${MEMPROF_TESTBED_SKIP:-0}" = 1 ]; then
 	echo "oom/holders: skipped (MEMPROF_TESTBED_SKIP=1)"
 	exit 77
 fi
-pass=0 fail=0
-ok() { echo "ok: $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+# shellcheck source=../lib/check.sh
+. "$here/../lib/check.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-oom-holders.XXXXXX")
 cleanup() {
 	local p
@@ -176,5 +175,4 @@ if [ "${MEMPROF_HOLDERS_FULL:-0}" = 1 ]; then
 	watched hf-trainer hf
 	watched lightning lightning
 fi
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

@@ -29,9 +29,8 @@ if [ "${MEMPROF_TESTBED_SKIP:-0}" = 1 ]; then
 	echo "oom/jobs: skipped (MEMPROF_TESTBED_SKIP=1)"
 	exit 77
 fi
-pass=0 fail=0
-ok() { echo "ok: $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+# shellcheck source=../lib/check.sh
+. "$here/../lib/check.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-oom-jobs.XXXXXX")
 cleanup() {
 	local p
@@ -173,6 +172,5 @@ sys.exit(0 if all(a[k] == b[k] for k in keys) else 1)' "$dir/core.json" "$dir/pi
 	fi
 	[ -n "$quick" ] || check_remedies "$build" "$cause" "$dir/oom.json"
 done
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ] || exit 1
+finish || exit 1
 [ -n "$quick" ] || touch "$stamp"

@@ -41,9 +41,8 @@ if [ "${MEMPROF_OOM_FULL:-0}" != 1 ] && [ -n "$(find "$stamp" -mmin -360 2>/dev/
 	variants="own_split:own_split:,"
 	quick=1
 fi
-pass=0 fail=0
-ok() { echo "ok: $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+# shellcheck source=../lib/check.sh
+. "$here/../lib/check.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-judgment.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
@@ -121,6 +120,5 @@ for works, key in ((True, "remedies"), (False, "not_helping")):
 		done <"$dir/claims"
 	done
 done
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ] || exit 1
+finish || exit 1
 [ -n "$quick" ] || touch "$stamp"

@@ -20,9 +20,8 @@ if [ "${MEMPROF_TESTBED_SKIP:-0}" = 1 ]; then
 	echo "oom/watch: skipped (MEMPROF_TESTBED_SKIP=1)"
 	exit 77
 fi
-pass=0 fail=0
-ok() { echo "ok: $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+# shellcheck source=../lib/check.sh
+. "$here/../lib/check.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-oom-watch.XXXXXX")
 # shellcheck source=tests/oom/at_throw.sh
 . "$here/at_throw.sh"
@@ -79,5 +78,4 @@ rc=$?
 kill "$sleeper" 2>/dev/null
 [ "$rc" = 2 ] && grep -q "libstdc++" "$work/sleep.err" && ok "a process without libstdc++: exit 2 ($(cat "$work/sleep.err"))" ||
 	bad "a process without libstdc++: exit $rc: $(cat "$work/sleep.err")"
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

@@ -62,10 +62,9 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-pass=0 fail=0
-
-ok() { echo "ok: $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+# shellcheck source=../lib/check.sh
+. "$top/tests/lib/check.sh"
+# not_run, with the name of this test in its line
 not_run() { echo "memoryviz: not run: $*"; exit 77; }
 
 browser=$(command -v chromium || command -v chromium-browser || true)
@@ -238,7 +237,6 @@ else
 	bad "memprof convert of $ex"
 fi
 
-echo "memoryviz: $pass passed, $fail failed"
-[ $fail -eq 0 ] || exit 1
+finish memoryviz: || exit 1
 [ $pass -gt 0 ] || not_run "no check ran"
 exit 0

@@ -48,15 +48,15 @@ run_owners() {
 "$top/tests/testbed/jobs/run.sh" training pypi-2.14.1 gcore "$work/job" >"$work/job.vars" 2>"$work/job.log"
 case $? in
 0) ;;
-77) echo "not run: $(tail -1 "$work/job.log")"; exit 77 ;;
-*) bad "the training job failed: $(tail -3 "$work/job.log" | tr '\n' ' ')"; echo "$pass passed, $fail failed"; exit 1 ;;
+77) not_run "$(tail -1 "$work/job.log")" ;;
+*) bad "the training job failed: $(tail -3 "$work/job.log" | tr '\n' ' ')"; finish; exit 1 ;;
 esac
 core=$work/job/core
 base_mem=0
 run_owners base
 if [ $rc -ne 0 ] || ! python3 "$here/check.py" "$work/job" "$work/base.json" >"$work/base.check" 2>&1; then
 	bad "the undamaged core's owners differ from the job's manifest: $(head -c 300 "$work/base.err") $(tail -3 "$work/base.check")"
-	echo "$pass passed, $fail failed"
+	finish
 	exit 1
 fi
 base_mem=$mem
@@ -113,5 +113,4 @@ if [ $rc -eq 0 ] && python3 "$here/check.py" "$work/job" "$work/after.json" >/de
 else
 	bad "the core does not read as before after the flips were undone"
 fi
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -42,9 +42,8 @@ fi
 # tensor is being destroyed.
 notes='Python tensor objects hold no live tensor of their own'
 
-pass=0 fail=0
-ok() { echo "ok: $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+# shellcheck source=../lib/check.sh
+. "$here/../lib/check.sh"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-livestop.XXXXXX")
 cleanup() {
@@ -275,5 +274,4 @@ for build in $builds; do
 		rm -f "$dir/pid"
 	fi
 done
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

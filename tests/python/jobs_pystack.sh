@@ -18,9 +18,9 @@ if [ "${MEMPROF_TESTBED_SKIP:-0}" = 1 ]; then
 fi
 builds=${MEMPROF_PYSTACK_JOB_BUILDS:-$("$testbed/job.sh" --list)}
 runs=${MEMPROF_PYSTACK_JOB_RUNS:-"hung:live hung:gcore hung:kernel oom:kernel"}
-pass=0 fail=0 ran=0
-ok() { echo "ok: $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+# shellcheck source=../lib/check.sh
+. "$here/../lib/check.sh"
+ran=0
 work=$(mktemp -d /tmp/memprof-jobs-pystack.XXXXXX)
 cleanup() {
 	local p
@@ -97,6 +97,5 @@ for build in $builds; do
 		rm -f "$dir/core" # a gcore of a whole PyTorch is about 2 GB: one at a time on the disk
 	done
 done
-echo "$pass passed, $fail failed"
-[ "$ran" -gt 0 ] || exit 77
-[ "$fail" -eq 0 ]
+[ "$ran" -gt 0 ] || { finish; exit 77; }
+finish

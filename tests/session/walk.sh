@@ -10,9 +10,8 @@ top=$(cd "$here/../.." && pwd)
 memprof=${MEMPROF:-$top/_build/memprof}
 lib=${MEMPROF_LIBRARY:-$(dirname "$memprof")/.libs/libmemprof.so.0}
 target=$top/tests/testbed/target.sh
-pass=0 fail=0
-ok() { echo "ok: $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+# shellcheck source=../lib/check.sh
+. "$here/../lib/check.sh"
 
 # An instrumented library needs its sanitizer runtimes loaded first (Python's own leaks are not ours).
 preload=$(ldd "$lib" 2>/dev/null | awk '/lib(asan|ubsan)\.so/ { printf "%s:", $3 }')
@@ -101,5 +100,4 @@ else
 	bad "huge: the test bed could not start it: $(tail -3 "$work/huge.err" | tr '\n' ' ')"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -6,15 +6,15 @@ set -u
 READ_CORE=${READ_CORE:-$PWD/tests/target/read_core}
 src=${srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/target
 tmp=$(mktemp -d /tmp/memprof-target.XXXXXX)
-pass=0 fail=0 helper_pid=
+# shellcheck source=../lib/check.sh
+. "$src/../lib/check.sh"
+helper_pid=
 cleanup() {
 	[ -n "$helper_pid" ] && kill "$helper_pid" 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
 # expect NAME PATTERN FILE: FILE has a line matching PATTERN (grep -E)
 expect() { if grep -qE -- "$2" "$3"; then ok; else bad "$1: no /$2/ in:"; head -20 "$3"; fi; }
 expect_not() { if grep -qE -- "$2" "$3"; then bad "$1: /$2/ found in:"; head -20 "$3"; else ok; fi; }
@@ -182,5 +182,4 @@ expect "empty" "is empty" <("$READ_CORE" core "$tmp/empty.core" 2>&1)
 expect "text" "is not an ELF file" <("$READ_CORE" core "$tmp/text.core" 2>&1)
 expect "executable" "is an ELF file but not a core" <("$READ_CORE" core "$helper" 2>&1)
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -11,10 +11,9 @@ py=${PYTHON:-python3}
 here="$top/tests/timeline"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0 skip=0
-
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+# shellcheck source=../lib/check.sh
+. "$top/tests/lib/check.sh"
+skip=0
 
 "$py" "$here/gen_timeline.py" "$tmp" || { echo "FAIL: gen_timeline.py"; exit 1; }
 
@@ -142,7 +141,6 @@ head -c 300 "$tmp/training.pickle" >"$tmp/cut.pickle"
 fails "truncated snapshot" 2 "cut.pickle" "$tmp/cut.pickle"
 ls "$tmp" | grep -q '\.tmp' && bad "a temporary file was left behind" || ok
 
-echo "timeline: $pass passed, $fail failed"
-[ $fail -eq 0 ] || exit 1
+finish timeline: || exit 1
 [ $skip -eq 0 ] || exit 77
 exit 0

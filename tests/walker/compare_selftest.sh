@@ -20,9 +20,8 @@ scenarios=("$@")
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/memprof-compare.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-passed=0 failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+# shellcheck source=../lib/check.sh
+. "$here/../lib/check.sh"
 
 # expect RC TEXT ARGS... : run compare_truth with ARGS, want exit RC and TEXT in its output
 expect() {
@@ -83,5 +82,4 @@ echo '[1, 2]' >"$tmp/list.json"
 expect 2 "" "$tmp/list.json" "$tmp/list.json"
 expect 2 "" --bogus-option x y
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

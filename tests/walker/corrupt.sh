@@ -41,15 +41,14 @@ trap 'rm -rf "$work"' EXIT
 base=$work/base
 if ! "$target" training "$variant" gcore "$base" >"$work/target.out" 2>"$work/target.err" &&
 	! "$target" training "$variant" kernel "$base" >"$work/target.out" 2>"$work/target.err"; then
-	echo "not run: the test bed gives no core here: $(tail -1 "$work/target.err")"
-	exit 77
+	not_run "the test bed gives no core here: $(tail -1 "$work/target.err")"
 fi
 core=$base/core truth=$base/truth.json libdir=$(cat "$base/libdir")
 base_mem=0
 run_mp base "$core"
 if [ $rc -ne 0 ] || ! python3 "$check" "$truth" "$work/base.json" >/dev/null; then
 	bad "the undamaged core does not walk to the truth: $(head -c 300 "$work/base.err")"
-	echo "$pass passed, $fail failed"
+	finish
 	exit 1
 fi
 base_mem=$mem
@@ -251,5 +250,4 @@ else
 	bad "byte flips: $f_fail of $seeds seeds crashed, hung or answered unclearly"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

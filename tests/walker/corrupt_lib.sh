@@ -5,15 +5,12 @@
 # base_mem once the undamaged run is measured; mp_args, options every memprof run gets (may be empty).
 # Sourcing it exits 77 when the test bed is skipped (MEMPROF_TESTBED_SKIP=1) or core_poke is not built.
 
+# shellcheck source=../lib/check.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/check.sh"
 if [ "${MEMPROF_TESTBED_SKIP:-0}" = 1 ]; then
-	echo "not run: MEMPROF_TESTBED_SKIP=1"
-	exit 77
+	not_run "MEMPROF_TESTBED_SKIP=1"
 fi
-[ -x "$poke" ] || { echo "not run: no core_poke at $poke (make check builds it)"; exit 77; }
-
-pass=0 fail=0
-ok() { echo "ok: $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+[ -x "$poke" ] || not_run "no core_poke at $poke (make check builds it)"
 
 if [ -x /usr/bin/time ]; then timer=(/usr/bin/time -f %M -o); else timer=(); fi
 

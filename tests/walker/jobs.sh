@@ -60,9 +60,9 @@ else
 	runs=$lean
 fi
 
-pass=0 fail=0 skipped=0
-ok() { echo "ok: $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+# shellcheck source=../lib/check.sh
+. "$here/../lib/check.sh"
+skipped=0
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-jobs.XXXXXX")
 cleanup() {
@@ -291,7 +291,7 @@ for build in $builds; do
 	done
 done
 
-echo "$pass passed, $fail failed"
+finish || exit 1
 # Only a whole pass (not a quick one, not a chosen list) vouches for the stamp.
-[ "$fail" -eq 0 ] && [ -z "${MEMPROF_JOB_RUNS:-}" ] && [ -z "${quick:-}" ] && [ "$skipped" -eq 0 ] && touch "$stamp"
-[ "$fail" -eq 0 ]
+[ -z "${MEMPROF_JOB_RUNS:-}" ] && [ -z "${quick:-}" ] && [ "$skipped" -eq 0 ] && touch "$stamp"
+exit 0

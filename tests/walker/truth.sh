@@ -24,9 +24,8 @@ variants=${MEMPROF_WALK_VARIANTS:-$("$target" --list c10-variants)}
 scenarios=${MEMPROF_WALK_SCENARIOS:-$("$target" --list scenarios)}
 modes=${MEMPROF_WALK_MODES:-"gcore kernel live"}
 
-pass=0 fail=0
-ok() { echo "ok: $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+# shellcheck source=../lib/check.sh
+. "$here/../lib/check.sh"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-walk.XXXXXX")
 cleanup() {
@@ -145,5 +144,4 @@ for variant in $variants; do
 	esac
 done
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -51,9 +51,9 @@ if [ "${MEMPROF_VERSIONS_FULL:-0}" != 1 ] && [ -n "$(find "$stamp" -mmin -360 2>
 	scenarios="training oom" modes=gcore
 fi
 
-pass=0 fail=0 rows=
-ok() { echo "ok: $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+# shellcheck source=../lib/check.sh
+. "$here/../lib/check.sh"
+rows=
 work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-versions.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
@@ -105,6 +105,6 @@ done
 
 echo "release  torch          ABI  CUDA   layout                     checks"
 printf '%s' "$rows"
-echo "$pass passed, $fail failed"
-[ -z "$scenarios" ] && [ "$fail" -eq 0 ] && [ -n "$releases" ] && touch "$stamp"
-[ "$fail" -eq 0 ]
+finish || exit 1
+[ -z "$scenarios" ] && [ -n "$releases" ] && touch "$stamp"
+exit 0
