@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
 # exports.sh - libmemprof.so exports its public API and nothing else: every symbol `nm -D --defined-only` lists
 # matches a global pattern of src/libmemprof.map, carries its version node, and is declared in the public header
-# the map names; every function the gdb extension (gdbext/memprof.py.in) and tests/session/drive.py call
-# through ctypes is exported.
+# the map names; every function the ctypes binding (pymemprof/memprof/_library.py, which the Python package, the gdb
+# extension and the Python tests load) declares, and the gdb extension (gdbext/memprof.py.in) and
+# tests/session/drive.py call, is exported.
 # Environment: MEMPROF (the CLI; .libs/libmemprof.so beside it) or MEMPROF_LIBRARY, top_srcdir.
 set -uo pipefail
 top=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 memprof=${MEMPROF:-$top/_build/memprof}
 lib=${MEMPROF_LIBRARY:-$(dirname "$memprof")/.libs/libmemprof.so}
 map=$top/src/libmemprof.map
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+# shellcheck source=lib/check.sh
+. "$top/tests/lib/check.sh"
 
 [ -f "$lib" ] || { echo "FAIL: no library at $lib"; exit 1; }
-command -v nm >/dev/null || { echo "not run: no nm"; exit 77; }
+command -v nm >/dev/null || not_run "no nm"
 
 # The map: its version node, the patterns of its global: section, the public header its comment names.
 node=$(sed -e 's/#.*//' "$map" | sed -n 's/^[[:space:]]*\([A-Za-z_][A-Za-z0-9_.]*\)[[:space:]]*{.*/\1/p' | head -1)
@@ -46,8 +46,8 @@ for entry in "${defined[@]}"; do
 done
 [ "${#exported[@]}" -gt 0 ] && ok || bad "nothing exported"
 
-# What the ctypes callers call: the names in quotes and after `lib.` that start with mp_.
-for caller in "$top/gdbext/memprof.py.in" "$top/tests/session/drive.py"; do
+# What the ctypes binding declares and its callers call: the names in quotes and after `lib.` that start with mp_.
+for caller in "$top/pymemprof/memprof/_library.py" "$top/gdbext/memprof.py.in" "$top/tests/session/drive.py"; do
 	for name in $(grep -Eo '"mp_[A-Za-z0-9_]+"|lib\.mp_[A-Za-z0-9_]+' "$caller" | sed -e 's/"//g' -e 's/^lib\.//' | sort -u); do
 		if printf '%s\n' "${exported[@]}" | grep -qx "$name"; then
 			ok
@@ -57,5 +57,4 @@ for caller in "$top/gdbext/memprof.py.in" "$top/tests/session/drive.py"; do
 	done
 done
 
-echo "${#defined[@]} symbols defined in $(basename "$lib"), ${#exported[@]} public; $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish "${#defined[@]} symbols defined in $(basename "$lib"), ${#exported[@]} public;"

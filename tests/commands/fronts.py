@@ -11,12 +11,15 @@ NAME')"), or both run it to the same exit status, and when that is 2, to the sam
 the snapshot is told under its file name on the command line, under the command's in the debugger:
 that label is the one difference allowed). The SNAPSHOT words are a snapshot file, which both read.
 Prints one "ok:"/"FAIL:" line per run, then "N passed, M failed"; exit status 1 on any failure."""
-import ctypes
 import os
 import re
 import subprocess
 import sys
 import tempfile
+
+# pymemprof's ctypes binding of the session API (_library.py declares every prototype), from the source tree.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "pymemprof"))
+from memprof import _library  # noqa: E402
 
 # A value each kind accepts, and the values it must refuse (the parser's rules).
 GOOD = {"text": "x", "file": None, "device": "0", "count": "2", "integer": "0", "size": "4KiB", "snapshot": None}
@@ -24,18 +27,6 @@ BAD = {"device": ["-1", "1024", "gpu"], "count": ["0", "many"], "integer": ["x"]
        "choice": ["bogus"]}
 # A good value for the options whose text the command reads itself.
 TEXT = {"--explain": "0x0", "--state": "allocated"}
-
-
-def bind(path):
-    lib = ctypes.CDLL(path)
-    p, i, s = ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p
-    for name, res, args in (("mp_session_new", p, []), ("mp_session_free", None, [p]),
-                            ("mp_session_use_none", i, [p, s]), ("mp_session_run", i, [p, i, ctypes.POINTER(s)]),
-                            ("mp_session_error", s, [p]), ("mp_session_command_name", s, [i]),
-                            ("mp_session_command_spec", s, [i]), ("mp_session_command_flags", ctypes.c_uint, [i])):
-        fn = getattr(lib, name)
-        fn.restype, fn.argtypes = res, args
-    return lib
 
 
 def cli_commands(memprof):
@@ -113,7 +104,7 @@ def session_result(rc, err, name, snap):
 
 def main():
     memprof, library, snap = sys.argv[1:4]
-    lib = bind(library)
+    lib = _library.load(library)
     s = lib.mp_session_new()
     lib.mp_session_use_none(s, b"no process or core file")
     on_cli = cli_commands(memprof)
@@ -126,8 +117,7 @@ def main():
             for label, words in cases(name, pos, opts, snap, tmp):
                 cli = subprocess.run([memprof] + name.split() + words, capture_output=True, text=True)
                 sargv = name.split() + words
-                argv = (ctypes.c_char_p * len(sargv))(*[w.encode() for w in sargv])
-                rc = lib.mp_session_run(s, len(sargv), argv)
+                rc = lib.mp_session_run(s, len(sargv), _library.argv(sargv))
                 err = (lib.mp_session_error(s) or b"").decode()
                 a, b = cli_result(cli, name, snap), session_result(rc, err, name, snap)
                 what = "%s %s" % (name, label)

@@ -16,12 +16,15 @@ maintenance memprof, set memprof ..., MEMPROF_* of os.environ) are there.
 
 Prints "ok: ..." / "FAIL: ..." per check, then "N passed, M failed"; exit status 1 on any failure."""
 import ast
-import ctypes
 import glob
 import os
 import re
 import subprocess
 import sys
+
+# pymemprof's ctypes binding of the session API (_library.py declares every prototype), from the source tree.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "pymemprof"))
+from memprof import _library  # noqa: E402
 
 results = {"ok": 0, "fail": 0}
 
@@ -118,18 +121,9 @@ def check_cli(memprof, top, path):
         check(what in examples, "memprof(1): EXAMPLES show '%s'" % what)
 
 
-def bind(path):
-    lib = ctypes.CDLL(path)
-    for name, res in (("mp_session_command_name", ctypes.c_char_p), ("mp_session_command_help", ctypes.c_char_p),
-                      ("mp_session_command_spec", ctypes.c_char_p), ("mp_session_command_flags", ctypes.c_uint)):
-        getattr(lib, name).restype = res
-        getattr(lib, name).argtypes = [ctypes.c_int]
-    return lib
-
-
 def check_gdb(library, top, path):
     sections, subs = parse(path)
-    lib = bind(library)
+    lib = _library.load(library)
     i = 0
     while (raw := lib.mp_session_command_name(i)) is not None:
         name, help_text = raw.decode(), lib.mp_session_command_help(i).decode()

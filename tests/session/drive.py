@@ -12,23 +12,9 @@ import ctypes
 import os
 import sys
 
-READ_FN = ctypes.CFUNCTYPE(ctypes.c_size_t, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_size_t)
-POLL_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
-
-
-def bind(path):
-    lib = ctypes.CDLL(path)
-    p, i, s = ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p
-    for name, res, args in (("mp_session_new", p, []), ("mp_session_free", None, [p]),
-                            ("mp_session_use_core", i, [p, s, s, s]), ("mp_session_use_pid", i, [p, i]),
-                            ("mp_session_use_callback", i, [p, s, i, READ_FN, p, s]),
-                            ("mp_session_set_poll", None, [p, POLL_FN, p]),
-                            ("mp_session_run", i, [p, i, ctypes.POINTER(s)]),
-                            ("mp_session_output", p, [p]), ("mp_session_output_len", ctypes.c_size_t, [p]),
-                            ("mp_session_error", s, [p]), ("mp_session_reads", ctypes.c_uint64, [p])):
-        fn = getattr(lib, name)
-        fn.restype, fn.argtypes = res, args
-    return lib
+# pymemprof's ctypes binding of the session API (_library.py declares every prototype), from the source tree.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "pymemprof"))
+from memprof import _library  # noqa: E402
 
 
 def gdb_style_maps(pid):
@@ -46,7 +32,7 @@ def gdb_style_maps(pid):
 
 
 def main():
-    lib = bind(sys.argv[1])
+    lib = _library.load(sys.argv[1])
     kind, what, commands = sys.argv[2], sys.argv[3], sys.argv[4:]
     s = lib.mp_session_new()
     budget = [None]  # polls left before a stop is asked for; None: never
@@ -56,7 +42,7 @@ def main():
             return 0
         budget[0] -= 1
         return 1 if budget[0] < 0 else 0
-    poll = POLL_FN(poll_once)
+    poll = _library.POLL_FN(poll_once)
     lib.mp_session_set_poll(s, poll, None)
     keep = []
     if kind == "core":
@@ -73,7 +59,7 @@ def main():
                 return 0
             ctypes.memmove(buf, data, len(data))
             return len(data)
-        keep.append(READ_FN(read))
+        keep.append(_library.READ_FN(read))
         lib.mp_session_use_callback(s, b"test callback", int(what), keep[0], None,
                                     gdb_style_maps(int(what)).encode())
     for line in commands:
@@ -83,10 +69,9 @@ def main():
         if line == "!go":
             budget[0] = None
             continue
-        words = [w.encode() for w in line.split()]
-        argv = (ctypes.c_char_p * len(words))(*words)
-        rc = lib.mp_session_run(s, len(words), argv)
-        out = ctypes.string_at(lib.mp_session_output(s), lib.mp_session_output_len(s)).decode("utf-8", "replace")
+        words = line.split()
+        rc = lib.mp_session_run(s, len(words), _library.argv(words))
+        out = _library.decode(_library.output(lib, s))
         print("== %s\nstatus %d\nerror %s" % (line, rc, lib.mp_session_error(s).decode()))
         sys.stdout.write(out)
     if kind == "callback":
