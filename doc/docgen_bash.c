@@ -37,8 +37,8 @@ static const char *value_kind(const mp_option *o, char *buf, size_t size)
 /* Each option of OPTS, its name after a blank. */
 static void option_names(FILE *out, const mp_option *opts)
 {
-	for (const mp_option *o = opts; o != NULL && o->name != NULL; o++)
-		fprintf(out, " %s", o->name);
+	for (const mp_option *o = opts; o != NULL && o->id != MP_O_NONE; o++)
+		fprintf(out, " %s", mp_option_name(o->id));
 }
 
 /* Each option of OPTS as a case of _memprof_value for command NAME. */
@@ -46,8 +46,8 @@ static void value_cases(FILE *out, const char *name, const mp_option *opts)
 {
 	char buf[256];
 
-	for (const mp_option *o = opts; o != NULL && o->name != NULL; o++)
-		fprintf(out, "\t'%s %s') REPLY='%s' ;;\n", name, o->name, value_kind(o, buf, sizeof buf));
+	for (const mp_option *o = opts; o != NULL && o->id != MP_O_NONE; o++)
+		fprintf(out, "\t'%s %s') REPLY='%s' ;;\n", name, mp_option_name(o->id), value_kind(o, buf, sizeof buf));
 }
 
 /* The options of command C on the command line: its own, the target options when it reads a target. */

@@ -53,7 +53,7 @@ static void command(FILE *out, const struct page *p, const struct docgen_list *l
 		roff_text(out, cmd->description);
 	}
 	snapshot_word(out, p, cmd);
-	if (cmd->options != NULL && cmd->options[0].name != NULL) {
+	if (cmd->options != NULL && cmd->options[0].id != MP_O_NONE) {
 		fputs(".PP\nOptions:\n", out);
 		roff_options(out, cmd->options);
 	}

@@ -73,9 +73,9 @@ static void choices(FILE *out, const char *words)
 
 void roff_options(FILE *out, const mp_option *opts)
 {
-	for (const mp_option *o = opts; o != NULL && o->name != NULL; o++) {
+	for (const mp_option *o = opts; o != NULL && o->id != MP_O_NONE; o++) {
 		fputs(".TP\n\\fB", out);
-		roff_word(out, o->name);
+		roff_word(out, mp_option_name(o->id));
 		fputs("\\fR", out);
 		if (o->metavar != NULL) {
 			fputs(" \\fI", out);

@@ -13,14 +13,14 @@
 #include "mp_snapshot_walk.h"
 
 const mp_option cli_target_options[] = {
-	{ "--pid", MP_OPT_COUNT, NULL, "PID", "read the allocator of live process PID (nothing is written to it)" },
-	{ "--stop", MP_OPT_FLAG, NULL, NULL, "hold it still (ptrace) while it is read, then let it go on (the default)" },
-	{ "--no-stop", MP_OPT_FLAG, NULL, NULL, "read it while it runs (again when it moves under the read)" },
-	{ "--sysroot", MP_OPT_FILE, NULL, "DIR", "look for the core's libraries under DIR (a core from elsewhere)" },
-	{ "--solib-path", MP_OPT_TEXT, NULL, "DIRS", "colon-separated directories to search for the core's libraries" },
-	{ "--layout", MP_OPT_FILE, NULL, "FILE", "struct layout to use instead of DWARF or memprof's tables" },
-	{ "--no-frames", MP_OPT_FLAG, NULL, NULL, "decode no allocation frames (every frames list empty): a faster walk" },
-	{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
+	{ MP_O_PID, MP_OPT_COUNT, NULL, "PID", "read the allocator of live process PID (nothing is written to it)" },
+	{ MP_O_STOP, MP_OPT_FLAG, NULL, NULL, "hold it still (ptrace) while it is read, then let it go on (the default)" },
+	{ MP_O_NO_STOP, MP_OPT_FLAG, NULL, NULL, "read it while it runs (again when it moves under the read)" },
+	{ MP_O_SYSROOT, MP_OPT_FILE, NULL, "DIR", "look for the core's libraries under DIR (a core from elsewhere)" },
+	{ MP_O_SOLIB_PATH, MP_OPT_TEXT, NULL, "DIRS", "colon-separated directories to search for the core's libraries" },
+	{ MP_O_LAYOUT, MP_OPT_FILE, NULL, "FILE", "struct layout to use instead of DWARF or memprof's tables" },
+	{ MP_O_NO_FRAMES, MP_OPT_FLAG, NULL, NULL, "decode no allocation frames (every frames list empty): a faster walk" },
+	{ MP_O_NONE, MP_OPT_FLAG, NULL, NULL, NULL },
 };
 
 /* The walk of --pid in this run (the process is C->live), until it moves under the read. */
@@ -34,7 +34,7 @@ static const mp_command_args *args_of(const mp_command_ctx *c)
 /* The name of target WORD (NULL: --pid). */
 static const char *target_name(mp_command_ctx *c, int i, const char *word, char *buf, size_t size)
 {
-	const char *pid = mp_arg(args_of(c), "--pid");
+	const char *pid = mp_arg(args_of(c), MP_O_PID);
 
 	(void)i;
 	if (word != NULL)
@@ -55,10 +55,10 @@ static void show_progress(void *ctx, size_t blocks)
 static int open_target(mp_command_ctx *c, int i, const char *word, mp_target **t)
 {
 	const mp_command_args *a = args_of(c);
-	const char *pid = mp_arg(a, "--pid");
+	const char *pid = mp_arg(a, MP_O_PID);
 	mp_target_opts topts = {
-		.sysroot = mp_arg(a, "--sysroot"), .solib_path = mp_arg(a, "--solib-path"),
-		.stop = !mp_arg_given(a, "--no-stop"),
+		.sysroot = mp_arg(a, MP_O_SYSROOT), .solib_path = mp_arg(a, MP_O_SOLIB_PATH),
+		.stop = !mp_arg_given(a, MP_O_NO_STOP),
 	};
 	char name[64];
 	long n = 0;
@@ -91,7 +91,7 @@ static int target(mp_command_ctx *c, int i, const char *word, mp_target **t, boo
 /* Open and walk the core WORD, or --pid when WORD is NULL. */
 static int walk(mp_command_ctx *c, int i, const char *word, mp_target **t, mp_walk **w)
 {
-	const char *layout_path = mp_arg(args_of(c), "--layout");
+	const char *layout_path = mp_arg(args_of(c), MP_O_LAYOUT);
 	mp_walk_opts wopts = { 0 };
 	mp_layout layout;
 	char name[64];
@@ -188,7 +188,7 @@ static int snapshot(mp_command_ctx *c, int i, const char *word, unsigned load_fl
 	}
 	if ((rc = walk(c, i, word, &t, &w)) != MP_CMD_OK)
 		return rc;
-	err = mp_snapshot_from_walk(w, t, walk_flags | (mp_arg_given(args_of(c), "--no-frames") ? MP_SW_NO_FRAMES : 0), snap, &diag);
+	err = mp_snapshot_from_walk(w, t, walk_flags | (mp_arg_given(args_of(c), MP_O_NO_FRAMES) ? MP_SW_NO_FRAMES : 0), snap, &diag);
 	if (word != NULL) {
 		mp_walk_free(w);
 		mp_target_close(t);
@@ -280,10 +280,10 @@ int cli_check_targets(mp_command_ctx *c, mp_command_args *a)
 {
 	/* --pid stands for a target word only in commands that read one (watch has its own --pid) */
 	int want = 0, words = 0, last = -1, missing;
-	int pid = mp_command_takes(a->cmd, "snapshot") && mp_arg_given(a, "--pid");
+	int pid = mp_command_takes(a->cmd, "snapshot") && mp_arg_given(a, MP_O_PID);
 	char kind[32];
 
-	if (mp_arg_given(a, "--stop") && mp_arg_given(a, "--no-stop"))
+	if (mp_arg_given(a, MP_O_STOP) && mp_arg_given(a, MP_O_NO_STOP))
 		return mp_command_usage_error(c, "%s: --stop and --no-stop contradict each other", a->cmd->name);
 	for (int i = 0; mp_command_positional_kind(a->cmd, i, kind, sizeof kind)[0] != '\0'; i++) {
 		words++;

@@ -5,7 +5,7 @@
 
 static int run_convert(mp_command_ctx *c, const mp_command_args *a)
 {
-	const char *to = mp_arg(a, "--to");
+	const char *to = mp_arg(a, MP_O_TO);
 	enum mp_format fmt = mp_format_from_name(a->pos[1]);
 	mp_snapshot *snap;
 	mp_diag diag;
@@ -32,8 +32,8 @@ const mp_command cli_cmd_convert = {
 	"The JSON schema is described in src/model/SCHEMA.md. OUT '-' is standard output.\n",
 	"file file",
 	(const mp_option[]){
-		{ "--to", MP_OPT_CHOICE, "json pickle", "FORMAT", "the format of OUT, whatever its name" },
-		{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
+		{ MP_O_TO, MP_OPT_CHOICE, "json pickle", "FORMAT", "the format of OUT, whatever its name" },
+		{ MP_O_NONE, MP_OPT_FLAG, NULL, NULL, NULL },
 	},
 	"0 done, 2 bad input or usage",
 	run_convert, 0, NULL,

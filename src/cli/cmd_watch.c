@@ -113,8 +113,8 @@ static bool report(void *ctx, pid_t pid, pid_t tid, uint64_t exception)
 
 static int run_watch(mp_command_ctx *c, const mp_command_args *a)
 {
-	watch_report r = { .pid = mp_arg(a, "--pid"), .dir = mp_arg(a, "-o"), .format = mp_arg(a, "--format"),
-			   .sysroot = mp_arg(a, "--sysroot") };
+	watch_report r = { .pid = mp_arg(a, MP_O_PID), .dir = mp_arg(a, MP_O_OUTPUT), .format = mp_arg(a, MP_O_FORMAT),
+			   .sysroot = mp_arg(a, MP_O_SYSROOT) };
 	mp_target_opts topts = { .sysroot = r.sysroot };
 	struct sigaction sa = { .sa_handler = on_stop_signal }; /* no SA_RESTART: the wait returns */
 	mp_watch *w;
@@ -160,11 +160,11 @@ const mp_command cli_cmd_watch = {
 	"running. The job must have loaded libstdc++ (imported torch). x86-64 Linux.\n",
 	"",
 	(const mp_option[]){
-		{ "--pid", MP_OPT_COUNT, NULL, "PID", "the process to watch" },
-		{ "-o", MP_OPT_FILE, NULL, "DIR", "where the files go (made if missing; default: the current directory)" },
-		{ "--format", MP_OPT_CHOICE, "plain rst json", "F", "the explanation's format (default plain)" },
-		{ "--sysroot", MP_OPT_FILE, NULL, "DIR", "where the job's files are when it runs chrooted" },
-		{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
+		{ MP_O_PID, MP_OPT_COUNT, NULL, "PID", "the process to watch" },
+		{ MP_O_OUTPUT, MP_OPT_FILE, NULL, "DIR", "where the files go (made if missing; default: the current directory)" },
+		{ MP_O_FORMAT, MP_OPT_CHOICE, "plain rst json", "F", "the explanation's format (default plain)" },
+		{ MP_O_SYSROOT, MP_OPT_FILE, NULL, "DIR", "where the job's files are when it runs chrooted" },
+		{ MP_O_NONE, MP_OPT_FLAG, NULL, NULL, NULL },
 	},
 	"0 the job ended or the watch was stopped, 2 bad usage or the job cannot be watched",
 	run_watch, 0, NULL,

@@ -146,35 +146,56 @@ static int check_value(mp_command_ctx *c, const char *cmd, const mp_option *o, c
 	case MP_OPT_COUNT:
 		if (value == NULL || (mp_parse_long(value, &n) && n >= 1))
 			return MP_CMD_OK;
-		return mp_command_error(c, "%s: %s '%s': not a positive count", cmd, o->name, value);
+		return mp_command_error(c, "%s: %s '%s': not a positive count", cmd, mp_option_name(o->id), value);
 	case MP_OPT_INTEGER:
 		if (mp_parse_long(value, &n))
 			return MP_CMD_OK;
-		return mp_command_error(c, "%s: %s '%s': not a whole number", cmd, o->name, value);
+		return mp_command_error(c, "%s: %s '%s': not a whole number", cmd, mp_option_name(o->id), value);
 	case MP_OPT_DEVICE:
 		if (strcmp(value, "all") == 0 || (mp_parse_long(value, &n) && n >= 0 && n <= MP_CMD_MAX_DEVICE))
 			return MP_CMD_OK;
-		return mp_command_error(c, "%s: %s '%s': not a device number (0 to %d) or all", cmd, o->name,
+		return mp_command_error(c, "%s: %s '%s': not a device number (0 to %d) or all", cmd, mp_option_name(o->id),
 					value, MP_CMD_MAX_DEVICE);
 	case MP_OPT_SIZE:
 		if (mp_parse_size(value, &size))
 			return MP_CMD_OK;
-		return mp_command_error(c, "%s: %s '%s': not a size (4096, 64KiB, 1.5MiB, ...)", cmd, o->name,
+		return mp_command_error(c, "%s: %s '%s': not a size (4096, 64KiB, 1.5MiB, ...)", cmd, mp_option_name(o->id),
 					value);
 	case MP_OPT_CHOICE:
 		if (one_of(o->choices, value))
 			return MP_CMD_OK;
-		return mp_command_error(c, "%s: %s '%s': choose %s", cmd, o->name, value,
+		return mp_command_error(c, "%s: %s '%s': choose %s", cmd, mp_option_name(o->id), value,
 					choice_list(o->choices, buf, sizeof buf));
 	}
 	return MP_CMD_OK;
 }
 
+const char *mp_option_name(enum mp_option_id id)
+{
+	static const char *const names[MP_O_COUNT] = {
+		[MP_O_NONE] = "",
+#define MP_OPTION_NAME(id, name) [MP_O_##id] = name,
+		MP_OPTION_NAMES(MP_OPTION_NAME)
+#undef MP_OPTION_NAME
+	};
+
+	return (unsigned)id < MP_O_COUNT ? names[id] : "";
+}
+
 /* The option NAME (N bytes) in LIST, or NULL. */
 static const mp_option *find_in(const mp_option *list, const char *name, size_t n)
 {
-	for (; list != NULL && list->name != NULL; list++)
-		if (strlen(list->name) == n && strncmp(list->name, name, n) == 0)
+	for (; list != NULL && list->id != MP_O_NONE; list++)
+		if (strlen(mp_option_name(list->id)) == n && strncmp(mp_option_name(list->id), name, n) == 0)
+			return list;
+	return NULL;
+}
+
+/* The option ID in LIST, or NULL. */
+static const mp_option *find_id(const mp_option *list, enum mp_option_id id)
+{
+	for (; list != NULL && list->id != MP_O_NONE; list++)
+		if (list->id == id)
 			return list;
 	return NULL;
 }
@@ -191,7 +212,7 @@ static int slot_of(const mp_command_args *a, const mp_option *o)
 {
 	size_t n = 0;
 
-	while (a->cmd->options != NULL && a->cmd->options[n].name != NULL)
+	while (a->cmd->options != NULL && a->cmd->options[n].id != MP_O_NONE)
 		n++;
 	if (o >= a->cmd->options && o < a->cmd->options + n)
 		return (int)(o - a->cmd->options);
@@ -232,12 +253,12 @@ static int take_option(mp_command_ctx *c, mp_command_args *a, int argc, char **a
 	if (eq != NULL || n < strlen(word))
 		value = eq != NULL ? eq + 1 : word + n;
 	if (o->kind == MP_OPT_FLAG && value != NULL)
-		return mp_command_usage_error(c, "%s: option '%s' takes no value", a->cmd->name, o->name);
+		return mp_command_usage_error(c, "%s: option '%s' takes no value", a->cmd->name, mp_option_name(o->id));
 	if (o->kind == MP_OPT_FLAG_COUNT && value == NULL && *i + 1 < argc && is_count_word(argv[*i + 1]))
 		value = argv[++*i];
 	if (value == NULL && o->kind != MP_OPT_FLAG && o->kind != MP_OPT_FLAG_COUNT) {
 		if (*i + 1 >= argc)
-			return mp_command_usage_error(c, "%s: option '%s' needs a value", a->cmd->name, o->name);
+			return mp_command_usage_error(c, "%s: option '%s' needs a value", a->cmd->name, mp_option_name(o->id));
 		value = argv[++*i];
 	}
 	if ((rc = check_value(c, a->cmd->name, o, value)) != MP_CMD_OK)
@@ -290,23 +311,31 @@ int mp_command_check_words(mp_command_ctx *c, const mp_command_args *a)
 	return MP_CMD_OK;
 }
 
-const char *mp_arg(const mp_command_args *a, const char *name)
+/* The option ID of A's command or front end, or NULL. */
+static const mp_option *option_of(const mp_command_args *a, enum mp_option_id id)
 {
-	const mp_option *o = mp_command_option(a->cmd, a->extra, name);
+	const mp_option *o = find_id(a->cmd->options, id);
+
+	return o != NULL ? o : find_id(a->extra, id);
+}
+
+const char *mp_arg(const mp_command_args *a, enum mp_option_id id)
+{
+	const mp_option *o = option_of(a, id);
 
 	return o != NULL ? a->value[slot_of(a, o)] : NULL;
 }
 
-bool mp_arg_given(const mp_command_args *a, const char *name)
+bool mp_arg_given(const mp_command_args *a, enum mp_option_id id)
 {
-	const mp_option *o = mp_command_option(a->cmd, a->extra, name);
+	const mp_option *o = option_of(a, id);
 
 	return o != NULL && a->given[slot_of(a, o)];
 }
 
-long mp_arg_device(const mp_command_args *a, const char *name, long def)
+long mp_arg_device(const mp_command_args *a, enum mp_option_id id, long def)
 {
-	const char *v = mp_arg(a, name);
+	const char *v = mp_arg(a, id);
 	long n;
 
 	if (v == NULL)

@@ -115,7 +115,7 @@ int cmd_nothing(mp_command_ctx *c, const char *label, const char *line)
 
 int cmd_rules(mp_command_ctx *c, const mp_command_args *a, const char *what, mp_category_ruleset **rules)
 {
-	const char *path = mp_arg(a, "--rules");
+	const char *path = mp_arg(a, MP_O_RULES);
 	mp_diag diag;
 	mp_err err;
 

@@ -45,8 +45,58 @@ enum mp_option_kind {
 
 #define MP_CMD_MAX_DEVICE 1023
 
+/* Every option of every command and front end, once: X(ID, "--name"). Tables and handlers name an option by
+   its ID (MP_O_FORMAT), so that a misspelt option is a build error rather than an option never given. */
+#define MP_OPTION_NAMES(X) \
+	X(ABBREVIATED, "--abbreviated") \
+	X(BLOCKS, "--blocks") \
+	X(BY, "--by") \
+	X(CAPACITY, "--capacity") \
+	X(CONF, "--conf") \
+	X(CXX_EXCEPTION, "--cxx-exception") \
+	X(DEPTH, "--depth") \
+	X(DEVICE, "--device") \
+	X(EXPLAIN, "--explain") \
+	X(FORMAT, "--format") \
+	X(LAST, "--last") \
+	X(LAYOUT, "--layout") \
+	X(MESSAGE, "--message") \
+	X(MIN_SIZE, "--min-size") \
+	X(NO_FRAMES, "--no-frames") \
+	X(NO_OWNERS, "--no-owners") \
+	X(NO_STOP, "--no-stop") \
+	X(OUTPUT, "-o") \
+	X(OWNERS, "--owners") \
+	X(PID, "--pid") \
+	X(RELEASE, "--release") \
+	X(RULES, "--rules") \
+	X(SCHEME, "--scheme") \
+	X(SEGSUM, "--segsum") \
+	X(SITES, "--sites") \
+	X(SIZE, "--size") \
+	X(SOLIB_PATH, "--solib-path") \
+	X(STATE, "--state") \
+	X(STATS, "--stats") \
+	X(STOP, "--stop") \
+	X(STREAM, "--stream") \
+	X(SYSROOT, "--sysroot") \
+	X(TO, "--to") \
+	X(TOP, "--top") \
+	X(UNITS, "--units")
+
+enum mp_option_id {
+	MP_O_NONE, /* ends a list of options */
+#define MP_OPTION_ID(id, name) MP_O_##id,
+	MP_OPTION_NAMES(MP_OPTION_ID)
+#undef MP_OPTION_ID
+	MP_O_COUNT
+};
+
+/* The option ID as it is typed ("--device", "-o"); "" for MP_O_NONE. */
+const char *mp_option_name(enum mp_option_id id);
+
 typedef struct mp_option {
-	const char *name;    /* "--device", "-o" */
+	enum mp_option_id id; /* MP_O_DEVICE; MP_O_NONE ends the list */
 	enum mp_option_kind kind;
 	const char *choices; /* MP_OPT_CHOICE: the values, blank-separated; MP_OPT_TEXT: words it is made of (completion) */
 	const char *metavar; /* how the help names the value ("N", "FILE") */
@@ -142,7 +192,7 @@ struct mp_command {
 	/* The positional words: blank-separated kinds, "[...]" when optional: "[snapshot]", "address [snapshot]",
 	   "snapshot snapshot", "file file". A snapshot word is one the front end resolves. */
 	const char *positional;
-	const mp_option *options; /* ended by a NULL name */
+	const mp_option *options; /* ended by MP_O_NONE */
 	const char *exit_status;  /* the CLI help's last line */
 	int (*run)(mp_command_ctx *c, const mp_command_args *a);
 	unsigned flags; /* enum mp_command_flags */
@@ -192,11 +242,12 @@ int mp_command_parse(mp_command_ctx *c, const mp_command *cmd, const mp_option *
    defaults to 'now'); if not, the usage error. The command line checks its targets itself. */
 int mp_command_check_words(mp_command_ctx *c, const mp_command_args *a);
 
-/* The value of option NAME (NULL when not given or a flag) and whether it was given. */
-const char *mp_arg(const mp_command_args *a, const char *name);
-bool mp_arg_given(const mp_command_args *a, const char *name);
+/* The value of option ID (NULL when not given or a flag) and whether it was given; an option the command does
+   not take is never given. */
+const char *mp_arg(const mp_command_args *a, enum mp_option_id id);
+bool mp_arg_given(const mp_command_args *a, enum mp_option_id id);
 /* --device's value: DEFAULT when not given, -1 for 'all'. */
-long mp_arg_device(const mp_command_args *a, const char *name, long def);
+long mp_arg_device(const mp_command_args *a, enum mp_option_id id, long def);
 /* The number of positional words of kind KIND before position I (the snapshot index of word I). */
 int mp_command_positional_index(const mp_command *cmd, int i, const char *kind);
 /* The blank-separated kinds of the positional words, without brackets: KIND of word I into BUF ("" past them). */

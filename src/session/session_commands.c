@@ -110,8 +110,8 @@ static char *make_spec(const mp_command *c)
 
 	mp_out_init(&out);
 	mp_out_printf(&out, "positional %s\n", c->positional != NULL ? c->positional : "");
-	for (const mp_option *o = c->options; o != NULL && o->name != NULL; o++)
-		mp_out_printf(&out, "option %s %s%s%s\n", o->name, kinds[o->kind], o->choices != NULL ? " " : "",
+	for (const mp_option *o = c->options; o != NULL && o->id != MP_O_NONE; o++)
+		mp_out_printf(&out, "option %s %s%s%s\n", mp_option_name(o->id), kinds[o->kind], o->choices != NULL ? " " : "",
 			      o->choices != NULL ? o->choices : "");
 	text = mp_out_take(&out, NULL);
 	mp_out_free(&out);
@@ -208,8 +208,8 @@ static const char *expected(const mp_command *c, const char *text, const char *w
 /* The names of C's options, blank-separated, into OUT's words matching WORD. */
 static void add_options(mp_out *out, const mp_command *c, const char *word)
 {
-	for (const mp_option *o = c->options; o != NULL && o->name != NULL; o++)
-		add_matching(out, o->name, word);
+	for (const mp_option *o = c->options; o != NULL && o->id != MP_O_NONE; o++)
+		add_matching(out, mp_option_name(o->id), word);
 }
 
 const char *mp_session_complete(mp_session *s, int i, const char *text, const char *word)

@@ -11,11 +11,11 @@ pid, a pickle, JSON, convert and gdb.
 
 memprof-gdb(7): every command of the session's table (mp_session_command_name, through the library) has its
 subsection and every option of its mp_session_command_spec is in it; an old name is told under the command it
-runs; the commands, settings and variables that gdbext/memprof.py.in itself defines (catch oom, its options,
-maintenance memprof, set memprof ..., MEMPROF_* of os.environ) are there.
+runs; every setting of the session's table a user sets (mp_session_setting_*) is in SETTINGS; the commands,
+settings and variables that gdbext/memprof.py.in itself defines (catch oom, its options, maintenance memprof,
+set memprof backend, MEMPROF_* of os.environ) are there.
 
 Prints "ok: ..." / "FAIL: ..." per check, then "N passed, M failed"; exit status 1 on any failure."""
-import ast
 import glob
 import os
 import re
@@ -151,11 +151,10 @@ def check_gdb(library, top, path):
     check(usage is not None and len(catch) == 1, "memprof-gdb(7): a subsection for 'catch oom'")
     for opt in re.findall(r"(-[\w-]+)", usage.group(1) if usage else ""):
         check(catch and has_item(catch[0], opt), "memprof-gdb(7): 'catch oom' option %s" % opt)
-    tree = ast.parse(ext.replace("@", "_"))
-    settings = [k.value for node in ast.walk(tree) if isinstance(node, ast.Assign) and
-                getattr(node.targets[0], "id", "") == "_SETTINGS" for k in node.value.keys]
+    # the session's settings a user sets in gdb (the library's table), then the extension's own (backend)
+    settings = [t.name for t in _library.settings(lib) if not t.flags & _library.SETTING_HOST]
     settings += re.findall(r'__init__\("memprof ([\w-]+)", gdb.COMMAND_\w+, gdb.PARAM', ext)
-    check(len(settings) >= 5, "memprof-gdb(7): the extension has %d settings" % len(settings))
+    check(len(settings) >= 6, "memprof-gdb(7): the extension has %d settings" % len(settings))
     for name in settings:
         check("set memprof " + name in sections.get("SETTINGS", ""), "memprof-gdb(7): SETTINGS has '%s'" % name)
     env = set(re.findall(r'environ\.get\("(MEMPROF_\w+)"', ext))

@@ -10,14 +10,14 @@
 /* The filter A's options describe (the parser checked each value). */
 static int read_filter(mp_command_ctx *c, const mp_command_args *a, mp_block_filter *f)
 {
-	const char *stream = mp_arg(a, "--stream"), *state = mp_arg(a, "--state");
-	const char *min_size = mp_arg(a, "--min-size"), *top = mp_arg(a, "--top");
+	const char *stream = mp_arg(a, MP_O_STREAM), *state = mp_arg(a, MP_O_STATE);
+	const char *min_size = mp_arg(a, MP_O_MIN_SIZE), *top = mp_arg(a, MP_O_TOP);
 	mp_diag diag;
 	mp_err err;
 	long n;
 
 	mp_block_filter_init(f);
-	f->device = mp_arg_device(a, "--device", c->device);
+	f->device = mp_arg_device(a, MP_O_DEVICE, c->device);
 	if (stream != NULL && mp_parse_long(stream, &n)) {
 		f->any_stream = false;
 		f->stream = n;
@@ -45,7 +45,7 @@ static int run_blocks(mp_command_ctx *c, const mp_command_args *a)
 	int rc;
 
 	if ((rc = read_filter(c, a, &f)) != MP_CMD_OK ||
-	    (rc = cmd_snapshot_annotated(c, a, 0, 0, !mp_arg_given(a, "--no-owners"), &snap, &owned)) != MP_CMD_OK)
+	    (rc = cmd_snapshot_annotated(c, a, 0, 0, !mp_arg_given(a, MP_O_NO_OWNERS), &snap, &owned)) != MP_CMD_OK)
 		return rc;
 	mp_out_init(&out);
 	mp_command_diag(c, &diag);
@@ -103,16 +103,16 @@ const mp_command mp_cmd_blocks = {
 	"Sizes follow --units on the command line, 'set memprof units' in the debugger.\n",
 	"[snapshot]",
 	(const mp_option[]){
-		{ "--device", MP_OPT_DEVICE, NULL, "N",
+		{ MP_O_DEVICE, MP_OPT_DEVICE, NULL, "N",
 		  "only device N, or all (default: every device; in the debugger 'set memprof device')" },
-		{ "--stream", MP_OPT_INTEGER, NULL, "S", "only blocks of stream S" },
-		{ "--state", MP_OPT_TEXT, "allocated pending inactive active active_allocated active_pending_free", "LIST",
+		{ MP_O_STREAM, MP_OPT_INTEGER, NULL, "S", "only blocks of stream S" },
+		{ MP_O_STATE, MP_OPT_TEXT, "allocated pending inactive active active_allocated active_pending_free", "LIST",
 		  "comma-separated states: allocated, pending (active_pending_free), inactive, active (allocated\n"
 		  "and pending)" },
-		{ "--min-size", MP_OPT_SIZE, NULL, "SIZE", "only blocks of SIZE or more: 4096, 64KiB, 1.5MiB, ..." },
-		{ "--top", MP_OPT_COUNT, NULL, "N", "the N largest" },
-		{ "--no-owners", MP_OPT_FLAG, NULL, NULL, "on a core or a live process, do not read the Python heap" },
-		{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
+		{ MP_O_MIN_SIZE, MP_OPT_SIZE, NULL, "SIZE", "only blocks of SIZE or more: 4096, 64KiB, 1.5MiB, ..." },
+		{ MP_O_TOP, MP_OPT_COUNT, NULL, "N", "the N largest" },
+		{ MP_O_NO_OWNERS, MP_OPT_FLAG, NULL, NULL, "on a core or a live process, do not read the Python heap" },
+		{ MP_O_NONE, MP_OPT_FLAG, NULL, NULL, NULL },
 	},
 	"0 done, 1 no block passed, 2 bad input or usage",
 	run_blocks, 0, NULL,

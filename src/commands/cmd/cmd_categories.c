@@ -7,17 +7,17 @@
 static int read_options(mp_command_ctx *c, const mp_command_args *a, mp_category_opts *o)
 {
 	const mp_category_args ca = {
-		.scheme = mp_arg(a, "--scheme"), .format = mp_arg(a, "--format"), .explain = mp_arg(a, "--explain"),
-		.by = mp_arg(a, "--by"), .sites = mp_arg_given(a, "--sites"), .sites_count = mp_arg(a, "--sites"),
-		.segsum = mp_arg_given(a, "--segsum"),
+		.scheme = mp_arg(a, MP_O_SCHEME), .format = mp_arg(a, MP_O_FORMAT), .explain = mp_arg(a, MP_O_EXPLAIN),
+		.by = mp_arg(a, MP_O_BY), .sites = mp_arg_given(a, MP_O_SITES), .sites_count = mp_arg(a, MP_O_SITES),
+		.segsum = mp_arg_given(a, MP_O_SEGSUM),
 	};
-	const char *units = mp_arg(a, "--units");
+	const char *units = mp_arg(a, MP_O_UNITS);
 	mp_diag diag = { 0 };
 
 	mp_category_opts_init(o);
 	o->units = c->units;
-	o->device = mp_arg_device(a, "--device", c->device);
-	o->blocks = mp_arg_given(a, "--blocks");
+	o->device = mp_arg_device(a, MP_O_DEVICE, c->device);
+	o->blocks = mp_arg_given(a, MP_O_BLOCKS);
 	if (units != NULL)
 		mp_units_parse(units, &o->units);
 	if (mp_category_args_read(&ca, o, &diag) != MP_OK)
@@ -41,7 +41,7 @@ static int run_categories(mp_command_ctx *c, const mp_command_args *a)
 	if ((rc = read_options(c, a, &o)) != MP_CMD_OK || (rc = cmd_rules(c, a, "categories", &rules)) != MP_CMD_OK)
 		return rc;
 	o.rules = rules;
-	if ((rc = mp_arg_given(a, "--no-owners") ? cmd_snapshot(c, a, 0, 0, 0, &snap, &owned)
+	if ((rc = mp_arg_given(a, MP_O_NO_OWNERS) ? cmd_snapshot(c, a, 0, 0, 0, &snap, &owned)
 						 : cmd_snapshot_owners(c, a, 0, 0, &snap, &owned, &owners)) == MP_CMD_OK) {
 		o.owners = owners;
 		mp_out_init(&out);
@@ -77,27 +77,27 @@ const mp_command mp_cmd_categories = {
 	"it is UNKNOWN. Inactive blocks are free memory and get no category.\n",
 	"[snapshot]",
 	(const mp_option[]){
-		{ "--scheme", MP_OPT_CHOICE, "profiler tracker", "S",
+		{ MP_O_SCHEME, MP_OPT_CHOICE, "profiler tracker", "S",
 		  "the category names: the profiler's (default) or MemTracker's" },
-		{ "--rules", MP_OPT_FILE, NULL, "FILE", "category rules tried before the defaults (CATEGORY-RULES.md)" },
-		{ "--units", MP_OPT_CHOICE, MP_UNITS_CHOICES, "U", "units of the tables (JSON counts bytes)" },
-		{ "--format", MP_OPT_CHOICE, "plain rst json", "F", "plain (default), rst (reStructuredText tables) or json" },
-		{ "--blocks", MP_OPT_FLAG, NULL, NULL, "with --format json: list every active block and its source" },
-		{ "--device", MP_OPT_DEVICE, NULL, "N", "only device N (default: every device)" },
-		{ "--explain", MP_OPT_TEXT, NULL, "ADDR", "say which block holds ADDR, its category, and where it came from" },
-		{ "--sites", MP_OPT_FLAG_COUNT, NULL, "[N]",
+		{ MP_O_RULES, MP_OPT_FILE, NULL, "FILE", "category rules tried before the defaults (CATEGORY-RULES.md)" },
+		{ MP_O_UNITS, MP_OPT_CHOICE, MP_UNITS_CHOICES, "U", "units of the tables (JSON counts bytes)" },
+		{ MP_O_FORMAT, MP_OPT_CHOICE, "plain rst json", "F", "plain (default), rst (reStructuredText tables) or json" },
+		{ MP_O_BLOCKS, MP_OPT_FLAG, NULL, NULL, "with --format json: list every active block and its source" },
+		{ MP_O_DEVICE, MP_OPT_DEVICE, NULL, "N", "only device N (default: every device)" },
+		{ MP_O_EXPLAIN, MP_OPT_TEXT, NULL, "ADDR", "say which block holds ADDR, its category, and where it came from" },
+		{ MP_O_SITES, MP_OPT_FLAG_COUNT, NULL, "[N]",
 		  "instead of the table, the N (default 10) call sites with the most active bytes: blocks\n"
 		  "grouped by their innermost user frame (Python, not torch's, after _memory_viz's frame\n"
 		  "filter), with their top category; then the other sites and the total of the active bytes" },
-		{ "--by", MP_OPT_CHOICE, "site function file module", "K",
+		{ MP_O_BY, MP_OPT_CHOICE, "site function file module", "K",
 		  "group --sites by site (function, file, line; the default), function (function and file),\n"
 		  "file, or module (the file's dotted module name)" },
-		{ "--segsum", MP_OPT_FLAG, NULL, NULL,
+		{ MP_O_SEGSUM, MP_OPT_FLAG, NULL, NULL,
 		  "_memory_viz segsum's segment map, each 20 MiB page drawn as the letter of the category\n"
 		  "with the most allocated bytes in it ('.' free)" },
-		{ "--no-owners", MP_OPT_FLAG, NULL, NULL,
+		{ MP_O_NO_OWNERS, MP_OPT_FLAG, NULL, NULL,
 		  "on a core or a live process, do not read the Python heap: frames and rules decide" },
-		{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
+		{ MP_O_NONE, MP_OPT_FLAG, NULL, NULL, NULL },
 	},
 	"0 done, 1 no segments, 2 bad input or usage",
 	run_categories, 0, NULL,

@@ -53,7 +53,7 @@ static void describe_unwalked(mp_command_ctx *c, const char *word)
 
 static int run_info(mp_command_ctx *c, const mp_command_args *a)
 {
-	const char *path = mp_arg(a, "-o");
+	const char *path = mp_arg(a, MP_O_OUTPUT);
 	mp_target *t;
 	mp_walk *w;
 	mp_out out;
@@ -94,8 +94,8 @@ const mp_command mp_cmd_info = {
 	"(for --layout or 'set memprof layout' elsewhere).\n",
 	"[snapshot]",
 	(const mp_option[]){
-		{ "-o", MP_OPT_FILE, NULL, "LAYOUT", "write the layout used to LAYOUT" },
-		{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
+		{ MP_O_OUTPUT, MP_OPT_FILE, NULL, "LAYOUT", "write the layout used to LAYOUT" },
+		{ MP_O_NONE, MP_OPT_FLAG, NULL, NULL, NULL },
 	},
 	"0 done, 2 bad input or usage, or nothing to walk",
 	run_info, 0, NULL,

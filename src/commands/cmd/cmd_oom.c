@@ -49,8 +49,8 @@ static void read_exception(mp_target *t, void *arg)
 static int find_request(mp_command_ctx *c, const mp_command_args *a, const mp_snapshot *snap, const found *f,
 			mp_oom_request *req)
 {
-	long device = mp_arg_device(a, "--device", -1), stream = 0;
-	const char *size = mp_arg(a, "--size"), *s = mp_arg(a, "--stream");
+	long device = mp_arg_device(a, MP_O_DEVICE, -1), stream = 0;
+	const char *size = mp_arg(a, MP_O_SIZE), *s = mp_arg(a, MP_O_STREAM);
 	mp_oom_request msg;
 	bool have_msg = f->message != NULL && mp_oom_request_from_message(f->message, 0, &msg);
 
@@ -85,8 +85,8 @@ static int find_request(mp_command_ctx *c, const mp_command_args *a, const mp_sn
 
 static int run_oom(mp_command_ctx *c, const mp_command_args *a)
 {
-	const char *format = mp_arg(a, "--format"), *units = mp_arg(a, "--units"), *cxx = mp_arg(a, "--cxx-exception");
-	const char *message = mp_arg(a, "--message");
+	const char *format = mp_arg(a, MP_O_FORMAT), *units = mp_arg(a, MP_O_UNITS), *cxx = mp_arg(a, MP_O_CXX_EXCEPTION);
+	const char *message = mp_arg(a, MP_O_MESSAGE);
 	found f = { 0 };
 	mp_snapshot *snap = NULL;
 	mp_oom_request req;
@@ -115,7 +115,7 @@ static int run_oom(mp_command_ctx *c, const mp_command_args *a)
 	}
 	if (units != NULL)
 		mp_units_parse(units, &u);
-	if ((rc = cmd_snapshot_annotated_then(c, a, 0, 0, !mp_arg_given(a, "--no-owners"), &snap, &owned,
+	if ((rc = cmd_snapshot_annotated_then(c, a, 0, 0, !mp_arg_given(a, MP_O_NO_OWNERS), &snap, &owned,
 					      read_exception, &f)) != MP_CMD_OK) {
 		free(f.message);
 		return rc;
@@ -170,15 +170,15 @@ const mp_command mp_cmd_oom = {
 	"the explanation of each OOM of a running job.\n",
 	"[snapshot]",
 	(const mp_option[]){
-		{ "--device", MP_OPT_DEVICE, NULL, "N", "the device of the OOM (default: the one that has it)" },
-		{ "--size", MP_OPT_SIZE, NULL, "BYTES", "explain a request of BYTES instead of a failed one" },
-		{ "--stream", MP_OPT_INTEGER, NULL, "S", "the stream of the request (default 0, the default stream)" },
-		{ "--no-owners", MP_OPT_FLAG, NULL, NULL, "do not read owners from the Python heap" },
-		{ "--message", MP_OPT_TEXT, NULL, "TEXT", "the OutOfMemoryError's message, from a log (a snapshot without history)" },
-		{ "--cxx-exception", MP_OPT_TEXT, NULL, "ADDR", "the c10::OutOfMemoryError at ADDR (gdb's catch oom)" },
-		{ "--format", MP_OPT_CHOICE, "plain rst json", "F", "plain (default), rst or json" },
-		{ "--units", MP_OPT_CHOICE, MP_UNITS_CHOICES, "U", "units of the sizes (JSON counts bytes)" },
-		{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
+		{ MP_O_DEVICE, MP_OPT_DEVICE, NULL, "N", "the device of the OOM (default: the one that has it)" },
+		{ MP_O_SIZE, MP_OPT_SIZE, NULL, "BYTES", "explain a request of BYTES instead of a failed one" },
+		{ MP_O_STREAM, MP_OPT_INTEGER, NULL, "S", "the stream of the request (default 0, the default stream)" },
+		{ MP_O_NO_OWNERS, MP_OPT_FLAG, NULL, NULL, "do not read owners from the Python heap" },
+		{ MP_O_MESSAGE, MP_OPT_TEXT, NULL, "TEXT", "the OutOfMemoryError's message, from a log (a snapshot without history)" },
+		{ MP_O_CXX_EXCEPTION, MP_OPT_TEXT, NULL, "ADDR", "the c10::OutOfMemoryError at ADDR (gdb's catch oom)" },
+		{ MP_O_FORMAT, MP_OPT_CHOICE, "plain rst json", "F", "plain (default), rst or json" },
+		{ MP_O_UNITS, MP_OPT_CHOICE, MP_UNITS_CHOICES, "U", "units of the sizes (JSON counts bytes)" },
+		{ MP_O_NONE, MP_OPT_FLAG, NULL, NULL, NULL },
 	},
 	"0 an OOM explained, 1 none (or the request asked about would be served), 2 bad input or usage",
 	run_oom, 0, NULL,

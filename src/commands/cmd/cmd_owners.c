@@ -10,11 +10,11 @@
 
 static void read_options(mp_command_ctx *c, const mp_command_args *a, mp_owners_report_opts *o)
 {
-	const char *by = mp_arg(a, "--by"), *format = mp_arg(a, "--format"), *units = mp_arg(a, "--units"),
-		   *depth = mp_arg(a, "--depth");
+	const char *by = mp_arg(a, MP_O_BY), *format = mp_arg(a, MP_O_FORMAT), *units = mp_arg(a, MP_O_UNITS),
+		   *depth = mp_arg(a, MP_O_DEPTH);
 
 	*o = (mp_owners_report_opts){ .by = MP_OWNERS_BY_MODULE, .format = MP_OWNERS_PLAIN, .depth = -1,
-				      .device = mp_arg_device(a, "--device", c->device), .units = c->units };
+				      .device = mp_arg_device(a, MP_O_DEVICE, c->device), .units = c->units };
 	if (by != NULL)
 		o->by = strcmp(by, "category") == 0 ? MP_OWNERS_BY_CATEGORY
 			: strcmp(by, "tensor") == 0 ? MP_OWNERS_BY_TENSOR
@@ -89,12 +89,12 @@ const mp_command mp_cmd_owners = {
 	"the target and no code runs in it.\n",
 	"[snapshot]",
 	(const mp_option[]){
-		{ "--by", MP_OPT_CHOICE, "module category tensor", "BY", "rows: modules (default), categories or tensors" },
-		{ "--depth", MP_OPT_COUNT, NULL, "N", "fold modules more than N names below their root" },
-		{ "--device", MP_OPT_DEVICE, NULL, "N", "only device N (default: all)" },
-		{ "--format", MP_OPT_CHOICE, "plain rst json", "F", "plain (default), rst or json" },
-		{ "--units", MP_OPT_CHOICE, MP_UNITS_CHOICES, "U", "units of the tables (JSON counts bytes)" },
-		{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
+		{ MP_O_BY, MP_OPT_CHOICE, "module category tensor", "BY", "rows: modules (default), categories or tensors" },
+		{ MP_O_DEPTH, MP_OPT_COUNT, NULL, "N", "fold modules more than N names below their root" },
+		{ MP_O_DEVICE, MP_OPT_DEVICE, NULL, "N", "only device N (default: all)" },
+		{ MP_O_FORMAT, MP_OPT_CHOICE, "plain rst json", "F", "plain (default), rst or json" },
+		{ MP_O_UNITS, MP_OPT_CHOICE, MP_UNITS_CHOICES, "U", "units of the tables (JSON counts bytes)" },
+		{ MP_O_NONE, MP_OPT_FLAG, NULL, NULL, NULL },
 	},
 	"0 done, 2 bad input or usage, no CPython or no torch tensor in the target",
 	run_owners, 0, NULL,

@@ -170,7 +170,7 @@ static void qualify_exceptions(mp_target *t, mp_py_threads *ts)
 
 static int run_pystack(mp_command_ctx *c, const mp_command_args *a)
 {
-	const char *format = mp_arg(a, "--format");
+	const char *format = mp_arg(a, MP_O_FORMAT);
 	const char *word = a->npos > 0 ? a->pos[0] : NULL;
 	mp_py_threads ts;
 	mp_target *t;
@@ -222,8 +222,8 @@ const mp_command mp_cmd_pystack = {
 	"warning. Nothing is written to the target and no code runs in it.\n",
 	"[snapshot]",
 	(const mp_option[]){
-		{ "--format", MP_OPT_CHOICE, "plain json", "F", "plain (default) or json" },
-		{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
+		{ MP_O_FORMAT, MP_OPT_CHOICE, "plain json", "F", "plain (default) or json" },
+		{ MP_O_NONE, MP_OPT_FLAG, NULL, NULL, NULL },
 	},
 	"0 done, 1 no Python thread, 2 bad input or usage, or no CPython in the target",
 	run_pystack, 0, NULL,

@@ -30,9 +30,9 @@ static int run_save(mp_command_ctx *c, const mp_command_args *a)
 	bool owned;
 	int rc;
 
-	if ((rc = pick_format(c, mp_arg(a, "--format"), path, &fmt)) != MP_CMD_OK ||
-	    (rc = cmd_snapshot_annotated(c, a, 0, mp_arg_given(a, "--stats") ? MP_SW_DEVICE_STATS : 0,
-					 mp_arg_given(a, "--owners"), &snap, &owned)) != MP_CMD_OK)
+	if ((rc = pick_format(c, mp_arg(a, MP_O_FORMAT), path, &fmt)) != MP_CMD_OK ||
+	    (rc = cmd_snapshot_annotated(c, a, 0, mp_arg_given(a, MP_O_STATS) ? MP_SW_DEVICE_STATS : 0,
+					 mp_arg_given(a, MP_O_OWNERS), &snap, &owned)) != MP_CMD_OK)
 		return rc;
 	if ((rc = mp_command_gate(c)) != MP_CMD_OK) { /* the file below is output */
 		cmd_release(snap, owned);
@@ -73,13 +73,13 @@ const mp_command mp_cmd_snapshot_save = {
 	"`categories`, `blocks`, `compare` and `oom` read.\n",
 	"snapshot file",
 	(const mp_option[]){
-		{ "--format", MP_OPT_CHOICE, "pickle json", "F", "the file's format, whatever its name" },
-		{ "--stats", MP_OPT_FLAG, NULL, NULL,
+		{ MP_O_FORMAT, MP_OPT_CHOICE, "pickle json", "F", "the file's format, whatever its name" },
+		{ MP_O_STATS, MP_OPT_FLAG, NULL, NULL,
 		  "add each device's memory_stats() under the extra key 'device_stats' (which PyTorch's tools\n"
 		  "ignore; `memprof summary` reads it); the debugger's snapshots always carry them" },
-		{ "--owners", MP_OPT_FLAG, NULL, NULL,
+		{ MP_O_OWNERS, MP_OPT_FLAG, NULL, NULL,
 		  "on a core or a live process, each block's owner from the Python heap ('owner', 'category')" },
-		{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
+		{ MP_O_NONE, MP_OPT_FLAG, NULL, NULL, NULL },
 	},
 	"0 done, 2 bad input or usage",
 	run_save, 0, NULL,

@@ -25,7 +25,7 @@ static int timeline_of(mp_command_ctx *c, const mp_command_args *a, const mp_sna
 		       const mp_category_ruleset *rules, const mp_owners *owners, enum mp_timeline_format f,
 		       const mp_timeline_view *v)
 {
-	const char *path = mp_arg(a, "-o");
+	const char *path = mp_arg(a, MP_O_OUTPUT);
 	mp_timeline *tl = NULL;
 	char buf[64];
 	mp_out out;
@@ -35,7 +35,7 @@ static int timeline_of(mp_command_ctx *c, const mp_command_args *a, const mp_sna
 
 	mp_command_diag(c, &diag);
 	mp_out_init(&out);
-	err = mp_timeline_build(snap, rules, owners, mp_arg_device(a, "--device", c->device), &tl, &diag);
+	err = mp_timeline_build(snap, rules, owners, mp_arg_device(a, MP_O_DEVICE, c->device), &tl, &diag);
 	if (err == MP_OK)
 		err = mp_timeline_write(tl, f, v, &out, &diag);
 	if (err == MP_E_NOTFOUND) /* no ring: nothing to do, not bad input */
@@ -54,7 +54,7 @@ static int timeline_of(mp_command_ctx *c, const mp_command_args *a, const mp_sna
 static int run_timeline(mp_command_ctx *c, const mp_command_args *a)
 {
 	mp_timeline_view v = { MP_SCHEME_PROFILER, c->units };
-	const char *scheme = mp_arg(a, "--scheme"), *units = mp_arg(a, "--units");
+	const char *scheme = mp_arg(a, MP_O_SCHEME), *units = mp_arg(a, MP_O_UNITS);
 	enum mp_timeline_format f;
 	mp_category_ruleset *rules = NULL;
 	mp_snapshot *snap = NULL;
@@ -66,10 +66,10 @@ static int run_timeline(mp_command_ctx *c, const mp_command_args *a)
 		mp_category_scheme_parse(scheme, &v.scheme); /* checked by the parser */
 	if (units != NULL)
 		mp_units_parse(units, &v.units);
-	if ((rc = pick_format(c, mp_arg(a, "--format"), mp_arg(a, "-o"), &f)) != MP_CMD_OK ||
+	if ((rc = pick_format(c, mp_arg(a, MP_O_FORMAT), mp_arg(a, MP_O_OUTPUT), &f)) != MP_CMD_OK ||
 	    (rc = cmd_rules(c, a, "timeline", &rules)) != MP_CMD_OK)
 		return rc;
-	if ((rc = mp_arg_given(a, "--no-owners") ? cmd_snapshot(c, a, 0, 0, 0, &snap, &owned)
+	if ((rc = mp_arg_given(a, MP_O_NO_OWNERS) ? cmd_snapshot(c, a, 0, 0, 0, &snap, &owned)
 						 : cmd_snapshot_owners(c, a, 0, 0, &snap, &owned, &owners)) == MP_CMD_OK)
 		rc = timeline_of(c, a, snap, rules, owners, f, &v);
 	mp_owners_free(owners);
@@ -100,14 +100,14 @@ const mp_command mp_cmd_timeline = {
 	"the profiler's categories; --scheme tracker names the plots' categories as MemTracker.\n",
 	"[snapshot]",
 	(const mp_option[]){
-		{ "-o", MP_OPT_FILE, NULL, "FILE", "where to write ('-': standard output)" },
-		{ "--format", MP_OPT_CHOICE, "json raw html svg", "F", "the form of FILE (default: from its name)" },
-		{ "--device", MP_OPT_DEVICE, NULL, "N", "only device N (default: every device with a ring)" },
-		{ "--rules", MP_OPT_FILE, NULL, "FILE", "category rules tried before the defaults (CATEGORY-RULES.md)" },
-		{ "--scheme", MP_OPT_CHOICE, "profiler tracker", "S", "the plots' category names" },
-		{ "--units", MP_OPT_CHOICE, MP_UNITS_CHOICES, "U", "units of the summary and the plots" },
-		{ "--no-owners", MP_OPT_FLAG, NULL, NULL, "on a core or a live process, do not read the Python heap" },
-		{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
+		{ MP_O_OUTPUT, MP_OPT_FILE, NULL, "FILE", "where to write ('-': standard output)" },
+		{ MP_O_FORMAT, MP_OPT_CHOICE, "json raw html svg", "F", "the form of FILE (default: from its name)" },
+		{ MP_O_DEVICE, MP_OPT_DEVICE, NULL, "N", "only device N (default: every device with a ring)" },
+		{ MP_O_RULES, MP_OPT_FILE, NULL, "FILE", "category rules tried before the defaults (CATEGORY-RULES.md)" },
+		{ MP_O_SCHEME, MP_OPT_CHOICE, "profiler tracker", "S", "the plots' category names" },
+		{ MP_O_UNITS, MP_OPT_CHOICE, MP_UNITS_CHOICES, "U", "units of the summary and the plots" },
+		{ MP_O_NO_OWNERS, MP_OPT_FLAG, NULL, NULL, "on a core or a live process, do not read the Python heap" },
+		{ MP_O_NONE, MP_OPT_FLAG, NULL, NULL, NULL },
 	},
 	"0 done, 1 no trace ring entries, 2 bad input or usage",
 	run_timeline, 0, NULL,

@@ -23,7 +23,7 @@ const mp_command mp_cmd_version = {
 	"library the command set runs on (the command set refuses a library of another version).\n",
 	"",
 	(const mp_option[]){
-		{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
+		{ MP_O_NONE, MP_OPT_FLAG, NULL, NULL, NULL },
 	},
 	"0 done",
 	run_version, 0, NULL,

@@ -55,7 +55,7 @@ static int summary_of(mp_command_ctx *c, const mp_command_args *a, const mp_snap
 	if ((err = mp_snapshot_device_stats(snap, device, &stats, ndevices, &diag)) != MP_OK)
 		return mp_command_fail(c, cmd_label(c, a, 0, buf, sizeof buf), err, &diag);
 	mp_out_init(&out);
-	if ((err = mp_analysis_memory_summary(&stats, mp_arg_given(a, "--abbreviated"), &out, &diag)) != MP_OK)
+	if ((err = mp_analysis_memory_summary(&stats, mp_arg_given(a, MP_O_ABBREVIATED), &out, &diag)) != MP_OK)
 		rc = mp_command_fail(c, cmd_label(c, a, 0, buf, sizeof buf), err, &diag);
 	else
 		rc = cmd_emit(c, &out, true); /* as print(torch.cuda.memory_summary()) */
@@ -66,7 +66,7 @@ static int summary_of(mp_command_ctx *c, const mp_command_args *a, const mp_snap
 
 static int run_summary(mp_command_ctx *c, const mp_command_args *a)
 {
-	long device = mp_arg_device(a, "--device", c->one_device);
+	long device = mp_arg_device(a, MP_O_DEVICE, c->one_device);
 	size_t ndevices = 1;
 	mp_snapshot *snap;
 	bool owned;
@@ -86,7 +86,7 @@ static int run_summary(mp_command_ctx *c, const mp_command_args *a)
 static int flame(mp_command_ctx *c, const mp_command_args *a, const char *title,
 		 mp_err (*analysis)(const mp_snapshot *, mp_out *, mp_diag *))
 {
-	const char *path = mp_arg(a, "-o");
+	const char *path = mp_arg(a, MP_O_OUTPUT);
 	mp_snapshot *snap;
 	char buf[64];
 	mp_out out;
@@ -132,7 +132,7 @@ static int run_memory(mp_command_ctx *c, const mp_command_args *a)
 
 static int run_trace(mp_command_ctx *c, const mp_command_args *a)
 {
-	const char *last = mp_arg(a, "--last");
+	const char *last = mp_arg(a, MP_O_LAST);
 	mp_snapshot *snap;
 	char buf[64];
 	long n = 0;
@@ -199,7 +199,7 @@ static int run_compare(mp_command_ctx *c, const mp_command_args *a)
 	mp_err err;
 	int rc;
 
-	bool owners = (c->interactive || mp_arg_given(a, "--blocks")) && !mp_arg_given(a, "--no-owners");
+	bool owners = (c->interactive || mp_arg_given(a, MP_O_BLOCKS)) && !mp_arg_given(a, MP_O_NO_OWNERS);
 
 	/* the block lines name each block's owner, where the Python heap of the target can be read */
 	if ((rc = cmd_snapshot_annotated(c, a, 0, 0, owners, &before, &owned_before)) != MP_CMD_OK)
@@ -216,8 +216,8 @@ static int run_compare(mp_command_ctx *c, const mp_command_args *a)
 	if (rc == MP_CMD_OK)
 		rc = cmd_emit(c, &summary, false);
 	if (rc == MP_CMD_OK)
-		rc = cmd_flame(c, "compare", &folded, mp_arg(a, "-o"), "Segments only before / only after");
-	if (rc == MP_CMD_OK && (c->interactive || mp_arg_given(a, "--blocks")))
+		rc = cmd_flame(c, "compare", &folded, mp_arg(a, MP_O_OUTPUT), "Segments only before / only after");
+	if (rc == MP_CMD_OK && (c->interactive || mp_arg_given(a, MP_O_BLOCKS)))
 		rc = block_changes(c, before, after, &nchanges);
 	if (rc == MP_CMD_OK && folded.len == 0 && nchanges == 0)
 		rc = MP_CMD_NOTHING;
@@ -229,8 +229,8 @@ static int run_compare(mp_command_ctx *c, const mp_command_args *a)
 }
 
 static const mp_option output_option[] = {
-	{ "-o", MP_OPT_FILE, NULL, "FILE", "write to FILE ('-': standard output); an SVG flame graph when it ends in .svg" },
-	{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
+	{ MP_O_OUTPUT, MP_OPT_FILE, NULL, "FILE", "write to FILE ('-': standard output); an SVG flame graph when it ends in .svg" },
+	{ MP_O_NONE, MP_OPT_FLAG, NULL, NULL, NULL },
 };
 
 const mp_command mp_cmd_segsum = {
@@ -250,11 +250,11 @@ const mp_command mp_cmd_summary = {
 	"PyTorch's do not; `memprof snapshot save --stats` writes them (the debugger's always).\n",
 	"[snapshot]",
 	(const mp_option[]){
-		{ "--device", MP_OPT_DEVICE, NULL, "N",
+		{ MP_O_DEVICE, MP_OPT_DEVICE, NULL, "N",
 		  "device N, or all: one table each (default: 0 on the command line, as memory_summary();\n"
 		  "the 'memprof device' setting in the debugger)" },
-		{ "--abbreviated", MP_OPT_FLAG, NULL, NULL, "the short form of the table, as memory_summary(abbreviated=True)" },
-		{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
+		{ MP_O_ABBREVIATED, MP_OPT_FLAG, NULL, NULL, "the short form of the table, as memory_summary(abbreviated=True)" },
+		{ MP_O_NONE, MP_OPT_FLAG, NULL, NULL, NULL },
 	},
 	"0 done, 2 bad input, usage, or no statistics",
 	run_summary, 0, NULL,
@@ -286,8 +286,8 @@ const mp_command mp_cmd_trace = {
 	"(torch.cuda.memory._record_memory_history).\n",
 	"[snapshot]",
 	(const mp_option[]){
-		{ "--last", MP_OPT_COUNT, NULL, "N", "only the last N events of each ring (the totals stay the whole ring's)" },
-		{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
+		{ MP_O_LAST, MP_OPT_COUNT, NULL, "N", "only the last N events of each ring (the totals stay the whole ring's)" },
+		{ MP_O_NONE, MP_OPT_FLAG, NULL, NULL, NULL },
 	},
 	"0 done, 1 no trace recorded, 2 bad input or usage",
 	run_trace, 0, NULL,
@@ -304,10 +304,10 @@ const mp_command mp_cmd_compare = {
 	"the tensor that owns it from the Python heap (--no-owners: not read).\n",
 	"snapshot snapshot",
 	(const mp_option[]){
-		{ "-o", MP_OPT_FILE, NULL, "FILE", "write to FILE ('-': standard output); an SVG flame graph when it ends in .svg" },
-		{ "--blocks", MP_OPT_FLAG, NULL, NULL, "also every block allocated or freed between the two (the debugger always)" },
-		{ "--no-owners", MP_OPT_FLAG, NULL, NULL, "on a core or a live process, do not read the Python heap" },
-		{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
+		{ MP_O_OUTPUT, MP_OPT_FILE, NULL, "FILE", "write to FILE ('-': standard output); an SVG flame graph when it ends in .svg" },
+		{ MP_O_BLOCKS, MP_OPT_FLAG, NULL, NULL, "also every block allocated or freed between the two (the debugger always)" },
+		{ MP_O_NO_OWNERS, MP_OPT_FLAG, NULL, NULL, "on a core or a live process, do not read the Python heap" },
+		{ MP_O_NONE, MP_OPT_FLAG, NULL, NULL, NULL },
 	},
 	"0 done, 1 no difference, 2 bad input or usage",
 	run_compare, 0, NULL,

@@ -16,10 +16,10 @@ static bool parse_release(const char *text, mp_sim_release *r)
 
 static int run_whatif(mp_command_ctx *c, const mp_command_args *a)
 {
-	const char *conf_text = mp_arg(a, "--conf"), *format = mp_arg(a, "--format"), *units = mp_arg(a, "--units");
-	const char *release = mp_arg(a, "--release"), *capacity = mp_arg(a, "--capacity");
-	const char *message = mp_arg(a, "--message");
-	mp_whatif_opts opts = { .device = mp_arg_device(a, "--device", -1), .capacity = -1, .device_free = -1,
+	const char *conf_text = mp_arg(a, MP_O_CONF), *format = mp_arg(a, MP_O_FORMAT), *units = mp_arg(a, MP_O_UNITS);
+	const char *release = mp_arg(a, MP_O_RELEASE), *capacity = mp_arg(a, MP_O_CAPACITY);
+	const char *message = mp_arg(a, MP_O_MESSAGE);
+	mp_whatif_opts opts = { .device = mp_arg_device(a, MP_O_DEVICE, -1), .capacity = -1, .device_free = -1,
 				.allowed = -1 };
 	mp_snapshot *snap = NULL;
 	mp_owners *owners = NULL;
@@ -98,14 +98,14 @@ const mp_command mp_cmd_whatif = {
 	"rules follow the release (a core's, --release, or guessed from the snapshot's keys).\n",
 	"[snapshot]",
 	(const mp_option[]){
-		{ "--conf", MP_OPT_TEXT, NULL, "SETTINGS", "the settings to try (default: the job's own)" },
-		{ "--device", MP_OPT_DEVICE, NULL, "N", "the device (default: the one whose trace ends in an OOM)" },
-		{ "--release", MP_OPT_TEXT, NULL, "X.Y", "the PyTorch release's rules (default: the core's, or guessed)" },
-		{ "--capacity", MP_OPT_SIZE, NULL, "BYTES", "the device's memory (for expandable segments' address space)" },
-		{ "--message", MP_OPT_TEXT, NULL, "TEXT", "the OutOfMemoryError's message (free memory and capacity)" },
-		{ "--format", MP_OPT_CHOICE, "plain json", "F", "plain (default) or json" },
-		{ "--units", MP_OPT_CHOICE, MP_UNITS_CHOICES, "U", "units of the sizes (JSON counts bytes)" },
-		{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
+		{ MP_O_CONF, MP_OPT_TEXT, NULL, "SETTINGS", "the settings to try (default: the job's own)" },
+		{ MP_O_DEVICE, MP_OPT_DEVICE, NULL, "N", "the device (default: the one whose trace ends in an OOM)" },
+		{ MP_O_RELEASE, MP_OPT_TEXT, NULL, "X.Y", "the PyTorch release's rules (default: the core's, or guessed)" },
+		{ MP_O_CAPACITY, MP_OPT_SIZE, NULL, "BYTES", "the device's memory (for expandable segments' address space)" },
+		{ MP_O_MESSAGE, MP_OPT_TEXT, NULL, "TEXT", "the OutOfMemoryError's message (free memory and capacity)" },
+		{ MP_O_FORMAT, MP_OPT_CHOICE, "plain json", "F", "plain (default) or json" },
+		{ MP_O_UNITS, MP_OPT_CHOICE, MP_UNITS_CHOICES, "U", "units of the sizes (JSON counts bytes)" },
+		{ MP_O_NONE, MP_OPT_FLAG, NULL, NULL, NULL },
 	},
 	"0 replayed, 1 nothing to replay (no trace), 2 bad input or usage",
 	run_whatif, 0, NULL,
