@@ -9,20 +9,24 @@
 # copy patched by patch_memviz.py (see TRACE-DEVIATIONS.md).  No network when all files of both suites exist.
 # torch/cuda/memory.py (memory_summary, for tests/oracle/summary_*) and torch/profiler/_memory_profiler.py
 # (the memory timeline, for tests/timeline/) are extracted beside _memory_viz.py.
-# Uses a private apt directory per suite; the machine's own apt sources are never touched.
-# MEMPROF_DEBIAN_KEYRING overrides the archive keyring (default: the Debian archive keyring).
+# Uses a private apt directory per suite, on the Debian archive of the machine's apt sources (tb_debian_mirror of
+# tests/testbed/lib/common.sh: MEMPROF_DEBIAN_MIRROR overrides it); the machine's own apt sources are read, never
+# touched. MEMPROF_DEBIAN_KEYRING overrides the archive keyring (default: the Debian archive keyring).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 python=${PYTHON:-python3}
 cache=${MEMPROF_CACHE:-$HOME/.cache/memprof}/oracle
-keyring=${MEMPROF_DEBIAN_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gpg}
 suites=(trixie sid)
 
 workdirs=()
 cleanup() { [ ${#workdirs[@]} -eq 0 ] || rm -rf "${workdirs[@]}"; }
 trap cleanup EXIT
-die() { echo "fetch-oracle: $*" >&2; exit 1; }
+log() { echo "fetch-oracle: $*" >&2; }
+die() { log "$*"; exit 1; }
+# shellcheck source-path=SCRIPTDIR source=../testbed/lib/common.sh
+. "$here/../testbed/lib/common.sh"
+keyring=$tb_keyring
 
 # apt_run DIR ARGS... : apt-get confined to the private directory DIR
 apt_run() {
@@ -48,13 +52,14 @@ fetch_suite() {
     work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-oracle-$suite.XXXXXX")
     workdirs+=("$work")
     mkdir -p "$work/lists/partial" "$work/cache/archives/partial"
-    echo "deb [signed-by=$keyring] http://deb.debian.org/debian $suite main" >"$work/sources.list"
+    tb_debian_mirror
+    echo "deb [signed-by=$keyring] $tb_mirror $suite main" >"$work/sources.list"
     local rc=0
     apt_run "$work" update >"$work/update.log" 2>&1 || rc=$?
     if grep -qE '^(W|E): .*(NO_PUBKEY|EXPKEYSIG|not signed|[Ss]ignature)' "$work/update.log"; then
         echo "fetch-oracle: warning: signature check failed for '$suite' with $keyring;" \
             "falling back to [trusted=yes] (package is NOT verified)" >&2
-        echo "deb [trusted=yes] http://deb.debian.org/debian $suite main" >"$work/sources.list"
+        echo "deb [trusted=yes] $tb_mirror $suite main" >"$work/sources.list"
         rm -rf "$work/lists"; mkdir -p "$work/lists/partial"
         rc=0
         apt_run "$work" update >"$work/update.log" 2>&1 || rc=$?

@@ -4,19 +4,20 @@
 #                          private apt directory's dl/; fetched again when missing), for files outside c10/
 #                          (tests/oracle/fetch-memoryviz.sh takes torch/utils/viz/MemoryViz.js from it).
 #
-# Uses a private apt directory under the cache (the machine's apt sources are never touched).
+# Uses a private apt directory under the cache, on the Debian archive of the machine's apt sources (lib/common.sh's
+# tb_apt; the machine's apt sources are read, never touched).
 # Idempotent: once src-<version>/.complete exists, no network is used.
 # Env: MEMPROF_TESTBED_CACHE (default ~/.cache/memprof-testbed), MEMPROF_DEBIAN_SUITE (default trixie),
-#      MEMPROF_DEBIAN_MIRROR (default http://deb.debian.org/debian), MEMPROF_DEBIAN_KEYRING.
+#      MEMPROF_DEBIAN_MIRROR, MEMPROF_DEBIAN_KEYRING (lib/common.sh).
 set -euo pipefail
-
-cache=${MEMPROF_TESTBED_CACHE:-$HOME/.cache/memprof-testbed}
-suite=${MEMPROF_DEBIAN_SUITE:-trixie}
-mirror=${MEMPROF_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-keyring=${MEMPROF_DEBIAN_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gpg}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 log() { echo "fetch-source: $*" >&2; }
 die() { log "error: $*"; exit 1; }
+# shellcheck source=../lib/common.sh
+. "$here/../lib/common.sh"
+cache=$tb_cache
+suite=${MEMPROF_DEBIAN_SUITE:-trixie}
 
 want=src
 case ${1:-} in
@@ -25,7 +26,6 @@ case ${1:-} in
 *) die "usage: fetch-source.sh [--orig]" ;;
 esac
 
-mkdir -p "$cache"
 pointer="$cache/pytorch-$suite.version"
 apt_dir="$cache/apt-$suite"
 
@@ -60,40 +60,10 @@ for tool in apt-get dpkg-deb tar xz; do
 	command -v "$tool" >/dev/null || die "$tool not found"
 done
 
-mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$apt_dir/dl"
-
-write_sources() {
-	local opt=$1
-	cat >"$apt_dir/sources.list" <<EOF
-deb-src [$opt] $mirror $suite main
-deb [$opt arch=amd64] $mirror $suite non-free
-EOF
-}
-
-apt_opts() {
-	printf '%s\n' \
-		-o "Dir::Etc::sourcelist=$apt_dir/sources.list" \
-		-o "Dir::Etc::sourceparts=-" \
-		-o "Dir::State::Lists=$apt_dir/lists" \
-		-o "Dir::Cache=$apt_dir/cache" \
-		-o "Dir::State::status=/dev/null" \
-		-o "APT::Get::List-Cleanup=0" \
-		-o "Debug::NoLocking=1" \
-		-o "APT::Sandbox::User=root"
-}
-mapfile -t opts < <(apt_opts)
-
-write_sources "signed-by=$keyring"
-if ! apt-get "${opts[@]}" -qq update >"$apt_dir/update.log" 2>&1 ||
-	grep -q -E 'NO_PUBKEY|not signed|EXPKEYSIG|Signature by key' "$apt_dir/update.log"; then
-	mv "$apt_dir/update.log" "$apt_dir/update-signed.log"
-	log "note: $keyring could not verify $suite; falling back to [trusted=yes] (see $apt_dir/update-signed.log)"
-	write_sources "trusted=yes"
-	apt-get "${opts[@]}" -qq update >"$apt_dir/update.log" 2>&1 || {
-		cat "$apt_dir/update.log" >&2
-		die "apt-get update failed"
-	}
-fi
+# The private apt directory apt-$suite (the one done_if_complete looks in).
+tb_apt "$suite" "$suite" "deb-src $suite main" "deb $suite non-free"
+[ "$tb_apt_dir" = "$apt_dir" ] || die "tb_apt made $tb_apt_dir, not $apt_dir"
+opts=("${tb_apt_opts[@]}")
 
 ver=$(apt-get "${opts[@]}" source --print-uris pytorch 2>/dev/null |
 	sed -n "s/^'[^']*' pytorch_\([^ ]*\)\.dsc .*/\1/p" | head -n1)

@@ -49,7 +49,9 @@ fi
 
 [ "$(id -u)" -eq 0 ] || die "building the root needs root (mmdebstrap --mode=root, chroot)"
 tb_need apt-get dpkg-deb dpkg-query flock unshare chroot mount mountpoint
-# The mirror, before anything else: tests skip (77) when it cannot be reached.
+# The archive (the machine's apt sources, or MEMPROF_DEBIAN_MIRROR), before anything else: tests skip (77) when it
+# cannot be reached.
+tb_debian_mirror
 probe=$(mktemp)
 if ! timeout 120 /usr/lib/apt/apt-helper -o APT::Sandbox::User=root \
 	download-file "$tb_mirror/dists/$suite/InRelease" "$probe" >/dev/null 2>&1; then

@@ -1,14 +1,15 @@
-# common.sh - sourced by the test-bed scripts: the cache location, a private apt directory, one-builder locks.
+# common.sh - sourced by the test-bed scripts: the cache location, the registries as this machine reaches them (its
+# apt sources, its pip configuration), a private apt directory, one-builder locks.
 # shellcheck shell=bash
 #
-# Env: MEMPROF_TESTBED_CACHE (default ~/.cache/memprof-testbed), MEMPROF_DEBIAN_MIRROR
-# (default http://deb.debian.org/debian), MEMPROF_DEBIAN_KEYRING (default Debian's archive keyring).
+# Env: MEMPROF_TESTBED_CACHE (default ~/.cache/memprof-testbed), MEMPROF_DEBIAN_MIRROR (default: the Debian
+# archive of the machine's apt sources, tb_debian_mirror), MEMPROF_DEBIAN_KEYRING (default Debian's archive keyring).
 # The caller defines log() and die() before sourcing this file.
 
 tb_cache=${MEMPROF_TESTBED_CACHE:-$HOME/.cache/memprof-testbed}
 export MEMPROF_TESTBED_CACHE=$tb_cache
 mkdir -p "$tb_cache"
-tb_mirror=${MEMPROF_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+tb_mirror=
 tb_keyring=${MEMPROF_DEBIAN_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gpg}
 
 # The c10 builds (c10/build.sh) and the driver's scenarios (scenarios/README.md), for the scripts that go
@@ -43,6 +44,101 @@ _tb_cached_ready() { # POINTER
 	[ -f "$1" ] && tb_cached_dir=$(cat "$1") && [ -f "$tb_cached_dir/.complete" ]
 }
 
+# tb_debian_mirror - set tb_mirror to the Debian archive the test bed fetches from: MEMPROF_DEBIAN_MIRROR, else the
+# first main Debian archive of the machine's own apt sources (tb_debian_archives over the files apt reads:
+# Dir::Etc::sourcelist and the *.list and *.sources of Dir::Etc::sourceparts), so that a mirror, a proxy or an
+# internal archive the machine is set up with is the one used. Dies in one line when neither names one.
+tb_debian_mirror() {
+	[ -z "$tb_mirror" ] || return 0
+	if [ -n "${MEMPROF_DEBIAN_MIRROR:-}" ]; then
+		tb_mirror=${MEMPROF_DEBIAN_MIRROR%/}
+		return 0
+	fi
+	local list=/etc/apt/sources.list parts=/etc/apt/sources.list.d f files=()
+	if command -v apt-config >/dev/null; then
+		eval "$(apt-config shell list Dir::Etc::sourcelist/f parts Dir::Etc::sourceparts/d)"
+	fi
+	parts=${parts%/}
+	[ ! -f "$list" ] || files+=("$list")
+	for f in "$parts"/*; do # apt's order: the parts by name, both formats
+		case $f in *.list | *.sources) [ -f "$f" ] && files+=("$f") ;; esac
+	done
+	[ ${#files[@]} -eq 0 ] || tb_mirror=$(tb_debian_archives "${files[@]}" | head -n1)
+	[ -n "$tb_mirror" ] || die "no Debian archive in this machine's apt sources" \
+		"($list, $parts/*.list, $parts/*.sources): set MEMPROF_DEBIAN_MIRROR"
+}
+
+# tb_debian_archives FILE... - the URIs of the main Debian archive in apt source files, one a line, in order, without
+# a trailing slash: FILE is deb822 when named *.sources, else one-line ("deb [options] URI SUITE COMPONENT...").
+# An entry counts when it is enabled, of type deb or deb-src, has the component main and a Debian suite (stable,
+# testing, unstable, sid, oldstable, oldoldstable, experimental, a Debian codename, or the machine's own codename
+# where /etc/os-release says Debian): not -security, -updates or -backports, nor another vendor's archive.
+tb_debian_archives() {
+	local codename=
+	codename=$(. /etc/os-release 2>/dev/null && [ "${ID:-}" = debian ] && echo "${VERSION_CODENAME:-}") || true
+	awk -v own="$codename" '
+	function debian_suite(s) {
+		return s ~ /^(stable|testing|unstable|sid|oldstable|oldoldstable|experimental)$/ ||
+			s ~ /^(buster|bullseye|bookworm|trixie|forky|duke)$/ || (own != "" && s == own)
+	}
+	function emit(types, uris, suites, comps, enabled,   n, i, t, main, deb, suite, u) {
+		if (tolower(enabled) == "no" || tolower(enabled) == "false") return
+		n = split(types, t, /[ \t]+/); deb = 0
+		for (i = 1; i <= n; i++) if (t[i] == "deb" || t[i] == "deb-src") deb = 1
+		n = split(comps, t, /[ \t]+/); main = 0
+		for (i = 1; i <= n; i++) if (t[i] == "main") main = 1
+		n = split(suites, t, /[ \t]+/); suite = 0
+		for (i = 1; i <= n; i++) if (debian_suite(t[i])) suite = 1
+		if (!deb || !main || !suite) return
+		n = split(uris, u, /[ \t]+/)
+		for (i = 1; i <= n; i++) if (u[i] != "" && u[i] !~ /^cdrom:/) { sub(/\/+$/, "", u[i]); print u[i] }
+	}
+	function flush() {
+		if (types != "") emit(types, uris, suites, comps, enabled)
+		types = uris = suites = comps = enabled = ""
+	}
+	FNR == 1 { flush(); deb822 = FILENAME ~ /\.sources$/ }
+	deb822 {
+		if ($0 ~ /^[ \t]*$/) { flush(); next }
+		if ($0 ~ /^#/ || $0 ~ /^[ \t]/) next # comments; continuation lines (a Signed-By key block)
+		k = tolower($0); sub(/:.*/, "", k); v = $0; sub(/^[^:]*:[ \t]*/, "", v); sub(/[ \t]+$/, "", v)
+		if (k == "types") types = v; else if (k == "uris") uris = v; else if (k == "suites") suites = v
+		else if (k == "components") comps = v; else if (k == "enabled") enabled = v
+		next
+	}
+	{
+		line = $0; sub(/#.*/, "", line); gsub(/\[[^]]*\]/, " ", line)
+		n = split(line, w, /[ \t]+/); j = (w[1] == "") ? 2 : 1
+		if (n < j + 3) next
+		c = w[j + 3]; for (i = j + 4; i <= n; i++) c = c " " w[i]
+		emit(w[j], w[j + 1], w[j + 2], c, "")
+	}
+	END { flush() }
+	' "$@"
+}
+
+# tb_pip_offers PYTHON REQUIREMENT... - whether the package indexes of the machine's pip configuration (pip.conf,
+# PIP_* variables: its index, mirror, proxy, find-links) answer for every REQUIREMENT ("name", "name==X.Y.Z" or
+# "name===X.Y.Z": with that version among those listed), asked of PYTHON's own pip (`pip index versions`). After a
+# failed install it tells a registry this machine cannot reach, or that lacks the release (the caller skips, 77),
+# from a real failure.
+tb_pip_offers() {
+	local python=$1 req name version listed
+	shift
+	for req in "$@"; do
+		name=${req%%[<>=!~;@[ ]*}
+		case $req in
+		*===*) version=${req#*===} ;;
+		*==*) version=${req#*==} ;;
+		*) version= ;;
+		esac
+		listed=$("$python" -m pip index versions --no-input "$name" 2>/dev/null | sed -n 's/^Available versions: //p')
+		[ -n "$listed" ] || return 1
+		case $version in '' | *'*'*) continue ;; esac
+		case ", $listed, " in *", $version, "*) ;; *) return 1 ;; esac
+	done
+}
+
 # tb_need TOOL... - die naming the first TOOL this machine lacks.
 tb_need() {
 	local tool
@@ -73,6 +169,7 @@ tb_apt() {
 	)
 	local opt
 	command -v apt-get >/dev/null || die "apt-get not found"
+	tb_debian_mirror
 	opt="signed-by=$tb_keyring"
 	_tb_apt_write "$opt" "$@"
 	if ! apt-get "${tb_apt_opts[@]}" -qq update >"$tb_apt_dir/update.log" 2>&1 ||

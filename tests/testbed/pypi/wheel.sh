@@ -7,7 +7,7 @@
 #   VERSION                            "WHEEL VERSION GIT CUDA CXX11_ABI CUDART_SONAME" on one line
 # Cached in $MEMPROF_TESTBED_CACHE/torch-wheel-VERSION-<key>; one fetcher per version (a lock per version, so
 # several versions download side by side). The wheel itself (0.7-2.5 GB) is deleted once cut.
-# Exit 77 when the registry cannot be reached and nothing is cached.
+# Exit 77 when no package index of the machine's pip configuration offers torch==VERSION and nothing is cached.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 log() { echo "pypi/wheel: $*" >&2; }
@@ -42,9 +42,8 @@ if ! python3 -m pip download --no-deps --only-binary=:all: --python-version 3.11
 	--platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 \
 	--progress-bar off --dest "$tmp/dl" "torch===$version" >"$tmp/pip.log" 2>&1; then
 	tail -3 "$tmp/pip.log" >&2
-	if ! python3 -c 'import urllib.request; urllib.request.urlopen("https://pypi.org/simple/", timeout=20)' \
-		2>/dev/null; then
-		log "PyPI cannot be reached and torch==$version is not cached here"
+	if ! tb_pip_offers python3 "torch===$version"; then
+		log "no package index of pip's configuration offers torch==$version, and it is not cached here"
 		exit 77
 	fi
 	die "pip download torch==$version failed"

@@ -7,7 +7,8 @@
 # The new venv is made from the build's interpreter and reads the build's site-packages through a .pth file, so
 # the 5.5 GB of torch and its CUDA wheels are neither copied nor installed twice. Directory:
 # $MEMPROF_TESTBED_CACHE/extras-TORCH-<hash of the requirements and this script>/venv, complete once .complete
-# exists beside it; one installer at a time. Exit 77 when PyPI cannot be reached and nothing is cached.
+# exists beside it; one installer at a time. Exit 77 when no package index of the machine's pip configuration
+# offers the REQUIREMENTs (none answers, or one lacks that release) and nothing is cached.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 log() { echo "python/extras: $*" >&2; }
@@ -38,9 +39,8 @@ site=$(ls -d "$out"/venv/lib/python3.*/site-packages)
 ls -d "$base"/lib/python3.*/site-packages >"$site/memprof-testbed-torch.pth"
 if ! "$out/venv/bin/python" -m pip install --no-input --progress-bar off "$@" >"$out/pip.log" 2>&1; then
 	tail -5 "$out/pip.log" >&2
-	if ! "$out/venv/bin/python" -c 'import urllib.request; urllib.request.urlopen("https://pypi.org/simple/", timeout=20)' \
-		2>/dev/null; then
-		log "PyPI cannot be reached and $* is not cached here"
+	if ! tb_pip_offers "$out/venv/bin/python" "$@"; then
+		log "no package index of pip's configuration offers $*, and it is not cached here"
 		exit 77
 	fi
 	die "pip install $* failed"

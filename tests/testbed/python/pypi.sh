@@ -4,7 +4,8 @@
 # cache; prints the venv's directory. PYTHON (default python3.11) is the interpreter the venv is made from.
 #
 # Directory: $MEMPROF_TESTBED_CACHE/pypi-VERSION-<python tag>-<hash of this script>/venv, complete once .complete
-# exists beside it; one installer at a time. Exit 77 when PyPI cannot be reached and nothing is cached.
+# exists beside it; one installer at a time. Exit 77 when no package index of the machine's pip configuration
+# offers torch==VERSION (none answers, or it lacks that release) and nothing is cached.
 # pip's own configuration applies (this machine's pip finds torch 2.14.1's wheels on local disk).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -35,9 +36,8 @@ log "pip install torch==$version into a $pytag venv (a few GB; about a minute fr
 if ! "$out/venv/bin/python" -m pip install --no-input --progress-bar off "torch==$version" numpy \
 	>"$out/pip.log" 2>&1; then
 	tail -5 "$out/pip.log" >&2
-	if ! "$python" -c 'import urllib.request; urllib.request.urlopen("https://pypi.org/simple/", timeout=20)' \
-		2>/dev/null; then
-		log "PyPI cannot be reached and torch==$version is not cached here"
+	if ! tb_pip_offers "$out/venv/bin/python" "torch==$version"; then
+		log "no package index of pip's configuration offers torch==$version, and it is not cached here"
 		exit 77
 	fi
 	die "pip install torch==$version failed"
