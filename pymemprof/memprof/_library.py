@@ -12,6 +12,8 @@ POLL_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
 OK, NOTHING, ERROR = 0, 1, 2
 # enum mp_session_command_flags.
 PREFIX, EXPRESSION = 1 << 0, 1 << 1
+# enum mp_session_catch_action.
+CATCH_PASS, CATCH_STOP, CATCH_GO_ON, CATCH_FAILED = 0, 1, 2, 3
 # enum mp_session_setting_flags.
 SETTING_HOST = 1 << 0
 
@@ -39,6 +41,9 @@ _PROTOTYPES = {
     "mp_session_command_spec": (_s, [_i]),
     "mp_session_command_flags": (_u, [_i]),
     "mp_session_complete": (_s, [_p, _i, _s, _s]),
+    "mp_session_catch_location": (_s, [_p]),
+    "mp_session_catch_registers": (_s, []),
+    "mp_session_catch_throw": (_i, [_p, ctypes.c_uint64, ctypes.c_uint64]),
     "mp_session_setting_name": (_s, [_i]),
     "mp_session_setting_help": (_s, [_i]),
     "mp_session_setting_spec": (_s, [_i]),

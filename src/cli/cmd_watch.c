@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "mp_catch.h"
 #include "mp_watch.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -71,17 +72,16 @@ static double seconds_since(const struct timespec *t0)
 static bool report(void *ctx, pid_t pid, pid_t tid, uint64_t exception)
 {
 	watch_report *r = ctx;
-	char base[4096], out[4200], snap[4200], addr[32];
+	bool json = strcmp(r->format, "json") == 0;
+	char out[4200], snap[4200], names[4300], addr[32];
 	struct timespec t0;
-	FILE *f;
 	int rc;
 
 	(void)pid;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	r->n++;
-	snprintf(base, sizeof base, "%s/oom-%u", r->dir, r->n);
 	snprintf(addr, sizeof addr, "0x%llx", (unsigned long long)exception);
-	snprintf(snap, sizeof snap, "%s.pickle", base);
+	(void)mp_catch_path(snap, sizeof snap, r->dir, r->n, MP_CATCH_SNAPSHOT, json);
 	char *sr = r->sysroot != NULL ? "--sysroot" : NULL, *srv = (char *)r->sysroot;
 	char *oom[] = { "memprof", "oom", "--pid", (char *)r->pid, "--cxx-exception", addr, "--format",
 			(char *)r->format, sr, srv, NULL };
@@ -89,24 +89,20 @@ static bool report(void *ctx, pid_t pid, pid_t tid, uint64_t exception)
 	char *stacks[] = { "memprof", "pystack", "--pid", (char *)r->pid, sr, srv, NULL };
 
 	/* the three read the stopped process side by side */
-	snprintf(out, sizeof out, "%s.%s", base, strcmp(r->format, "json") == 0 ? "json" : "txt");
+	(void)mp_catch_path(out, sizeof out, r->dir, r->n, MP_CATCH_REPORT, json);
 	pid_t explaining = start_self(out, oom);
-	snprintf(out, sizeof out, "%s.pystack.txt", base);
+	(void)mp_catch_path(out, sizeof out, r->dir, r->n, MP_CATCH_PYSTACK, json);
 	pid_t stacking = start_self(out, stacks), saving = start_self("/dev/null", save);
 
 	if ((rc = wait_self(explaining)) != 0)
 		fprintf(stderr, "memprof: watch: OOM %u: memprof oom exited %d\n", r->n, rc);
 	(void)wait_self(stacking);
 	(void)wait_self(saving);
-	snprintf(out, sizeof out, "%s.pause", base);
 	double pause = seconds_since(&t0);
 
-	if ((f = fopen(out, "w")) != NULL) {
-		fprintf(f, "%.3f\n", pause);
-		fclose(f);
-	}
-	printf("memprof: c10::OutOfMemoryError #%u in thread %d: wrote %s.{%s,pickle,pystack.txt} (%.3f s)\n", r->n,
-	       (int)tid, base, strcmp(r->format, "json") == 0 ? "json" : "txt", pause);
+	(void)mp_catch_write_pause(r->dir, r->n, pause);
+	mp_catch_names(names, sizeof names, r->dir, r->n, json);
+	printf("memprof: c10::OutOfMemoryError #%u in thread %d: wrote %s (%.3f s)\n", r->n, (int)tid, names, pause);
 	fflush(stdout);
 	return true;
 }

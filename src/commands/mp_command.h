@@ -53,6 +53,7 @@ enum mp_option_kind {
 	X(BY, "--by") \
 	X(CAPACITY, "--capacity") \
 	X(CONF, "--conf") \
+	X(CONTINUE, "--continue") \
 	X(CXX_EXCEPTION, "--cxx-exception") \
 	X(DEPTH, "--depth") \
 	X(DEVICE, "--device") \

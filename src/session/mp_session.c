@@ -53,6 +53,7 @@ void mp_session_free(mp_session *s)
 		mp_snapshot_free(s->snaps[i].snap);
 	}
 	free(s->snaps);
+	session_catch_free(s);
 	free(s->layout_path);
 	free(s->completion);
 	mp_out_free(&s->out);
@@ -192,13 +193,15 @@ static const mp_command *find_command(mp_session *s, int *argc, char ***argv)
 	if (alias != NULL)
 		mp_out_printf(&s->warnings, "memprof: note: '%s' is now called '%s'\n", alias->name, c->name);
 	if (c->flags & MP_CMD_PREFIX) {
+		const mp_command *prefix = c;
+
 		if (*argc < 2) {
-			session_error(s, "%s: say take, list, save, load or drop (see 'help memprof %s')", c->name, c->name);
+			session_error(s, "%s: say %s (see 'help memprof %s')", c->name, c->synopsis, c->name);
 			return NULL;
 		}
 		snprintf(full, sizeof full, "%s %s", c->name, (*argv)[1]);
 		if ((c = session_find_command(full, NULL)) == NULL) {
-			session_error(s, "%s: no subcommand '%s' (take, list, save, load, drop)", (*argv)[0], (*argv)[1]);
+			session_error(s, "%s: no subcommand '%s' (%s)", (*argv)[0], (*argv)[1], prefix->synopsis);
 			return NULL;
 		}
 		--*argc, ++*argv;
@@ -206,7 +209,7 @@ static const mp_command *find_command(mp_session *s, int *argc, char ***argv)
 	return c;
 }
 
-static int run_command(mp_session *s, int argc, char **argv)
+int session_run_words(mp_session *s, int argc, char **argv)
 {
 	const mp_command *c;
 	mp_command_args a;
@@ -250,10 +253,8 @@ static int run_command(mp_session *s, int argc, char **argv)
 	return rc;
 }
 
-int mp_session_run(mp_session *s, int argc, char **argv)
+void session_begin_run(mp_session *s)
 {
-	int rc;
-
 	mp_out_free(&s->out);
 	mp_out_free(&s->warnings);
 	mp_out_init(&s->out);
@@ -266,12 +267,24 @@ int mp_session_run(mp_session *s, int argc, char **argv)
 		if (mp_target_live(s->target) == MP_LIVE_RUNNING)
 			mp_session_invalidate(s);
 	}
-	rc = run_command(s, argc, argv);
+}
+
+void session_end_run(mp_session *s)
+{
 	/* one hold per command: the process goes on between commands (and what was read of it goes) */
 	if (s->kind == ST_PID && s->stop)
 		session_drop_target(s);
 	terminate(&s->out);
 	terminate(&s->warnings);
+}
+
+int mp_session_run(mp_session *s, int argc, char **argv)
+{
+	int rc;
+
+	session_begin_run(s);
+	rc = session_run_words(s, argc, argv);
+	session_end_run(s);
 	return rc;
 }
 

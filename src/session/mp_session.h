@@ -117,6 +117,25 @@ enum mp_session_command_flags {
 					    an address first ("block") */
 };
 
+/* `memprof catch oom` (a command of the table) asks the debugger to stop where PyTorch throws a CUDA OOM. After
+   each command the debugger asks where: the function to break at ("__cxa_throw", at its first instruction),
+   or NULL when nothing is to be caught (then it removes its breakpoint). */
+MP_SESSION_API const char *mp_session_catch_location(const mp_session *s);
+/* The registers that hold that function's first two arguments on this machine, blank-separated ("rdi rsi"
+   on x86-64, "x0 x1" on AArch64), NULL where memprof does not know them. */
+MP_SESSION_API const char *mp_session_catch_registers(void);
+/* At each stop there, with the two registers' values (the thrown object, its std::type_info): whether the
+   throw is a c10::OutOfMemoryError and, if so, its report (`memprof oom` of it; with -o DIR, the files of
+   mp_catch.h), in the output as after mp_session_run. An enum mp_session_catch_action. */
+MP_SESSION_API int mp_session_catch_throw(mp_session *s, uint64_t thrown, uint64_t type_info);
+
+enum mp_session_catch_action {
+	MP_SESSION_CATCH_PASS = 0,    /* not an OOM (or not catching): go on, say nothing */
+	MP_SESSION_CATCH_STOP = 1,    /* reported: stop the program */
+	MP_SESSION_CATCH_GO_ON = 2,   /* reported (--continue): let it go on */
+	MP_SESSION_CATCH_FAILED = 3,  /* an OOM whose report failed (mp_session_error says why): stop */
+};
+
 /* Completions of WORD, the last word of TEXT (what was typed after command I's name), one per
    line; the single line "<file>" asks the debugger to complete a file name. Valid until the next
    call on S. */

@@ -18,7 +18,7 @@ static size_t commands(const mp_command *const **out)
 {
 	static const mp_command *const own[] = {
 		&session_cmd_stats, &session_cmd_snapshot, &session_cmd_take, &session_cmd_list,
-		&session_cmd_load, &session_cmd_drop,
+		&session_cmd_load, &session_cmd_drop, &session_cmd_catch, &session_cmd_catch_oom,
 	};
 	static const mp_command *list[MAX_COMMANDS];
 	static size_t n;
@@ -240,6 +240,8 @@ const char *mp_session_complete(mp_session *s, int i, const char *text, const ch
 		mp_out_puts(&out, "<file>\n");
 	else if (o == NULL && strcmp(what, "snapshot") == 0)
 		add_snapshot_names(s, &out, word);
+	else if (o == NULL && strcmp(what, "off") == 0) /* a word that is itself (catch oom off) */
+		add_matching(&out, "off", word);
 	s->completion = mp_out_take(&out, NULL);
 	mp_out_free(&out);
 	return s->completion != NULL ? s->completion : "";

@@ -19,6 +19,15 @@
 
 enum session_target { ST_NONE, ST_PID, ST_CORE, ST_CALLBACK };
 
+/* What `catch oom` asked for (session_cmd_catch.c). */
+struct session_catch {
+	bool armed;
+	bool go_on;     /* --continue: report, then the program goes on */
+	char *dir;      /* -o DIR, or NULL: the report goes to the output */
+	char format[8]; /* the report's */
+	unsigned count; /* OOMs caught since it was armed */
+};
+
 /* A snapshot kept under a name (`snapshot take`/`load`). */
 struct session_snap {
 	char *name;
@@ -49,6 +58,7 @@ struct mp_session {
 	unsigned walk_flags; /* MP_SW_NO_FRAMES when frames are off */
 	bool stop;           /* a live process is held still while each command reads it (and let go after) */
 	char show_buf[32];
+	struct session_catch catching;
 	/* Named snapshots. */
 	struct session_snap *snaps;
 	size_t nsnaps, snaps_cap;
@@ -79,6 +89,8 @@ void session_diag_init(mp_session *s, mp_diag *diag);
 /* Walk the target unless this stop's walk is cached, for run C (its diag; a process is C's live one);
    MP_SESSION_OK or an error. */
 int session_walk(mp_session *s, mp_command_ctx *c);
+/* Open the session's target unless it is open. */
+mp_err session_open(mp_session *s, mp_diag *diag);
 /* Close the target and forget the walk. */
 void session_drop_target(mp_session *s);
 
@@ -96,8 +108,17 @@ void session_settings_defaults(mp_session *s);
 /* info's line of every setting and its value. */
 void session_settings_line(const mp_session *s, mp_out *out);
 
-/* The session's own commands (session_cmd_snapshot.c). */
+/* What every run does first (the last run's output, warnings and error go) and last. */
+void session_begin_run(mp_session *s);
+void session_end_run(mp_session *s);
+/* Run command ARGV (its name first) in the run begun, its output and warnings added to the run's. */
+int session_run_words(mp_session *s, int argc, char **argv);
+
+/* Forget what `catch oom` asked for. */
+void session_catch_free(mp_session *s);
+
+/* The session's own commands (session_cmd_snapshot.c, session_cmd_catch.c). */
 extern const mp_command session_cmd_snapshot, session_cmd_take, session_cmd_list,
-	session_cmd_load, session_cmd_drop, session_cmd_stats;
+	session_cmd_load, session_cmd_drop, session_cmd_stats, session_cmd_catch, session_cmd_catch_oom;
 
 #endif

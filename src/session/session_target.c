@@ -109,12 +109,17 @@ static const char *target_name(const mp_session *s, char *buf, size_t size)
 	return buf;
 }
 
+mp_err session_open(mp_session *s, mp_diag *diag)
+{
+	return s->target == NULL ? open_target(s, diag) : MP_OK;
+}
+
 /* The session's target, opened if need be, for run C: a process is C's live one. */
 static mp_err use_target(mp_session *s, mp_command_ctx *c, mp_diag *diag)
 {
 	mp_err err;
 
-	if (s->target == NULL && (err = open_target(s, diag)) != MP_OK)
+	if ((err = session_open(s, diag)) != MP_OK)
 		return err;
 	if (s->kind == ST_PID)
 		c->live = s->target;

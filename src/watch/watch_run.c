@@ -13,30 +13,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "mp_torch_error.h"
 #include "watch_int.h"
 
-/* The mangled name every release gives c10::OutOfMemoryError's type_info. */
-static const char oom_type[] = "N3c1016OutOfMemoryErrorE";
-
-static bool read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
+static bool read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 {
+	pid_t pid = *(const pid_t *)ctx;
 	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
 
 	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len;
-}
-
-/* Whether TYPE_INFO (a std::type_info: vtable, then its name) names c10::OutOfMemoryError. */
-static bool is_oom(pid_t pid, uint64_t type_info)
-{
-	char name[sizeof oom_type + 1];
-	uint64_t at;
-
-	if (!read_mem(pid, type_info + 8, &at, sizeof at) || !read_mem(pid, at, name, sizeof name))
-		return false;
-	/* a leading '*' marks names compared by address; the name itself follows */
-	const char *s = name[0] == '*' ? name + 1 : name;
-
-	return memcmp(s, oom_type, sizeof oom_type) == 0;
 }
 
 /* Run thread T, stopped at the breakpoint, over its first instruction with the breakpoint off, and arm it again:
@@ -110,7 +95,7 @@ static void hit(run *r, watch_thread *t)
 	pid_t tid = t->tid;
 	int sig;
 
-	if (ptrace(PTRACE_GETREGS, tid, NULL, &regs) == 0 && (uint64_t)regs.rip == w->bp && is_oom(w->pid, regs.rsi)) {
+	if (ptrace(PTRACE_GETREGS, tid, NULL, &regs) == 0 && (uint64_t)regs.rip == w->bp && mp_torch_throws_oom(read_mem, &w->pid, (uint64_t)regs.rsi)) {
 		(*r->ooms)++;
 		stop_others(w, tid);
 		if (!r->fn(r->ctx, w->pid, tid, regs.rdi))
