@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../symbols/testbed.h"
+#include "../../symbols/testbed.h"
 #include "mp_elf.h"
 #include "mp_layout.h"
 #include "unit_main.h"

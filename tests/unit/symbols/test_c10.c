@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../symbols/testbed.h"
+#include "../../symbols/testbed.h"
 #include "mp_c10.h"
 #include "mp_elf.h"
 #include "unit_main.h"
