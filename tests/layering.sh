@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # layering.sh - each layer includes only its own and lower layers, and a private header (*_int.h) only
-# from its own folder and that folder's subfolders; each header compiles alone.
+# from its own folder and that folder's subfolders; a header that only its own folder includes is a private one,
+# so it is named *_int.h (else the rule above would not keep it there); each header compiles alone.
 set -u
 top=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$top" || exit 1
@@ -44,6 +45,24 @@ for f in $(find src coredump -name '*.[ch]' | sort); do
 			pass=$((pass + 1))
 		fi
 	done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f")
+done
+
+# A header of a layer that nothing outside its folder (and the folder's subfolders) includes, in the library, its
+# tests, gdbext, pymemprof, doc or bench, is private to that folder: it must be named *_int.h, so that the rule
+# above keeps it there (a private header named mp_*.h went unchecked). The top layer is exempt: no layer is above it.
+includes=$(grep -rIHo --include='*.c' --include='*.h' --include='*.cpp' '^#include "[^"]*"' \
+	src coredump tests gdbext pymemprof doc bench 2>/dev/null | sed 's/:#include "\(.*\)"$/ \1/')
+for h in $(find src coredump -name '*.h' ! -name '*_int.h' | sort); do
+	case $h in "${layers[${#layers[@]} - 1]}"/*) continue ;; esac
+	if awk -v name="$(basename "$h")" -v dir="$(dirname "$h")/" -v self="$h" '
+		{ inc = $2; sub(/.*\//, "", inc) }
+		inc == name && $1 != self && index($1, dir) != 1 { found = 1; exit }
+		END { exit !found }' <<<"$includes"; then
+		pass=$((pass + 1))
+	else
+		echo "FAIL: $h is included only from $(dirname "$h"): a private header, to be named *_int.h"
+		fail=$((fail + 1))
+	fi
 done
 
 # Every header compiles on its own (it includes what it uses).

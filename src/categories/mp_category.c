@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "category_modes.h"
+#include "category_modes_int.h"
 #include "mp_json.h"
 
 /* What one device's active blocks add up to. */

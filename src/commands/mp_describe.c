@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mp_describe.h"
+#include "describe_int.h"
 #include "mp_format.h"
 #include "mp_py.h"
 

@@ -1,5 +1,5 @@
 /* mp_snapshot_build.c - the typed snapshot, record by record: type checks, shapes, extras. */
-#include "mp_snapshot_build.h"
+#include "snapshot_build_int.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "mp_array.h"
-#include "mp_snapshot_fields.h"
+#include "snapshot_fields_int.h"
 
 /* Most records have a handful of keys; a record with more unknown keys than
    this is still read, its shape just is not cached. */

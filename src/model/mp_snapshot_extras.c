@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mp_snapshot_fields.h"
+#include "snapshot_fields_int.h"
 
 static bool known_key(const mp_heap *heap, enum mp_record rec, mp_val key)
 {

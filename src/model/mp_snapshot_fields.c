@@ -1,5 +1,5 @@
 /* mp_snapshot_fields.c - the table of known keys per snapshot record. */
-#include "mp_snapshot_fields.h"
+#include "snapshot_fields_int.h"
 
 #define F(rec, keyname, bitname, kind, field) \
 	{ offsetof(mp_keys, keyname), bitname, kind, offsetof(rec, field) }

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "mp_snapshot_build.h"
+#include "snapshot_build_int.h"
 
 /* Give dict V to the builder as a record of kind REC (TOP, SEGMENT, BLOCK or TRACE). */
 static mp_err give_record(mp_snapshot_builder *sb, const mp_heap *heap, enum mp_record rec, mp_val v)

@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "mp_snapshot_extras.h"
-#include "mp_snapshot_fields.h"
 #include "mp_snapshot_stats.h"
+#include "snapshot_fields_int.h"
 
 mp_val mp_snapshot_top_extra(const mp_snapshot *snap, const char *name)
 {

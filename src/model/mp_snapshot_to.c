@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "mp_array.h"
-#include "mp_snapshot_fields.h"
+#include "snapshot_fields_int.h"
 
 /* A growable array of handles used to assemble one container. */
 struct handles {

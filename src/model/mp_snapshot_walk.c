@@ -7,8 +7,8 @@
 
 #include "mp_array.h"
 #include "mp_context.h"
-#include "mp_snapshot_build.h"
 #include "mp_snapshot_walk.h"
+#include "snapshot_build_int.h"
 
 /* How many blocks ahead of the one given the builder its context is prefetched (mp_ctx_prefetch). */
 enum { CTX_AHEAD = 8 };

@@ -10,7 +10,7 @@
 
 #include "mp_elf.h"
 #include "mp_symbolize.h"
-#include "mp_symtab.h"
+#include "symtab_int.h"
 
 /* libstdc++'s demangler (extern "C" in <cxxabi.h>): the names PyTorch prints are demangled by it. */
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);

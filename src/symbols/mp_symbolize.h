@@ -15,7 +15,7 @@ typedef struct mp_symbolizer mp_symbolizer;
 
 /* What one address is. Strings stay valid until the next mp_symbolize on the same symbolizer. */
 typedef struct mp_symbol_at {
-	const char *name;     /* the demangled function name (mp_symtab.h says which); "??" when none */
+	const char *name;     /* the demangled function name (symtab_int.h says which); "??" when none */
 	const char *filename; /* the source file; with no line table, as addr2line says it (and so PyTorch's
 				 frames): a local symbol's file from its STT_FILE symbol, else "??" (the mapped
 				 file's path when the file cannot be read here) */

@@ -2,7 +2,7 @@
 #include <gelf.h>
 #include <stdlib.h>
 
-#include "mp_symtab.h"
+#include "symtab_int.h"
 #include "mp_array.h"
 
 struct sym {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "category_modes.h"
+#include "category_modes_int.h"
 #include "mp_segsum_hooks.h"
 
 struct painter {

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "command_int.h"
-#include "mp_describe.h"
+#include "describe_int.h"
 #include "mp_layout.h"
 
 /* The layout W used, written to PATH as a layout file. */

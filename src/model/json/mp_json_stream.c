@@ -20,7 +20,7 @@
 
 #include "mp_json.h"
 #include "mp_json_int.h"
-#include "mp_snapshot_build.h"
+#include "snapshot_build_int.h"
 
 /* A record's keys beyond this many: not a snapshot this reader takes. */
 #define MAX_PAIRS 64

@@ -4,7 +4,7 @@
 
    The thread reads the input from its start, opcode by opcode (opcode lengths do not depend on
    the machine's state, so it knows every opcode's place), counts memo puts as the machine will,
-   notes the memo checkpoint of every put it reads (mp_pickle_machine.h), and knows which memo
+   notes the memo checkpoint of every put it reads (pickle_int.h), and knows which memo
    entries hold a skip key's string. At an EMPTY_LIST right after such a key it runs the skipper
    (mp_pickle_skip_run), which counts the list's puts (and writes the entries of its BINPUTs), and
    publishes the list's start, end and the memo length after it. The machine, at a list it would
@@ -16,7 +16,7 @@
    before its put. Whenever the two disagree on a list (the machine passes over one the thread
    did not, or the thread gives up), the thread is stopped and the machine goes on alone:
    results never change, only the time. */
-#include "mp_pickle_machine.h"
+#include "pickle_int.h"
 
 #include <pthread.h>
 #include <sched.h>

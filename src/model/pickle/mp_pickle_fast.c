@@ -1,4 +1,4 @@
-/* mp_pickle_fast.c - small dicts and lists read in one go (mp_pickle_fast.h), and the cache of
+/* mp_pickle_fast.c - small dicts and lists read in one go (pickle_fast_int.h), and the cache of
    dicts seen, by their bytes, that spares building the same frame again.
 
    A frame is written afresh for every block that shows it, but its bytes are
@@ -9,7 +9,7 @@
    The cache holds only dicts that the heap hash-conses anyway (a handful of
    pairs), so that a hit gives the handle a full read would. It turns itself
    off when the input does not repeat. */
-#include "mp_pickle_fast.h"
+#include "pickle_fast_int.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* mp_pickle_lazy.c - memo entries found again from the input when they are fetched (the puts
-   the machine and the skipper count without writing: mp_pickle_machine.h). */
-#include "mp_pickle_machine.h"
+   the machine and the skipper count without writing: pickle_int.h). */
+#include "pickle_int.h"
 
 #include "mp_array.h"
 

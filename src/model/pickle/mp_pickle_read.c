@@ -1,6 +1,6 @@
 /* mp_pickle_read.c - a pickle machine for plain data that executes nothing. */
-#include "mp_pickle_fast.h"
-#include "mp_pickle_machine.h"
+#include "pickle_fast_int.h"
+#include "pickle_int.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* mp_pickle_skip.c - pass over a pickled list without building it, by simulating only the
    stack depth and the memo (the projection that lets `stats` ignore frames). */
-#include "mp_pickle_machine.h"
+#include "pickle_int.h"
 
 #include "mp_array.h"
 
@@ -44,7 +44,7 @@ static inline int64_t payload_size(const struct mp_skip_run *m, size_t p, size_t
 /* Record, while skipping, a put of INDEX after the opcode at VALUE_OP (IMPLICIT:
    by MEMOIZE). Only the next fresh index, as CPython writes them: anything else
    is not undone as simply, so it is left to the machine. A MEMOIZE is only
-   counted (and noted at its group's checkpoint: mp_pickle_machine.h); a BINPUT
+   counted (and noted at its group's checkpoint: pickle_int.h); a BINPUT
    is written: a string just passed over lazily (LAST_STR), else MP_SKIPPED. */
 static inline bool skip_memo(struct mp_skip_run *m, uint64_t index, size_t last_str, bool implicit,
 			     size_t value_op)

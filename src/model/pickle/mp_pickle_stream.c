@@ -21,9 +21,9 @@
 #include <string.h>
 
 #include "mp_array.h"
-#include "mp_pickle_fast.h"
-#include "mp_pickle_machine.h"
-#include "mp_snapshot_build.h"
+#include "pickle_fast_int.h"
+#include "pickle_int.h"
+#include "snapshot_build_int.h"
 
 /* The snapshot's records and lists of records. */
 enum role {

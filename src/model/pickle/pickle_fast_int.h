@@ -1,4 +1,4 @@
-/* mp_pickle_fast.h - small dicts and lists of a pickle read in one go, for the stream reader
+/* pickle_fast_int.h - small dicts and lists of a pickle read in one go, for the stream reader
    (private to src/model).
 
    A big snapshot is nearly all blocks and frames: dicts of a few atoms and
@@ -12,13 +12,13 @@
    would (mp_pickle_count_put), and write the container's own entry once it
    is complete. Anything else makes them return false: the caller then
    restores the memo length and lets the machine read the value. */
-#ifndef MEMPROF_PICKLE_FAST_H
-#define MEMPROF_PICKLE_FAST_H
+#ifndef MEMPROF_PICKLE_FAST_INT_H
+#define MEMPROF_PICKLE_FAST_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "mp_pickle_machine.h"
+#include "pickle_int.h"
 
 /* Most pairs in a dict read so. */
 #define MP_FAST_PAIRS 16

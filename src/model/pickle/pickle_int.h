@@ -1,7 +1,7 @@
-/* mp_pickle_machine.h - the pickle machine's state, shared by the reader and its skipper
+/* pickle_int.h - the pickle machine's state, shared by the reader and its skipper
    (private to src/model). */
-#ifndef MEMPROF_PICKLE_MACHINE_H
-#define MEMPROF_PICKLE_MACHINE_H
+#ifndef MEMPROF_PICKLE_INT_H
+#define MEMPROF_PICKLE_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>

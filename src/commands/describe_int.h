@@ -1,7 +1,7 @@
-/* mp_describe.h - what memprof found in a target, in words: the process, the PyTorch library,
+/* describe_int.h - what memprof found in a target, in words: the process, the PyTorch library,
    and the walk (layout, devices); `memprof info` in the CLI and in gdb print it. */
-#ifndef MEMPROF_DESCRIBE_H
-#define MEMPROF_DESCRIBE_H
+#ifndef MEMPROF_DESCRIBE_INT_H
+#define MEMPROF_DESCRIBE_INT_H
 
 #include "mp_c10.h"
 #include "mp_out.h"

@@ -1,7 +1,7 @@
-/* category_modes.h - the outputs of `categories` that replace its table: --sites and --segsum
+/* category_modes_int.h - the outputs of `categories` that replace its table: --sites and --segsum
    (private to src/categories; --explain is category_int.h's). */
-#ifndef MEMPROF_CATEGORY_MODES_H
-#define MEMPROF_CATEGORY_MODES_H
+#ifndef MEMPROF_CATEGORY_MODES_INT_H
+#define MEMPROF_CATEGORY_MODES_INT_H
 
 #include "category_int.h"
 

@@ -1,8 +1,8 @@
-/* mp_symtab.h - a module's function symbols sorted by address, for the symbolizer's lookups in
+/* symtab_int.h - a module's function symbols sorted by address, for the symbolizer's lookups in
    O(log n): libdwfl's own address search walks the whole symbol table each time, which is minutes
    for the tens of thousands of return addresses of a long job in libtorch's 300,000 symbols. */
-#ifndef MEMPROF_SYMTAB_H
-#define MEMPROF_SYMTAB_H
+#ifndef MEMPROF_SYMTAB_INT_H
+#define MEMPROF_SYMTAB_INT_H
 
 #include <elfutils/libdwfl.h>
 #include <stdbool.h>

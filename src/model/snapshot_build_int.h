@@ -1,4 +1,4 @@
-/* mp_snapshot_build.h - building the typed snapshot record by record (private to src/model).
+/* snapshot_build_int.h - building the typed snapshot record by record (private to src/model).
 
    The one place that turns a record's key/value pairs into mp_segment, mp_block,
    mp_trace_entry and the top level, with their type checks, shapes and extras.
@@ -11,16 +11,16 @@
    records (a segment's 'blocks', the top's 'segments' and 'device_traces') must
    be a list but is not read here: the children are added on their own, and a
    record may come before or after its children (see each kind). */
-#ifndef MEMPROF_SNAPSHOT_BUILD_H
-#define MEMPROF_SNAPSHOT_BUILD_H
+#ifndef MEMPROF_SNAPSHOT_BUILD_INT_H
+#define MEMPROF_SNAPSHOT_BUILD_INT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "mp_err.h"
 #include "mp_snapshot.h"
-#include "mp_snapshot_fields.h"
 #include "mp_value.h"
+#include "snapshot_fields_int.h"
 
 typedef struct mp_snapshot_builder mp_snapshot_builder;
 

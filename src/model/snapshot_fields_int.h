@@ -1,7 +1,7 @@
-/* mp_snapshot_fields.h - the known keys of each snapshot record, as data shared by
+/* snapshot_fields_int.h - the known keys of each snapshot record, as data shared by
    the value-to-model reader and the model-to-value writer (private to src/model). */
-#ifndef MEMPROF_SNAPSHOT_FIELDS_H
-#define MEMPROF_SNAPSHOT_FIELDS_H
+#ifndef MEMPROF_SNAPSHOT_FIELDS_INT_H
+#define MEMPROF_SNAPSHOT_FIELDS_INT_H
 
 #include <stddef.h>
 #include <stdint.h>
