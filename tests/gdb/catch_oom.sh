@@ -22,8 +22,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The first job stops at its OOM (gdb is left in __cxa_throw); the others run with --continue (the report, then
-# the job goes on to its end; the pause it stood is written) after a word the command refuses.
+# The first job stops at its OOM (gdb is left in __cxa_throw), under memprof-gdb (no library's symbols read but
+# libstdc++'s, which the catch reads itself); the others run with --continue under plain gdb (the report, then the
+# job goes on to its end; the pause it stood is written) after a word the command refuses.
 jobs_seen=0
 caught() { # LABEL DIR PID SYSROOT CAUSE
 	local at=$1 dir=$2 pid=$3 sysroot=$4 mode=stop
@@ -31,8 +32,8 @@ caught() { # LABEL DIR PID SYSROOT CAUSE
 	[ "$jobs_seen" -gt 1 ] && mode=continue
 	# a chrooted job: gdb reads its libraries under the root, and needs the interpreter named to find them
 	if [ "$mode" = stop ]; then
-		"$gdb" -nx -batch ${sysroot:+-iex "set sysroot $sysroot"} ${sysroot:+"$sysroot$(cat "$dir/python")"} \
-			-p "$pid" -ex "source $gdbext" -ex "memprof catch oom -o $dir/out --format json" \
+		launcher ${sysroot:+-iex "set sysroot $sysroot"} ${sysroot:+"$sysroot$(cat "$dir/python")"} \
+			-p "$pid" -ex "memprof catch oom -o $dir/out --format json" \
 			-ex "shell touch $dir/RESUME" -ex continue -ex "info registers rip" -ex "bt 3" -ex detach \
 			>"$dir/gdb.out" 2>"$dir/gdb.err"
 		grep -q "c10::OutOfMemoryError thrown (#1)" "$dir/gdb.out" && grep -q "__cxa_throw" "$dir/gdb.out" &&

@@ -51,6 +51,12 @@ mgdb() {
 		-ex "source $gdbext" -ex "source $helpers" "$@"
 }
 
+# memprof-gdb, the launcher that keeps gdb from reading the libraries' symbols, on this build's command set.
+launcher() {
+	MEMPROF_GDB=$gdb MEMPROF_GDB_SCRIPT=$gdbext "$builddir/memprof-gdb" -nx -batch -iex 'set pagination off' \
+		-iex 'set confirm off' -iex 'set width 0' "$@"
+}
+
 # A check that two outputs are the same and not empty; on failure, their errors (FILE.err) and the diff.
 same() { # LABEL A B
 	if [ -s "$2" ] && cmp -s "$2" "$3"; then
