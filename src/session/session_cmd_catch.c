@@ -146,11 +146,13 @@ static int report(mp_session *s, uint64_t thrown)
 		free(text);
 		return rc;
 	}
+	if (rc == MP_SESSION_ERROR) { /* no files: the error says why */
+		free(text);
+		return rc;
+	}
 	if (mp_catch_path(path, sizeof path, k->dir, k->count, MP_CATCH_REPORT, json))
 		write_file(s, path, text, text != NULL ? len : 0);
 	free(text);
-	if (rc == MP_SESSION_ERROR)
-		return rc;
 	/* the stacks and the snapshot are kept even when one of them fails: each says so in the warnings */
 	if (capture(s, 1, stacks, &text, &len) != MP_SESSION_ERROR &&
 	    mp_catch_path(path, sizeof path, k->dir, k->count, MP_CATCH_PYSTACK, json))
@@ -180,6 +182,11 @@ int mp_session_catch_throw(mp_session *s, uint64_t thrown, uint64_t type_info)
 	if (!s->catching.armed)
 		goto out;
 	mp_session_invalidate(s); /* the program ran to this throw */
+	if (s->kind == ST_NONE) {
+		session_error(s, "catch oom: %s", s->why != NULL ? s->why : "no target");
+		rc = MP_SESSION_CATCH_FAILED;
+		goto out;
+	}
 	session_diag_init(s, &diag);
 	if (session_open(s, &diag) != MP_OK) {
 		session_error(s, "catch oom: %s", diag.msg[0] != '\0' ? diag.msg : "cannot read the target");

@@ -170,6 +170,107 @@ static void test_settings(void)
 	CU_ASSERT_EQUAL(mp_session_set(s, "units", "auto"), 0);
 }
 
+/* Every setting of the table: named, helped, of a known kind, its default what a new session shows and takes
+   again; a choice takes each of its words; a bad value is refused and the old one stays. */
+static void test_settings_table(void)
+{
+	static const char *const kinds[] = { "choice", "device", "number", "file" };
+	mp_session *fresh = mp_session_new();
+	int n = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(fresh);
+	for (int i = 0; mp_session_setting_name(i) != NULL; i++, n++) {
+		const char *name = mp_session_setting_name(i), *spec = mp_session_setting_spec(i);
+		char words[128], *save = NULL, *kind, *w;
+		bool known = false;
+
+		CU_ASSERT(strlen(mp_session_setting_help(i)) > 20);
+		snprintf(words, sizeof words, "%s", spec);
+		kind = strtok_r(words, " ", &save);
+		for (size_t k = 0; kind != NULL && k < sizeof kinds / sizeof kinds[0]; k++)
+			known = known || strcmp(kind, kinds[k]) == 0;
+		CU_ASSERT(known);
+		CU_ASSERT_STRING_EQUAL(mp_session_show(fresh, name), mp_session_setting_default(i));
+		CU_ASSERT_EQUAL(mp_session_set(fresh, name, mp_session_setting_default(i)), 0);
+		while (kind != NULL && strcmp(kind, "choice") == 0 && (w = strtok_r(NULL, " ", &save)) != NULL) {
+			CU_ASSERT_EQUAL(mp_session_set(fresh, name, w), 0);
+			CU_ASSERT_STRING_EQUAL(mp_session_show(fresh, name), w);
+		}
+		if (strcmp(name, "layout") != 0) { /* any text names a layout file: refused only when unreadable */
+			CU_ASSERT_EQUAL(mp_session_set(fresh, name, "-7x"), -1);
+			CU_ASSERT(strstr(mp_session_error(fresh), name) != NULL);
+		}
+		CU_ASSERT_EQUAL(mp_session_set(fresh, name, mp_session_setting_default(i)), 0);
+	}
+	CU_ASSERT(n >= 6);
+	CU_ASSERT_PTR_NULL(mp_session_setting_name(n));
+	CU_ASSERT_PTR_NULL(mp_session_setting_name(-1));
+	for (int i = 0; i < n; i++) /* the debugger holds its process itself: stop is the host's, the rest the user's */
+		CU_ASSERT_EQUAL((mp_session_setting_flags(i) & MP_SESSION_SETTING_HOST) != 0,
+				strcmp(mp_session_setting_name(i), "stop") == 0);
+	mp_session_free(fresh);
+}
+
+/* Memory of a callback target: two std::type_info (a vtable word, then the name's address) and their names. */
+static size_t read_types(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	static unsigned char image[0x200];
+	static const char oom[] = "N3c1016OutOfMemoryErrorE", other[] = "*St13runtime_error";
+	uint64_t oom_name = 0x1100, other_name = 0x1180;
+
+	(void)ctx;
+	memset(image, 0, sizeof image);
+	memcpy(image + 0x08, &oom_name, 8);
+	memcpy(image + 0x28, &other_name, 8);
+	memcpy(image + 0x100, oom, sizeof oom);
+	memcpy(image + 0x180, other, sizeof other);
+	if (addr < 0x1000 || addr - 0x1000 >= sizeof image)
+		return 0;
+	if (len > sizeof image - (addr - 0x1000)) /* the readable part (the target reads whole pages) */
+		len = sizeof image - (addr - 0x1000);
+	memcpy(buf, image + (addr - 0x1000), len);
+	return len;
+}
+
+static void test_catch_oom(void)
+{
+	mp_session *k = mp_session_new();
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+	mp_session *saved = s;
+	s = k;
+	CU_ASSERT_PTR_NULL(mp_session_catch_location(k));
+	CU_ASSERT_EQUAL(mp_session_catch_throw(k, 0x1234, 0x1000), MP_SESSION_CATCH_PASS); /* not catching */
+	CU_ASSERT_EQUAL(run("catch"), MP_SESSION_ERROR);
+	CU_ASSERT(error_is("oom"));
+	CU_ASSERT_EQUAL(run("catch oom sometimes"), MP_SESSION_ERROR);
+	CU_ASSERT(error_is("say off"));
+	CU_ASSERT_EQUAL(run("catch oom --format yaml"), MP_SESSION_ERROR);
+	CU_ASSERT_PTR_NULL(mp_session_catch_location(k));
+	CU_ASSERT_EQUAL(run("catch oom --continue"), MP_SESSION_OK);
+	CU_ASSERT(output_has("catching CUDA OOMs"));
+	CU_ASSERT_STRING_EQUAL(mp_session_catch_location(k), "__cxa_throw");
+#if defined(__x86_64__)
+	CU_ASSERT_STRING_EQUAL(mp_session_catch_registers(), "rdi rsi");
+#endif
+	/* no target: the stop says why */
+	CU_ASSERT_EQUAL(mp_session_catch_throw(k, 0x1234, 0x1000), MP_SESSION_CATCH_FAILED);
+	CU_ASSERT(error_is("catch oom: no process or core file"));
+	mp_session_use_callback(k, "types", 0, read_types, NULL, "");
+	CU_ASSERT_EQUAL(mp_session_catch_throw(k, 0x1234, 0x1020), MP_SESSION_CATCH_PASS); /* another throw */
+	CU_ASSERT_STRING_EQUAL(mp_session_output(k), "");
+	CU_ASSERT_EQUAL(mp_session_catch_throw(k, 0x1234, 0x5000), MP_SESSION_CATCH_PASS); /* unreadable */
+	/* the OOM's type: reported (here the report fails, no allocator in this memory, and says so) */
+	CU_ASSERT_EQUAL(mp_session_catch_throw(k, 0x1234, 0x1000), MP_SESSION_CATCH_FAILED);
+	CU_ASSERT(output_has("c10::OutOfMemoryError thrown (#1)"));
+	CU_ASSERT(strlen(mp_session_error(k)) > 9);
+	CU_ASSERT_EQUAL(run("catch oom off"), MP_SESSION_OK);
+	CU_ASSERT_PTR_NULL(mp_session_catch_location(k));
+	CU_ASSERT_EQUAL(mp_session_catch_throw(k, 0x1234, 0x1000), MP_SESSION_CATCH_PASS);
+	s = saved;
+	mp_session_free(k);
+}
+
 static int command_index(const char *name)
 {
 	for (int i = 0; mp_session_command_name(i) != NULL; i++)
@@ -232,6 +333,8 @@ int main(void)
 		{ "save and compare", test_save_and_compare },
 		{ "categories", test_categories },
 		{ "settings", test_settings },
+		{ "the table of settings", test_settings_table },
+		{ "catch oom", test_catch_oom },
 		{ "command table and completion", test_table_and_completion },
 	};
 
