@@ -116,23 +116,31 @@ void mp_out_putc(mp_out *out, char c)
 void mp_out_printf(mp_out *out, const char *fmt, ...)
 {
 	va_list ap;
+
+	va_start(ap, fmt);
+	mp_out_vprintf(out, fmt, ap);
+	va_end(ap);
+}
+
+void mp_out_vprintf(mp_out *out, const char *fmt, va_list ap)
+{
+	va_list again;
 	int n;
 	char *dst;
 
-	va_start(ap, fmt);
+	va_copy(again, ap);
 	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
 	if (n < 0) {
 		out->err = MP_E_ERRNO;
+		va_end(again);
 		return;
 	}
 	dst = mp_out_reserve(out, (size_t)n + 1);
-	if (dst == NULL)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(dst, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	out->len += (size_t)n;
+	if (dst != NULL) {
+		vsnprintf(dst, (size_t)n + 1, fmt, again);
+		out->len += (size_t)n;
+	}
+	va_end(again);
 }
 
 void mp_out_u64(mp_out *out, uint64_t v)

@@ -2,6 +2,7 @@
 #ifndef MEMPROF_OUT_H
 #define MEMPROF_OUT_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -44,6 +45,7 @@ void mp_out_write(mp_out *out, const void *data, size_t len);
 void mp_out_puts(mp_out *out, const char *s);
 void mp_out_putc(mp_out *out, char c);
 void mp_out_printf(mp_out *out, const char *fmt, ...) MP_PRINTF(2, 3);
+void mp_out_vprintf(mp_out *out, const char *fmt, va_list ap) MP_PRINTF(2, 0);
 void mp_out_i64(mp_out *out, int64_t v);
 void mp_out_u64(mp_out *out, uint64_t v);
 

@@ -224,8 +224,9 @@ typedef struct mp_oom {
 						 it did not run (2.6 skips it while a MemPool or a graph capture
 						 routes allocations to a private pool) */
 	enum mp_oom_verdict verdict;
-	char decision[4][240];                /* the replay's steps, as sentences */
+	char **decision;                      /* the replay's steps, as sentences, each as long as it is */
 	int ndecision;
+	size_t cap_decision;
 	/* the device's memory */
 	int64_t reserved, allocated, live, pending, usable; /* usable: reserved + room, −1 when free unknown */
 	int64_t room;                         /* what cudaMalloc could still get: the device's free memory, less under
@@ -256,8 +257,11 @@ typedef struct mp_oom {
 
 /* Explain REQ on SNAP (a snapshot of the same moment: its allocator_settings, segments, block states,
    'owner' keys and frames when present). MP_E_NOTFOUND when SNAP has no segment of REQ's device and REQ
-   gives no free memory either; MP_E_NOMEM. The caller frees *OUT with free(). */
+   gives no free memory either; MP_E_NOMEM. The caller frees *OUT with mp_oom_free(). */
 mp_err mp_oom_explain(const mp_snapshot *snap, const mp_oom_request *req, mp_oom **out, mp_diag *diag) MP_WUR;
+
+/* Release O (mp_oom_explain's) and what it holds; NULL is fine. */
+void mp_oom_free(mp_oom *o);
 
 /* Whether O is an OOM to explain: the allocator would raise (or, for a request asked about, could not serve
    it from what it holds). */

@@ -106,7 +106,11 @@ mp_err mp_oom_explain(const mp_snapshot *snap, const mp_oom_request *req, mp_oom
 	o->release = req->release.major != 0 ? req->release : mp_sim_release_of_snapshot(snap);
 	oom_read_settings(snap, o);
 	device_figures(&v, o);
-	oom_replay(&v, o);
+	if ((err = oom_replay(&v, o)) != MP_OK) {
+		oom_view_close(&v);
+		mp_oom_free(o);
+		return err;
+	}
 	computed_message(o);
 	oom_causes(&v, o);
 	oom_fragmentation(&v, o);
@@ -118,11 +122,21 @@ mp_err mp_oom_explain(const mp_snapshot *snap, const mp_oom_request *req, mp_oom
 	oom_groups_free(&gr);
 	oom_view_close(&v);
 	if (err != MP_OK) {
-		free(o);
+		mp_oom_free(o);
 		return err;
 	}
 	*out = o;
 	return MP_OK;
+}
+
+void mp_oom_free(mp_oom *o)
+{
+	if (o == NULL)
+		return;
+	for (int i = 0; i < o->ndecision; i++)
+		free(o->decision[i]);
+	free(o->decision);
+	free(o);
 }
 
 bool mp_oom_is_oom(const mp_oom *o)

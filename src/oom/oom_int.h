@@ -133,7 +133,7 @@ mp_err oom_serves_without(const oom_view *v, const mp_oom *o, const oom_member *
 void oom_activation_remedies(mp_oom *o, const oom_groups *gr);
 
 /* The parts of mp_oom_explain. */
-void oom_replay(const oom_view *v, mp_oom *o);
+mp_err oom_replay(const oom_view *v, mp_oom *o) MP_WUR;
 void oom_causes(const oom_view *v, mp_oom *o);
 void oom_fragmentation(const oom_view *v, mp_oom *o);
 mp_err oom_remedies(const oom_view *v, mp_oom *o, const oom_groups *gr);

@@ -4,18 +4,33 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "mp_array.h"
+#include "mp_out.h"
 #include "oom_int.h"
 
-static void step(mp_oom *o, const char *fmt, ...) MP_PRINTF(2, 3);
-static void step(mp_oom *o, const char *fmt, ...)
+/* One more step of the decision, its sentence whole however long it is. MP_E_NOMEM, O unchanged. */
+static mp_err step(mp_oom *o, const char *fmt, ...) MP_PRINTF(2, 3);
+static mp_err step(mp_oom *o, const char *fmt, ...)
 {
 	va_list ap;
+	mp_out text;
+	char *s;
+	mp_err err;
 
-	if (o->ndecision >= 4)
-		return;
+	if ((err = mp_array_grow((void **)&o->decision, &o->cap_decision, (size_t)o->ndecision + 1,
+				 sizeof *o->decision)) != MP_OK)
+		return err;
+	mp_out_init(&text);
 	va_start(ap, fmt);
-	vsnprintf(o->decision[o->ndecision++], sizeof o->decision[0], fmt, ap);
+	mp_out_vprintf(&text, fmt, ap);
 	va_end(ap);
+	if ((s = mp_out_take(&text, NULL)) == NULL) {
+		err = text.err != MP_OK ? text.err : MP_E_NOMEM;
+		mp_out_free(&text);
+		return err;
+	}
+	o->decision[o->ndecision++] = s;
+	return MP_OK;
 }
 
 /* Whether a free block of SIZE may serve the request under max_split_size (oversize blocks are kept for
@@ -197,67 +212,66 @@ static const char *room_text(const mp_oom *o, char *buf, size_t n)
 	return buf;
 }
 
-void oom_replay(const oom_view *v, mp_oom *o)
+mp_err oom_replay(const oom_view *v, mp_oom *o)
 {
 	char room[200];
 
 	char a[32], b[32], c[32];
 	bool refused;
 	int64_t need;
+	mp_err err;
 
 	size_request(v, o);
 	o->best_fit_addr = o->best_fit_size = -1;
 	best_fit(v, o, &refused);
 	if (o->best_fit_addr >= 0) {
-		step(o, "best fit on stream %lld in the %s pool: the free block at 0x%llx (%s) serves it",
-		     (long long)o->req.stream, o->small_pool ? "small" : "large", (unsigned long long)o->best_fit_addr,
-		     oom_size_text(a, sizeof a, o->best_fit_size));
 		o->verdict = MP_OOM_V_CACHED;
-		return;
+		return step(o, "best fit on stream %lld in the %s pool: the free block at 0x%llx (%s) serves it",
+			    (long long)o->req.stream, o->small_pool ? "small" : "large",
+			    (unsigned long long)o->best_fit_addr, oom_size_text(a, sizeof a, o->best_fit_size));
 	}
 	if (refused)
-		step(o, "best fit on stream %lld in the %s pool: refused, max_split_size keeps blocks of %s and more "
-			"for requests as large", (long long)o->req.stream, o->small_pool ? "small" : "large",
-		     oom_size_text(a, sizeof a, o->max_split_size));
+		err = step(o, "best fit on stream %lld in the %s pool: refused, max_split_size keeps blocks of %s and "
+			   "more for requests as large", (long long)o->req.stream, o->small_pool ? "small" : "large",
+			   oom_size_text(a, sizeof a, o->max_split_size));
 	else
-		step(o, "best fit on stream %lld in the %s pool: none, the largest free block is %s, %s is needed",
-		     (long long)o->req.stream, o->small_pool ? "small" : "large", oom_size_text(a, sizeof a, o->largest_free),
-		     oom_size_text(b, sizeof b, o->rounded));
+		err = step(o, "best fit on stream %lld in the %s pool: none, the largest free block is %s, %s is needed",
+			   (long long)o->req.stream, o->small_pool ? "small" : "large",
+			   oom_size_text(a, sizeof a, o->largest_free), oom_size_text(b, sizeof b, o->rounded));
+	if (err != MP_OK)
+		return err;
 	/* an expandable segment maps whole pages for the request; otherwise cudaMalloc gets the allocation size */
 	need = o->expandable ? pages_needed(v, o) : o->alloc_size;
 	o->released_by_retry = retry_release(v);
 	if (o->room < 0) {
-		step(o, "%s(%s): the device's free memory is unknown here; the retry would release %s of cached segments",
-		     o->expandable ? "mapping pages" : "cudaMalloc", oom_size_text(a, sizeof a, need),
-		     oom_size_text(b, sizeof b, o->released_by_retry));
 		o->verdict = MP_OOM_V_UNKNOWN_FREE;
-		return;
+		return step(o, "%s(%s): the device's free memory is unknown here; the retry would release %s of cached "
+			    "segments", o->expandable ? "mapping pages" : "cudaMalloc", oom_size_text(a, sizeof a, need),
+			    oom_size_text(b, sizeof b, o->released_by_retry));
 	}
 	if (need <= o->room) {
-		step(o, "%s(%s) succeeds: %s", o->expandable ? "mapping pages" : "cudaMalloc",
-		     oom_size_text(a, sizeof a, need), room_text(o, room, sizeof room));
 		o->verdict = MP_OOM_V_CUDAMALLOC;
-		return;
+		return step(o, "%s(%s) succeeds: %s", o->expandable ? "mapping pages" : "cudaMalloc",
+			    oom_size_text(a, sizeof a, need), room_text(o, room, sizeof room));
 	}
-	step(o, "%s(%s) fails: %s", o->expandable ? "mapping pages" : "cudaMalloc", oom_size_text(a, sizeof a, need),
-	     room_text(o, room, sizeof room));
+	if ((err = step(o, "%s(%s) fails: %s", o->expandable ? "mapping pages" : "cudaMalloc",
+			oom_size_text(a, sizeof a, need), room_text(o, room, sizeof room))) != MP_OK)
+		return err;
 	if (need <= o->room + o->released_by_retry && o->req.source == MP_OOM_FROM_ARGS) {
-		step(o, "the retry releases %s of cached segments free as a whole, then %s succeeds",
-		     oom_size_text(a, sizeof a, o->released_by_retry), oom_size_text(c, sizeof c, need));
 		o->verdict = MP_OOM_V_AFTER_RELEASE;
-		return;
+		return step(o, "the retry releases %s of cached segments free as a whole, then %s succeeds",
+			    oom_size_text(a, sizeof a, o->released_by_retry), oom_size_text(c, sizeof c, need));
 	}
+	o->verdict = MP_OOM_V_OOM;
 	if (need <= o->room + o->released_by_retry) {
 		/* yet the allocator raised: its retry cannot have run */
-		step(o, "the retry would release %s (pending frees synchronised, segments free as a whole), enough; the "
-			"allocator raised all the same, so it skipped the retry: 2.6 does while a torch.cuda.MemPool or "
-			"a graph capture routes allocations to a private pool", oom_size_text(a, sizeof a, o->released_by_retry));
 		o->retry_skipped = true;
-		o->verdict = MP_OOM_V_OOM;
-		return;
+		return step(o, "the retry would release %s (pending frees synchronised, segments free as a whole), "
+			    "enough; the allocator raised all the same, so it skipped the retry: 2.6 does while a "
+			    "torch.cuda.MemPool or a graph capture routes allocations to a private pool",
+			    oom_size_text(a, sizeof a, o->released_by_retry));
 	}
-	step(o, "the retry (pending frees synchronised, cached segments free as a whole released) gives back %s: "
-		"%s free < %s, out of memory", oom_size_text(a, sizeof a, o->released_by_retry),
-	     oom_size_text(b, sizeof b, o->room + o->released_by_retry), oom_size_text(c, sizeof c, need));
-	o->verdict = MP_OOM_V_OOM;
+	return step(o, "the retry (pending frees synchronised, cached segments free as a whole released) gives back %s: "
+		       "%s free < %s, out of memory", oom_size_text(a, sizeof a, o->released_by_retry),
+		    oom_size_text(b, sizeof b, o->room + o->released_by_retry), oom_size_text(c, sizeof c, need));
 }

@@ -142,7 +142,7 @@ static int run_oom(mp_command_ctx *c, const mp_command_args *a)
 	mp_out_free(&out);
 	if (rc == MP_CMD_OK && !mp_oom_is_oom(o))
 		rc = MP_CMD_NOTHING;
-	free(o);
+	mp_oom_free(o);
 	return rc;
 }
 

@@ -136,24 +136,24 @@ static void test_fragmentation(void)
 			   (strstr(o->remedies[i].action, "0x7f0000000000") || strstr(o->remedies[i].action, "0x7f0000800000") ||
 			    strstr(o->remedies[i].action, "0x7f0001000000"));
 	CU_ASSERT_EQUAL(freeing, 3);
-	free(o);
+	mp_oom_free(o);
 	/* 9 MiB with 1 MiB free: fragmentation; with no message, whether a memory fraction is set (the garbage
 	   collector's condition) is not known: nothing is said of it */
 	o = explain(s, 9 * MIB, 0, 1 * MIB);
 	CU_ASSERT_EQUAL(o->causes[0].id, MP_OOM_FRAGMENTATION);
 	CU_ASSERT_PTR_NULL(remedy(o, MP_OOM_R_EXPANDABLE));
 	CU_ASSERT_PTR_NULL(remedy(o, MP_OOM_R_GC_THRESHOLD));
-	free(o);
+	mp_oom_free(o);
 	/* the same request with room on the device: cudaMalloc serves it */
 	o = explain(s, 8 * MIB, 0, 40 * MIB);
 	CU_ASSERT_EQUAL(o->verdict, MP_OOM_V_CUDAMALLOC);
 	CU_ASSERT_FALSE(mp_oom_is_oom(o));
-	free(o);
+	mp_oom_free(o);
 	/* a request a free block fits */
 	o = explain(s, 3 * MIB, 0, 0);
 	CU_ASSERT_EQUAL(o->verdict, MP_OOM_V_CACHED);
 	CU_ASSERT_EQUAL(o->best_fit_addr, 0x7f0000400000);
-	free(o);
+	mp_oom_free(o);
 	mp_snapshot_free(s);
 }
 
@@ -180,7 +180,7 @@ static void test_other_stream_and_pool(void)
 	 * allocator would have done with the setting from the start (the campaign measured such guesses) */
 	CU_ASSERT_TRUE(remedy(o, MP_OOM_R_MAX_SPLIT) == NULL || !remedy(o, MP_OOM_R_MAX_SPLIT)->works);
 	CU_ASSERT_PTR_NULL(remedy(o, MP_OOM_R_EXPANDABLE));
-	free(o);
+	mp_oom_free(o);
 	mp_snapshot_free(s);
 }
 
@@ -202,7 +202,7 @@ static void test_device_full(void)
 	CU_ASSERT_PTR_NULL(remedy(o, MP_OOM_R_EXPANDABLE));
 	/* freeing the 700 MiB block releases its segment: 824 MiB free */
 	CU_ASSERT_PTR_NOT_NULL(remedy(o, MP_OOM_R_FREE));
-	free(o);
+	mp_oom_free(o);
 	mp_snapshot_free(s);
 }
 
@@ -242,7 +242,7 @@ static void test_oversize_and_empty_cache(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(remedy(o, MP_OOM_R_EMPTY_CACHE));
 	CU_ASSERT_FALSE(remedy(o, MP_OOM_R_EMPTY_CACHE)->works);
 	CU_ASSERT_PTR_NOT_NULL(strstr(remedy(o, MP_OOM_R_EMPTY_CACHE)->action, "at the OOM"));
-	free(o);
+	mp_oom_free(o);
 	/* the place a remedy names for the free: the job's own innermost frame, past torch, C++ and threading */
 	char site[128];
 
@@ -352,7 +352,7 @@ static void test_holders(void)
 	CU_ASSERT_TRUE(remedy_kind(o, MP_OOM_K_SMALLER_BATCH)->untested);
 	/* float16 already: 16-bit autocast is not offered */
 	CU_ASSERT_PTR_NULL(remedy_kind(o, MP_OOM_K_LOWER_PRECISION));
-	free(o);
+	mp_oom_free(o);
 	mp_snapshot_free(s);
 
 	/* outside training (no gradients, no optimizer state, no activations): the model may go */
@@ -370,7 +370,7 @@ static void test_holders(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(remedy_kind(o, MP_OOM_K_DEL));
 	CU_ASSERT_STRING_EQUAL(remedy_kind(o, MP_OOM_K_DEL)->holder, "model");
 	CU_ASSERT_PTR_NOT_NULL(strstr(remedy_kind(o, MP_OOM_K_DEL)->action, "del model"));
-	free(o);
+	mp_oom_free(o);
 	mp_snapshot_free(s);
 }
 
@@ -401,7 +401,7 @@ static void test_message_request(void)
 	/* capacity 40 − reserved 20 − free 2: 18 MiB held outside the allocator */
 	CU_ASSERT_EQUAL(o->causes[0].id, MP_OOM_OUTSIDE);
 	CU_ASSERT_EQUAL(o->causes[0].bytes, 18 * MIB);
-	free(o);
+	mp_oom_free(o);
 	/* a memory fraction: 500 MiB free on the device, but only 30 MiB allowed, 20 of them reserved: cudaMalloc
 	   gets 10 MiB at most, an OOM, and no setting is claimed on the device's free memory */
 	CU_ASSERT_TRUE(mp_oom_request_from_message(
@@ -419,7 +419,33 @@ static void test_message_request(void)
 	for (int i = 0; i < o->nremedies; i++)
 		if (o->remedies[i].id == MP_OOM_R_EXPANDABLE || o->remedies[i].id == MP_OOM_R_MAX_SPLIT)
 			CU_ASSERT_FALSE(o->remedies[i].works);
-	free(o);
+	mp_oom_free(o);
+	mp_snapshot_free(s);
+}
+
+/* A step of the decision as long as its sentence: the retry that 2.6 skips takes 249 characters here (a step
+   was cut at 239 once), and the third step is kept whole. */
+static void test_long_step(void)
+{
+	mp_snapshot *s = sb_new();
+	static const int64_t sizes[] = { -20 * MIB };
+	static const char tail[] = "routes allocations to a private pool";
+	const char *d;
+	mp_oom *o;
+
+	sb_device(s);
+	segment(s, 0x7f0000000000, 0, false, sizes, 1);
+	/* 30 MiB with 15 MiB free: no block fits, cudaMalloc fails, and the retry would release the free 20 MiB
+	   segment, enough; the trace's OOM says the allocator raised all the same */
+	o = explain(s, 30 * MIB, 0, 15 * MIB);
+	CU_ASSERT_EQUAL(o->verdict, MP_OOM_V_OOM);
+	CU_ASSERT_TRUE(o->retry_skipped);
+	CU_ASSERT_EQUAL_FATAL(o->ndecision, 3);
+	d = o->decision[2];
+	CU_ASSERT_EQUAL(strlen(d), 249);
+	CU_ASSERT_EQUAL(strncmp(d, "the retry would release 20.00 MiB (", 35), 0);
+	CU_ASSERT_TRUE(strlen(d) > sizeof tail && strcmp(d + strlen(d) - (sizeof tail - 1), tail) == 0);
+	mp_oom_free(o);
 	mp_snapshot_free(s);
 }
 
@@ -463,7 +489,7 @@ static void test_hostile(void)
 	sb_entry(s, "alloc", 0x1000000, -5);
 	CU_ASSERT_EQUAL_FATAL(mp_oom_explain(s, &r, &o, &d), MP_OK);
 	CU_ASSERT_EQUAL(o->verdict, MP_OOM_V_OOM);
-	free(o);
+	mp_oom_free(o);
 	mp_snapshot_free(s);
 }
 
@@ -516,7 +542,7 @@ static void test_replayed_remedies(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(r->action, "right after train.py:12 (step), each time it runs"));
 	CU_ASSERT_STRING_EQUAL(r->place_file, "/home/u/train.py");
 	CU_ASSERT_EQUAL(r->place_line, 12);
-	free(o);
+	mp_oom_free(o);
 	/* a device that never had the memory: every setting is refuted by the replay, nothing is claimed */
 	mp_snapshot_free(s);
 	s = sb_new();
@@ -533,7 +559,7 @@ static void test_replayed_remedies(void)
 	for (int i = 0; i < o->nremedies; i++)
 		if (o->remedies[i].id != MP_OOM_R_NOTHING && o->remedies[i].id != MP_OOM_R_FREE)
 			CU_ASSERT_FALSE(o->remedies[i].works);
-	free(o);
+	mp_oom_free(o);
 	mp_snapshot_free(s);
 }
 
@@ -546,6 +572,7 @@ int main(void)
 		{ "live memory exceeds the device", test_device_full },
 		{ "oversize split, max_split_size_mb, empty_cache from the trace", test_oversize_and_empty_cache },
 		{ "a request from a message", test_message_request },
+		{ "a step of the decision kept whole, however long", test_long_step },
 		{ "hostile sizes", test_hostile },
 		{ "remedies proven by replaying the trace", test_replayed_remedies },
 		{ "holders: activations by module, no del mid-training", test_holders },
