@@ -6,7 +6,8 @@ top=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 example="$top/tests/data/example.pickle"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
+# shellcheck source=lib/check.sh
+. "$top/tests/lib/check.sh"
 
 # matches FILE PATTERN: an extended regex some line matches, or EMPTY for an empty file.
 matches() {
@@ -20,10 +21,9 @@ expect() {
 	"$@" >"$tmp/out" 2>"$tmp/err"
 	local got=$?
 	if [ "$got" -ne "$want" ] || ! matches "$tmp/out" "$outpat" || ! matches "$tmp/err" "$errpat"; then
-		echo "FAIL: $name: exit $got (wanted $want)"; head -3 "$tmp/out" "$tmp/err"
-		fail=$((fail + 1))
+		bad "$name: exit $got (wanted $want)"; head -3 "$tmp/out" "$tmp/err"
 	else
-		pass=$((pass + 1))
+		ok
 	fi
 }
 # one_line_error NAME -- COMMAND...: exit 2 and exactly one "memprof: " line on stderr.
@@ -34,10 +34,9 @@ one_line_error() {
 	local got=$? lines
 	lines=$(wc -l <"$tmp/err")
 	if [ "$got" -ne 2 ] || [ "$lines" -ne 1 ] || ! grep -q '^memprof: ' "$tmp/err"; then
-		echo "FAIL: $name: exit $got, $lines stderr lines"; cat "$tmp/err"
-		fail=$((fail + 1))
+		bad "$name: exit $got, $lines stderr lines"; cat "$tmp/err"
 	else
-		pass=$((pass + 1))
+		ok
 	fi
 }
 
@@ -97,9 +96,9 @@ expect "segments to stdout" 0 '^stream_0;seg_[0-9]+;active_allocated;' EMPTY -- 
 expect "compare with itself" 1 '^only_before = \[\]$' EMPTY -- "$MEMPROF" compare "$example" "$example"
 expect "memory as svg" 0 EMPTY EMPTY -- "$MEMPROF" memory "$example" -o "$tmp/m.svg"
 if head -c 400 "$tmp/m.svg" | grep -q '<svg' && grep -q 'train.py' "$tmp/m.svg"; then
-	pass=$((pass + 1))
+	ok
 else
-	echo "FAIL: memory -o x.svg did not write an SVG naming the call sites"; fail=$((fail + 1))
+	bad "memory -o x.svg did not write an SVG naming the call sites"
 fi
 
 # -o onto what is not a regular file is written through, never replaced (renamed over, as root, /dev/null
@@ -107,18 +106,18 @@ fi
 ln -s "$tmp/target.pickle" "$tmp/link.pickle"
 expect "snapshot -o through a symlink" 0 EMPTY EMPTY -- "$MEMPROF" snapshot "$example" -o "$tmp/link.pickle"
 if [ -L "$tmp/link.pickle" ] && cmp -s "$tmp/target.pickle" "$tmp/re.pickle"; then
-	pass=$((pass + 1))
+	ok
 else
-	echo "FAIL: -o onto a symlink replaced the link or left its target unwritten"; fail=$((fail + 1))
+	bad "-o onto a symlink replaced the link or left its target unwritten"
 fi
 mkfifo "$tmp/fifo"
 cat "$tmp/fifo" >"$tmp/from-fifo" &
 expect "snapshot -o into a FIFO" 0 EMPTY EMPTY -- "$MEMPROF" snapshot "$example" --format pickle -o "$tmp/fifo"
 wait
 if [ -p "$tmp/fifo" ] && cmp -s "$tmp/from-fifo" "$tmp/re.pickle"; then
-	pass=$((pass + 1))
+	ok
 else
-	echo "FAIL: -o onto a FIFO replaced it or its reader got other bytes"; fail=$((fail + 1))
+	bad "-o onto a FIFO replaced it or its reader got other bytes"
 fi
 
 one_line_error "missing file" -- "$MEMPROF" segsum "$tmp/nope.pickle"
@@ -129,9 +128,8 @@ printf 'hello world' >"$tmp/text"
 one_line_error "not a snapshot" -- "$MEMPROF" segsum "$tmp/text"
 printf '\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00\x8c\x05posix\x8c\x06system\x93.' >"$tmp/evil.pickle"
 one_line_error "code in a pickle" -- "$MEMPROF" segsum "$tmp/evil.pickle"
-grep -q 'STACK_GLOBAL' "$tmp/err" && pass=$((pass + 1)) || { echo "FAIL: opcode not named"; fail=$((fail + 1)); }
+grep -q 'STACK_GLOBAL' "$tmp/err" && ok || bad "opcode not named"
 one_line_error "convert to unknown format" -- "$MEMPROF" convert "$example" "$tmp/x.txt"
 one_line_error "unwritable output" -- "$MEMPROF" convert "$example" "$tmp/no/such/dir/x.json"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -6,7 +6,8 @@
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bin=$(dirname "${MEMPROF:-$here/../../_build/memprof}")/tests/fuzz
-pass=0 fail=0
+# shellcheck source=../lib/check.sh
+. "$here/../lib/check.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-fuzz-replay.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cache=${MEMPROF_FUZZ_CACHE:-$HOME/.cache/memprof-fuzz}
@@ -26,13 +27,10 @@ for t in pickle json analyses rules core walker python; do
 		export MEMPROF_FUZZ_CORE="$cores" MEMPROF_FUZZ_PY_CORE="$cores"
 	fi
 	if out=$(timeout 600 "$bin/replay_$t" "${dirs[@]}" 2>&1); then
-		echo "ok: $t: replayed $(echo "$out" | tail -1) (${dirs[*]#"$here/"})"
-		pass=$((pass + 1))
+		ok "$t: replayed $(echo "$out" | tail -1) (${dirs[*]#"$here/"})"
 	else
-		echo "FAIL: $t:"
+		bad "$t:"
 		echo "$out" | tail -20 | sed 's/^/    /'
-		fail=$((fail + 1))
 	fi
 done
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

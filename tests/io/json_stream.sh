@@ -12,7 +12,8 @@ srcdir=${srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-json-stream.XXXXXX") || exit 2
 trap 'rm -rf "$work"' EXIT
-pass=0 fail=0
+# shellcheck source=../lib/check.sh
+. "$srcdir/lib/check.sh"
 
 "$PYTHON" "$srcdir/io/gen_small.py" --out "$work/small" || { echo "json_stream: gen_small.py failed"; exit 1; }
 for p in "$srcdir/data/example.pickle" "$work"/small/*.pickle; do
@@ -35,12 +36,11 @@ same() {
 	MEMPROF_NO_JSON_STREAM=1 "$MEMPROF" "$@" >"$work/off.out" 2>"$work/off.err"
 	echo $? >>"$work/off.out"
 	if cmp -s "$work/on.out" "$work/off.out" && cmp -s "$work/on.err" "$work/off.err"; then
-		pass=$((pass + 1))
+		ok
 	else
-		echo "FAIL: $name: memprof $* differs with MEMPROF_NO_JSON_STREAM=1"
+		bad "$name: memprof $* differs with MEMPROF_NO_JSON_STREAM=1"
 		diff "$work/on.out" "$work/off.out" | head -5
 		diff "$work/on.err" "$work/off.err" | head -5
-		fail=$((fail + 1))
 	fi
 }
 
@@ -55,7 +55,7 @@ for j in "$work"/*.json; do
 	same "$b convert" convert "$j" "$work/$b.back.pickle" --to pickle
 	same "$b convert -" convert "$j" - --to json
 done
-[ "$n" -ge 8 ] || { echo "FAIL: only $n JSON inputs"; fail=$((fail + 1)); }
+[ "$n" -ge 8 ] || bad "only $n JSON inputs"
 
 # The stream reader is the one used: on a JSON of some thousand blocks it leaves no cJSON tree of the file,
 # so its resident set stays below the whole-text reader's.
@@ -77,14 +77,12 @@ if [ -x /usr/bin/time ]; then
 	on=$(rss)
 	off=$(rss MEMPROF_NO_JSON_STREAM=1)
 	if [ "$on" -lt "$off" ]; then
-		pass=$((pass + 1))
+		ok
 	else
-		echo "FAIL: resident set with the stream reader ${on} KB, without ${off} KB"
-		fail=$((fail + 1))
+		bad "resident set with the stream reader ${on} KB, without ${off} KB"
 	fi
 fi
 same "many segsum" segsum "$work/many.json"
 same "many blocks" blocks "$work/many.json"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

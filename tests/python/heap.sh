@@ -10,7 +10,9 @@ set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
 driver=${HEAP_DRIVER:-$(dirname "${MEMPROF:-$top/_build/memprof}")/tests/python/heap_driver}
-pass=0 fail=0 ran=0
+# shellcheck source=../lib/check.sh
+. "$here/../lib/check.sh"
+ran=0
 log() { echo "heap: $*" >&2; }
 die() { log "error: $*"; exit 2; }
 [ -x "$driver" ] || die "no $driver (make check builds it)"
@@ -22,6 +24,5 @@ read_target() { # MODE WHERE OUT SYSROOT
 # shellcheck source=tests/python/targets.sh
 . "$here/targets.sh"
 targets_run "$here/heap_target.py" truth.json
-echo "$pass passed, $fail failed"
-[ "$ran" -gt 0 ] || exit 77
-[ "$fail" -eq 0 ]
+[ "$ran" -gt 0 ] || { finish; exit 77; }
+finish

@@ -9,7 +9,9 @@ set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
 driver=${LINETABLE_DRIVER:-$(dirname "${MEMPROF:-$top/_build/memprof}")/tests/python/linetable_driver}
-pass=0 fail=0 ran=0
+# shellcheck source=../lib/check.sh
+. "$here/../lib/check.sh"
+ran=0
 log() { echo "linetable: $*" >&2; }
 die() { log "error: $*"; exit 2; }
 [ -x "$driver" ] || die "no $driver (make check builds it)"
@@ -19,11 +21,11 @@ trap 'rm -rf "$work"' EXIT
 check() { # NAME DUMP
 	local out
 	if [ ! -s "$2" ]; then
-		echo "FAIL: $1: the interpreter dumped nothing"; fail=$((fail + 1))
+		bad "$1: the interpreter dumped nothing"
 	elif out=$("$driver" <"$2"); then
-		echo "ok: $1: $out"; pass=$((pass + 1))
+		ok "$1: $out"
 	else
-		echo "FAIL: $1: $out"; fail=$((fail + 1))
+		bad "$1: $out"
 	fi
 	ran=$((ran + 1))
 }
@@ -46,6 +48,5 @@ if root=$("$top/tests/testbed/debian/python-root.sh" 2>"$work/root.log"); then
 else
 	echo "not run: the Debian trixie root: $(tail -1 "$work/root.log")"
 fi
-echo "$pass passed, $fail failed"
-[ "$ran" -gt 0 ] || exit 77
-[ "$fail" -eq 0 ]
+[ "$ran" -gt 0 ] || { finish; exit 77; }
+finish

@@ -29,24 +29,24 @@ target_check() {
 	for i in $(seq 300); do [ -s "$out" ] && break; sleep 0.1; done
 	ran=$((ran + 1))
 	if [ ! -s "$out" ]; then
-		echo "FAIL: $label: the interpreter wrote nothing to $(basename "$out")"; fail=$((fail + 1)); return
+		bad "$label: the interpreter wrote nothing to $(basename "$out")"; return
 	fi
 	sleep 0.2 # written whole (renamed into place) just before the wait
 	if verdict=$(read_target pid "$(cat "$dir/pid")" "$out" "$sysroot"); then
-		echo "ok: $label, live: $verdict"; pass=$((pass + 1))
+		ok "$label, live: $verdict"
 	else
-		echo "FAIL: $label, live: $verdict"; fail=$((fail + 1))
+		bad "$label, live: $verdict"
 	fi
 	if ! command -v gcore >/dev/null; then
 		echo "not run: $label, gcore core: no gcore (gdb)"; return
 	fi
 	ran=$((ran + 1))
 	if ! gcore -o "$dir/core" "$(cat "$dir/pid")" >"$dir/gcore.log" 2>&1; then
-		echo "FAIL: $label: gcore: $(tail -1 "$dir/gcore.log")"; fail=$((fail + 1))
+		bad "$label: gcore: $(tail -1 "$dir/gcore.log")"
 	elif verdict=$(read_target core "$dir/core.$(cat "$dir/pid")" "$out" "$sysroot"); then
-		echo "ok: $label, gcore core: $verdict"; pass=$((pass + 1))
+		ok "$label, gcore core: $verdict"
 	else
-		echo "FAIL: $label, gcore core: $verdict"; fail=$((fail + 1))
+		bad "$label, gcore core: $verdict"
 	fi
 	rm -f "$dir/core".*
 }

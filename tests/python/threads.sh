@@ -10,7 +10,9 @@ set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
 memprof=${MEMPROF:-$top/_build/memprof}
-pass=0 fail=0 ran=0
+# shellcheck source=../lib/check.sh
+. "$here/../lib/check.sh"
+ran=0
 log() { echo "threads: $*" >&2; }
 die() { log "error: $*"; exit 2; }
 [ -x "$memprof" ] || die "no $memprof (build it first)"
@@ -23,13 +25,13 @@ compare() {
 	local out
 	ran=$((ran + 1))
 	if [ -s "$3.err" ]; then
-		echo "FAIL: $1: memprof warned: $(head -1 "$3.err")"; fail=$((fail + 1)); return
+		bad "$1: memprof warned: $(head -1 "$3.err")"; return
 	fi
 	if out=$(python3 "$here/threads_compare.py" "$2/dump" "$3.json" "$3.txt" --ids "$2/ids" \
 		--exception "ValueError:boom: handled in main"); then
-		echo "ok: $1: $out"; pass=$((pass + 1))
+		ok "$1: $out"
 	else
-		echo "FAIL: $1: $out"; fail=$((fail + 1))
+		bad "$1: $out"
 	fi
 }
 
@@ -47,29 +49,29 @@ check() {
 	[ -n "$3" ] && sysroot=(--sysroot "$3")
 	for i in $(seq 100); do [ -s "$2/dump" ] && [ -s "$2/ids" ] && break; sleep 0.1; done
 	if [ ! -s "$2/dump" ]; then
-		ran=$((ran + 1)); echo "FAIL: $1: the interpreter dumped nothing"; fail=$((fail + 1)); return
+		ran=$((ran + 1)); bad "$1: the interpreter dumped nothing"; return
 	fi
 	sleep 0.3 # the dump is written whole before the sleep
 	pid=$(cat "$2/pid")
 	if pystack "$2/live" --pid "$pid" "${sysroot[@]}"; then
 		compare "$1, live" "$2" "$2/live"
 	else
-		ran=$((ran + 1)); echo "FAIL: $1, live: $(tail -1 "$2/live.err")"; fail=$((fail + 1))
+		ran=$((ran + 1)); bad "$1, live: $(tail -1 "$2/live.err")"
 	fi
 	if pystack "$2/stop" --pid "$pid" --stop "${sysroot[@]}"; then
 		compare "$1, live --stop" "$2" "$2/stop"
 	else
-		ran=$((ran + 1)); echo "FAIL: $1, live --stop: $(tail -1 "$2/stop.err")"; fail=$((fail + 1))
+		ran=$((ran + 1)); bad "$1, live --stop: $(tail -1 "$2/stop.err")"
 	fi
 	if ! command -v gcore >/dev/null; then
 		echo "not run: $1, gcore core: no gcore (gdb)"; return
 	fi
 	if ! gcore -o "$2/core" "$pid" >"$2/gcore.log" 2>&1; then
-		ran=$((ran + 1)); echo "FAIL: $1: gcore: $(tail -1 "$2/gcore.log")"; fail=$((fail + 1))
+		ran=$((ran + 1)); bad "$1: gcore: $(tail -1 "$2/gcore.log")"
 	elif pystack "$2/core" "$2/core.$pid" "${sysroot[@]}"; then
 		compare "$1, gcore core" "$2" "$2/core"
 	else
-		ran=$((ran + 1)); echo "FAIL: $1, gcore core: $(tail -1 "$2/core.err")"; fail=$((fail + 1))
+		ran=$((ran + 1)); bad "$1, gcore core: $(tail -1 "$2/core.err")"
 	fi
 	rm -f "$2/core".*
 }
@@ -99,6 +101,5 @@ if root=$("$top/tests/testbed/debian/python-root.sh" 2>"$work/root.log"); then
 else
 	echo "not run: the Debian trixie root: $(tail -1 "$work/root.log")"
 fi
-echo "$pass passed, $fail failed"
-[ "$ran" -gt 0 ] || exit 77
-[ "$fail" -eq 0 ]
+[ "$ran" -gt 0 ] || { finish; exit 77; }
+finish

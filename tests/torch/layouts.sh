@@ -19,7 +19,9 @@ tb_cache=${MEMPROF_TESTBED_CACHE:-$HOME/.cache/memprof-testbed}
 fields="impl_storage impl_autograd_meta impl_pyobj impl_sizes impl_storage_offset impl_numel impl_dtype impl_device
 	storage_data storage_device storage_nbytes storage_pyobj inline_dims meta_grad meta_grad_fn
 	meta_grad_accumulator node_sequence_nr node_next_edges node_size edge_size saved_size saved_data"
-pass=0 fail=0 ran=0
+# shellcheck source=../lib/check.sh
+. "$here/../lib/check.sh"
+ran=0
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 [ -x "$driver" ] || { echo "layouts: no $driver (make check builds it)" >&2; exit 2; }
@@ -31,8 +33,7 @@ probe() { # (env label: how the lines name it, default NAME)
 	shift 3
 	ran=$((ran + 1))
 	if ! g++ -std="$std" -S -O0 -w -fno-access-control "$@" "$here/layout_probe.cpp" -o "$work/$name.s" 2>"$work/$name.err"; then
-		echo "FAIL: $lbl: the probe does not compile against its headers: $(grep -m1 error "$work/$name.err")"
-		fail=$((fail + 1))
+		bad "$lbl: the probe does not compile against its headers: $(grep -m1 error "$work/$name.err")"
 		return
 	fi
 	awk '/^probe_values:/ { on = 1; next } on && /\.quad/ { print $2; next } on { exit }' "$work/$name.s" >"$work/$name.values"
@@ -49,8 +50,7 @@ probe() { # (env label: how the lines name it, default NAME)
 				{ graph=" (its row leaves the autograd graph's fields unmeasured)"; continue; } ;;
 		esac
 		if [ "$got" != "$want" ]; then
-			echo "FAIL: $lbl: $f is $got in the release's headers, $want in memprof's layout"
-			fail=$((fail + 1))
+			bad "$lbl: $f is $got in the release's headers, $want in memprof's layout"
 			return
 		fi
 	done
@@ -59,13 +59,11 @@ probe() { # (env label: how the lines name it, default NAME)
 		grep -q 'MaybeOwned<at::Tensor> cdata' "$header" && got=1
 		want=$(awk '$1 == "cdata_maybe_owned" { print $2 }' "$work/$name.table")
 		if [ "$got" != "$want" ]; then
-			echo "FAIL: $lbl: THPVariable's cdata is a MaybeOwned: $got in the headers, $want in memprof's layout"
-			fail=$((fail + 1))
+			bad "$lbl: THPVariable's cdata is a MaybeOwned: $got in the headers, $want in memprof's layout"
 			return
 		fi
 	fi
-	echo "ok: $lbl: memprof's layout == the release's headers ($(wc -l <"$work/$name.values") offsets${header:+ and the type of cdata})$graph"
-	pass=$((pass + 1))
+	ok "$lbl: memprof's layout == the release's headers ($(wc -l <"$work/$name.values") offsets${header:+ and the type of cdata})$graph"
 }
 
 inc=$(ls -d "$tb_cache"/pypi-2.14.1-cp311-*/venv/lib/python3.11/site-packages/torch/include 2>/dev/null | head -n1)
@@ -115,6 +113,5 @@ for dir in "$tb_cache"/torch-wheel-2.*.dir; do
 	label="$row (PyPI's $full)" probe "$row" "$std" "$w/include/torch/csrc/autograd/python_variable.h" -D_GLIBCXX_USE_CXX11_ABI="$abi" \
 		-I"$w/include" -I"$w/include/torch/csrc/api/include"
 done
-echo "$pass passed, $fail failed"
-[ "$ran" -gt 0 ] || exit 77
-[ "$fail" -eq 0 ]
+[ "$ran" -gt 0 ] || { finish; exit 77; }
+finish

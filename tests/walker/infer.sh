@@ -24,7 +24,9 @@ if [ -z "$releases" ]; then
 		done
 	done
 fi
-pass=0 fail=0 recovered=0 refused=0 settings_out=0
+# shellcheck source=../lib/check.sh
+. "$here/../lib/check.sh"
+recovered=0 refused=0 settings_out=0
 work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-infer.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
@@ -40,8 +42,8 @@ for r in $releases; do
 			echo "not run: $r/$sc: $(tail -1 "$d/target.out")"
 			continue
 		elif [ $rc -ne 0 ]; then
-			echo "FAIL: $r/$sc: the test bed could not make a core: $(tail -1 "$d/target.out")"
-			fail=$((fail + 1)) all_equal=0
+			bad "$r/$sc: the test bed could not make a core: $(tail -1 "$d/target.out")"
+			all_equal=0
 			continue
 		fi
 		# Hide every table that walks this core, until memprof has to infer (or refuses).
@@ -56,25 +58,24 @@ for r in $releases; do
 		if [ $rc -eq 0 ] && grep -q 'walked with a layout inferred from' "$d/err"; then
 			how=$(sed -n 's/.*walked with a layout inferred from \([^ ]*\) (\([0-9]* of [0-9]*\) members sure; \(settings [^)]*\)).*/from \1, \2 members sure, \3/p' "$d/err")
 			if python3 "$here/compare_truth.py" --ring-max truth "$d/g/truth.json" "$d/mp.json" >"$d/cmp" 2>&1; then
-				echo "ok: $r/$sc: inferred ($how): equal to the truth"
-				pass=$((pass + 1))
+				ok "$r/$sc: inferred ($how): equal to the truth"
 			elif ! grep -q '^ *\(segments\|device_traces\|device_stats\): *[0-9]* difference' "$d/cmp" &&
 				! grep -E '^      allocator_settings' "$d/cmp" | grep -qv 'memprof <missing>$'; then
 				# Settings the inference could not place are left out, and said so: missing, never wrong.
-				echo "ok: $r/$sc: inferred ($how): equal to the truth but for allocator settings left out" \
+				ok "$r/$sc: inferred ($how): equal to the truth but for allocator settings left out" \
 					"($(grep -c '^      allocator_settings' "$d/cmp") keys)"
-				pass=$((pass + 1)) all_equal=0 partial=1
+				all_equal=0 partial=1
 			else
-				echo "FAIL: $r/$sc: an inferred layout gave a WRONG walk:"
+				bad "$r/$sc: an inferred layout gave a WRONG walk:"
 				sed 's/^/    /' "$d/cmp" | tail -6
-				fail=$((fail + 1)) all_equal=0
+				all_equal=0
 			fi
 		elif [ $rc -ne 0 ] && [ "$(wc -l <"$d/err")" -eq 1 ]; then
-			echo "ok: $r/$sc: refused in one line: $(cut -c1-220 "$d/err")"
-			pass=$((pass + 1)) all_equal=0 any_refused=1
+			ok "$r/$sc: refused in one line: $(cut -c1-220 "$d/err")"
+			all_equal=0 any_refused=1
 		else
-			echo "FAIL: $r/$sc: neither an inferred walk nor a one-line refusal (exit $rc): $(head -c 300 "$d/err")"
-			fail=$((fail + 1)) all_equal=0
+			bad "$r/$sc: neither an inferred walk nor a one-line refusal (exit $rc): $(head -c 300 "$d/err")"
+			all_equal=0
 		fi
 	done
 	[ $all_equal = 1 ] && recovered=$((recovered + 1))
@@ -83,5 +84,4 @@ for r in $releases; do
 done
 echo "inference recovered $recovered of $(echo $releases | wc -w) releases (every scenario equal to the truth)," \
 	"$settings_out more but for allocator settings left out; $refused refused some scenario"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish
