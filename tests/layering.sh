@@ -6,7 +6,8 @@ set -u
 top=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$top" || exit 1
 layers=(src/base coredump src/target src/symbols src/python src/torch src/watch src/context src/walker src/model src/analysis src/allocsim src/whatif src/owners src/oom src/categories src/timeline src/commands src/session src/cli)
-pass=0 fail=0
+# shellcheck source=lib/check.sh
+. "$top/tests/lib/check.sh"
 
 # A private header's folder DIR may be included from ME's folder: DIR itself or a subfolder of it (a family
 # of a folder, such as src/commands/cmd, shares its parent's private header).
@@ -35,14 +36,12 @@ for f in $(find src coredump -name '*.[ch]' | sort); do
 	while read -r inc; do
 		theirs=$(header_layer "$inc")
 		if [ "$theirs" -gt "$mine" ]; then
-			echo "FAIL: $f includes $inc from a higher layer (${layers[$theirs]})"
-			fail=$((fail + 1))
+			bad "$f includes $inc from a higher layer (${layers[$theirs]})"
 		elif [ "$theirs" -ge 0 ] && case "$inc" in *_int.h) true ;; *) false ;; esac &&
 			! private_to_me "$(dirname "$(header_path "${layers[$theirs]}" "$inc")")" "$(dirname "$f")"; then
-			echo "FAIL: $f includes $inc, private to $(dirname "$(header_path "${layers[$theirs]}" "$inc")")"
-			fail=$((fail + 1))
+			bad "$f includes $inc, private to $(dirname "$(header_path "${layers[$theirs]}" "$inc")")"
 		else
-			pass=$((pass + 1))
+			ok
 		fi
 	done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f")
 done
@@ -58,10 +57,9 @@ for h in $(find src coredump -name '*.h' ! -name '*_int.h' | sort); do
 		{ inc = $2; sub(/.*\//, "", inc) }
 		inc == name && $1 != self && index($1, dir) != 1 { found = 1; exit }
 		END { exit !found }' <<<"$includes"; then
-		pass=$((pass + 1))
+		ok
 	else
-		echo "FAIL: $h is included only from $(dirname "$h"): a private header, to be named *_int.h"
-		fail=$((fail + 1))
+		bad "$h is included only from $(dirname "$h"): a private header, to be named *_int.h"
 	fi
 done
 
@@ -69,12 +67,10 @@ done
 incs=$(find "${layers[@]}" -type d -printf '-I%p ')
 for h in $(find src coredump -name '*.h'); do
 	if echo "#include \"$(basename "$h")\"" | ${CC:-cc} -std=c11 -D_GNU_SOURCE -fsyntax-only $incs -x c - 2>/tmp/layering.$$; then
-		pass=$((pass + 1))
+		ok
 	else
-		echo "FAIL: $h does not compile alone:"; head -5 /tmp/layering.$$
-		fail=$((fail + 1))
+		bad "$h does not compile alone:"; head -5 /tmp/layering.$$
 	fi
 done
 rm -f /tmp/layering.$$
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish
