@@ -185,6 +185,42 @@ def test_one_target_many_analyses(job):
         t.segsum()
 
 
+# -- keywords from the library's tables, not copied by hand
+def test_keywords_come_from_the_command_table(job):
+    import inspect
+    from memprof import _library
+    lib = memprof.library()
+    for command in _library.commands(lib):
+        if command.positional != "[snapshot]" or " " in command.name:
+            continue
+        method = getattr(memprof.Target, command.name)
+        params = inspect.signature(method).parameters
+        for option in command.options:
+            bare = option.name[5:] if option.name.startswith("--no-") and option.kind == "flag" else option.name
+            keyword = "output" if option.name == "-o" else bare.lstrip("-").replace("-", "_")
+            assert keyword in params, (command.name, option.name)
+        if command.name != "summary":  # written by hand in torch.cuda.memory_summary()'s shape, its keywords the same
+            assert command.help.splitlines()[0] in method.__doc__
+    # an option the command lacks is refused, as the CLI refuses it; whatif came with the table
+    with memprof.open(job.core) as t:
+        with pytest.raises(TypeError):
+            t.categories(colour="red")
+        assert t.whatif()["check"]["faithful"] in (True, False)
+        assert t.categories(owners=False, format="plain") == cli("categories", "--no-owners", job.core).stdout
+        assert t.timeline(units="MiB") == __import__("json").loads(
+            cli("timeline", "--format", "json", "-o", "-", job.core).stdout)
+
+
+def test_settings_come_from_the_setting_table(job):
+    assert set(memprof.settings()) == {"units", "device", "layout", "max_blocks", "frames", "stop"}
+    with memprof.open(job.core, units="KiB", device=0, max_blocks=0) as t:
+        assert "KiB" in t.categories(format="plain")
+    with pytest.raises(TypeError):
+        memprof.open(job.core, colour="red")
+    with pytest.raises(memprof.MemprofError, match="units"):
+        memprof.open(job.core, units="furlongs")
+
+
 # -- bad targets
 def test_missing_file():
     with pytest.raises(FileNotFoundError):
