@@ -85,6 +85,10 @@ class build_py_with_library(build_py):
         # Its binding beside it, as make install puts it (gdb loads the script without this package).
         shutil.copyfile(os.path.join(TOP, "pymemprof", "memprof", "_library.py"),
                         os.path.join(os.path.dirname(dst), "memprof_library.py"))
+        # memprof-gdb, the launcher (memprof.gdb.launch runs it with MEMPROF_GDB_SCRIPT naming the script above).
+        launcher = os.path.join(os.path.dirname(dst), "memprof-gdb")
+        shutil.copyfile(os.path.join(TOP, "gdbext", "memprof-gdb.in"), launcher)
+        os.chmod(launcher, 0o755)
 
 
 class NativeDistribution(Distribution):

@@ -15,7 +15,7 @@ trap 'rm -rf "$src"' EXIT
 if [ $# -eq 2 ]; then
 	export MEMPROF_PREBUILT
 	MEMPROF_PREBUILT=$(cd "$2" && pwd)
-	for f in setup.py pyproject.toml configure.ac gdbext/memprof.py.in pymemprof; do
+	for f in setup.py pyproject.toml configure.ac gdbext/memprof.py.in gdbext/memprof-gdb.in pymemprof; do
 		mkdir -p "$src/$(dirname "$f")"
 		cp -R "$top/$f" "$src/$f"
 	done

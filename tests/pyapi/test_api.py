@@ -361,3 +361,16 @@ def test_gdb_loads_the_packaged_command_set(job):
                        capture_output=True, text=True, env=dict(os.environ, MEMPROF_LIBRARY=""))
     assert r.returncode == 0, r.stderr
     assert cli("segsum", job.core).stdout.rstrip("\n") in r.stdout
+
+
+def test_memprof_gdb_of_the_wheel(job):
+    gdb = shutil.which("gdb")
+    if gdb is None:
+        pytest.skip("no gdb on this machine")
+    launcher = shutil.which("memprof-gdb")
+    assert launcher is not None and os.path.dirname(launcher) == os.path.dirname(sys.executable)
+    r = subprocess.run([launcher, "-nx", "-batch", "-ex", "memprof segsum", "-ex", "show auto-solib-add",
+                        "-c", job.core], capture_output=True, text=True, env=dict(os.environ, MEMPROF_LIBRARY=""))
+    assert r.returncode == 0, r.stderr
+    assert cli("segsum", job.core).stdout.rstrip("\n") in r.stdout
+    assert "Autoloading of shared library symbols is off" in r.stdout
