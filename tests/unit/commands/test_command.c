@@ -13,15 +13,15 @@ static int noop(mp_command_ctx *c, const mp_command_args *a)
 }
 
 static const mp_option options[] = {
-	{ "-o", MP_OPT_FILE, NULL, "FILE", "out" },
-	{ "--device", MP_OPT_DEVICE, NULL, "N", "device" },
-	{ "--top", MP_OPT_COUNT, NULL, "N", "top" },
-	{ "--stream", MP_OPT_INTEGER, NULL, "S", "stream" },
-	{ "--min-size", MP_OPT_SIZE, NULL, "SIZE", "size" },
-	{ "--format", MP_OPT_CHOICE, "plain rst json", "F", "format" },
-	{ "--sites", MP_OPT_FLAG_COUNT, NULL, "[N]", "sites" },
-	{ "--blocks", MP_OPT_FLAG, NULL, NULL, "blocks" },
-	{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
+	{ MP_O_OUTPUT, MP_OPT_FILE, NULL, "FILE", "out" },
+	{ MP_O_DEVICE, MP_OPT_DEVICE, NULL, "N", "device" },
+	{ MP_O_TOP, MP_OPT_COUNT, NULL, "N", "top" },
+	{ MP_O_STREAM, MP_OPT_INTEGER, NULL, "S", "stream" },
+	{ MP_O_MIN_SIZE, MP_OPT_SIZE, NULL, "SIZE", "size" },
+	{ MP_O_FORMAT, MP_OPT_CHOICE, "plain rst json", "F", "format" },
+	{ MP_O_SITES, MP_OPT_FLAG_COUNT, NULL, "[N]", "sites" },
+	{ MP_O_BLOCKS, MP_OPT_FLAG, NULL, NULL, "blocks" },
+	{ MP_O_NONE, MP_OPT_FLAG, NULL, NULL, NULL },
 };
 
 static const mp_command cmd = {
@@ -30,8 +30,8 @@ static const mp_command cmd = {
 };
 
 static const mp_option extra[] = {
-	{ "--pid", MP_OPT_COUNT, NULL, "PID", "pid" },
-	{ NULL, MP_OPT_FLAG, NULL, NULL, NULL },
+	{ MP_O_PID, MP_OPT_COUNT, NULL, "PID", "pid" },
+	{ MP_O_NONE, MP_OPT_FLAG, NULL, NULL, NULL },
 };
 
 static mp_command_ctx ctx;
@@ -54,25 +54,25 @@ static int parse(const char *words)
 static void test_values(void)
 {
 	CU_ASSERT_EQUAL(parse("0x10 --device 3 --top 2 --stream -1 --min-size 1.5MiB --format RST --blocks"), MP_CMD_OK);
-	CU_ASSERT_EQUAL(mp_arg_device(&args, "--device", -1), 3);
-	CU_ASSERT_STRING_EQUAL(mp_arg(&args, "--top"), "2");
-	CU_ASSERT_STRING_EQUAL(mp_arg(&args, "--stream"), "-1");
-	CU_ASSERT_STRING_EQUAL(mp_arg(&args, "--format"), "RST"); /* choices in any case, as the library reads them */
-	CU_ASSERT(mp_arg_given(&args, "--blocks"));
-	CU_ASSERT_PTR_NULL(mp_arg(&args, "--blocks"));
-	CU_ASSERT(!mp_arg_given(&args, "-o"));
+	CU_ASSERT_EQUAL(mp_arg_device(&args, MP_O_DEVICE, -1), 3);
+	CU_ASSERT_STRING_EQUAL(mp_arg(&args, MP_O_TOP), "2");
+	CU_ASSERT_STRING_EQUAL(mp_arg(&args, MP_O_STREAM), "-1");
+	CU_ASSERT_STRING_EQUAL(mp_arg(&args, MP_O_FORMAT), "RST"); /* choices in any case, as the library reads them */
+	CU_ASSERT(mp_arg_given(&args, MP_O_BLOCKS));
+	CU_ASSERT_PTR_NULL(mp_arg(&args, MP_O_BLOCKS));
+	CU_ASSERT(!mp_arg_given(&args, MP_O_OUTPUT));
 	CU_ASSERT_EQUAL(args.npos, 1);
 	CU_ASSERT_EQUAL(parse("0x10 --device all"), MP_CMD_OK);
-	CU_ASSERT_EQUAL(mp_arg_device(&args, "--device", 5), -1);
+	CU_ASSERT_EQUAL(mp_arg_device(&args, MP_O_DEVICE, 5), -1);
 	CU_ASSERT_EQUAL(parse("0x10"), MP_CMD_OK);
-	CU_ASSERT_EQUAL(mp_arg_device(&args, "--device", 5), 5);
+	CU_ASSERT_EQUAL(mp_arg_device(&args, MP_O_DEVICE, 5), 5);
 }
 
 static void test_forms(void)
 {
 	CU_ASSERT_EQUAL(parse("--device=2 -oout.svg 0x10 snap"), MP_CMD_OK);
-	CU_ASSERT_STRING_EQUAL(mp_arg(&args, "--device"), "2");
-	CU_ASSERT_STRING_EQUAL(mp_arg(&args, "-o"), "out.svg");
+	CU_ASSERT_STRING_EQUAL(mp_arg(&args, MP_O_DEVICE), "2");
+	CU_ASSERT_STRING_EQUAL(mp_arg(&args, MP_O_OUTPUT), "out.svg");
 	CU_ASSERT_EQUAL(args.npos, 2);
 	CU_ASSERT_STRING_EQUAL(args.pos[1], "snap");
 	/* after --, a word that looks like an option is positional; '-' alone always is */
@@ -82,14 +82,14 @@ static void test_forms(void)
 	CU_ASSERT_STRING_EQUAL(args.pos[1], "-");
 	/* --sites takes the next word only when it is a count */
 	CU_ASSERT_EQUAL(parse("--sites 7 0x10"), MP_CMD_OK);
-	CU_ASSERT_STRING_EQUAL(mp_arg(&args, "--sites"), "7");
+	CU_ASSERT_STRING_EQUAL(mp_arg(&args, MP_O_SITES), "7");
 	CU_ASSERT_EQUAL(parse("--sites 0x10"), MP_CMD_OK);
-	CU_ASSERT(mp_arg_given(&args, "--sites"));
-	CU_ASSERT_PTR_NULL(mp_arg(&args, "--sites"));
+	CU_ASSERT(mp_arg_given(&args, MP_O_SITES));
+	CU_ASSERT_PTR_NULL(mp_arg(&args, MP_O_SITES));
 	CU_ASSERT_STRING_EQUAL(args.pos[0], "0x10");
 	/* the front end's own options */
 	CU_ASSERT_EQUAL(parse("0x10 --pid 42"), MP_CMD_OK);
-	CU_ASSERT_STRING_EQUAL(mp_arg(&args, "--pid"), "42");
+	CU_ASSERT_STRING_EQUAL(mp_arg(&args, MP_O_PID), "42");
 	CU_ASSERT_EQUAL(parse("-h"), MP_CMD_OK);
 	CU_ASSERT(args.help);
 }
@@ -163,6 +163,25 @@ static void test_words_and_sizes(void)
 	}
 }
 
+/* Each option id names one option word, told apart from every other; every table's options are named. */
+static void test_option_names(void)
+{
+	CU_ASSERT_STRING_EQUAL(mp_option_name(MP_O_NONE), "");
+	CU_ASSERT_STRING_EQUAL(mp_option_name(MP_O_COUNT), "");
+	for (int i = MP_O_NONE + 1; i < MP_O_COUNT; i++) {
+		const char *name = mp_option_name((enum mp_option_id)i);
+
+		CU_ASSERT(name[0] == '-' && strlen(name) >= 2);
+		for (int j = i + 1; j < MP_O_COUNT; j++)
+			CU_ASSERT(strcmp(name, mp_option_name((enum mp_option_id)j)) != 0);
+	}
+	CU_ASSERT_STRING_EQUAL(mp_option_name(MP_O_OUTPUT), "-o");
+	CU_ASSERT_STRING_EQUAL(mp_option_name(MP_O_NO_OWNERS), "--no-owners");
+	for (size_t c = 0; c < mp_ncommands; c++)
+		for (const mp_option *o = mp_commands[c]->options; o != NULL && o->id != MP_O_NONE; o++)
+			CU_ASSERT(o->id > MP_O_NONE && o->id < MP_O_COUNT);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -170,6 +189,7 @@ int main(void)
 		{ "forms of a word", test_forms },
 		{ "refusals and their messages", test_refusals },
 		{ "positional words, sizes, the table", test_words_and_sizes },
+		{ "option names by id", test_option_names },
 	};
 
 	return UNIT_RUN("command", tests, NULL, NULL);
