@@ -140,6 +140,49 @@ static int sizeof_field(enum mp_layout_field f)
 	return i == (int)f ? -1 : i;
 }
 
+/* The members of the ska tables' slots: the slot's size field, the member's width (the walker reads it from the
+   slot's image, so it must end inside the slot) and where every release 2.0 to 2.14 has it (allocator-facts.md
+   §2.1; the tables in layouts/ say so one by one), for a layout file that gives none of a slot's fields, written
+   before memprof listed them. */
+static const struct {
+	enum mp_layout_field field, slot;
+	int32_t width, at;
+} slot_members[] = {
+	{ MP_L_GPE_SIZEOF, MP_L_GPE_SIZEOF, 0, 32 },
+	{ MP_L_GPE_ID, MP_L_GPE_SIZEOF, 16, 8 }, /* MempoolId_t: two 8-byte words */
+	{ MP_L_GPE_POOL, MP_L_GPE_SIZEOF, 8, 24 },
+	{ MP_L_ABE_SIZEOF, MP_L_ABE_SIZEOF, 0, 16 },
+	{ MP_L_ABE_BLOCK, MP_L_ABE_SIZEOF, 8, 8 },
+};
+#define NSLOT_MEMBERS (sizeof slot_members / sizeof slot_members[0])
+
+static mp_err check_slots(const mp_layout *l, mp_diag *diag)
+{
+	for (size_t i = 0; i < NSLOT_MEMBERS; i++) {
+		int32_t at = l->off[slot_members[i].field], size = l->off[slot_members[i].slot];
+
+		if (slot_members[i].width > 0 && at != MP_LAYOUT_ABSENT && size != MP_LAYOUT_ABSENT &&
+		    at + slot_members[i].width > size)
+			return mp_fail(diag, MP_E_RANGE, "%s: %s.%s (%d bytes at %d) passes the end of its %d-byte slot",
+				       l->name, struct_names[slot_members[i].field], member_names[slot_members[i].field],
+				       (int)slot_members[i].width, (int)at, (int)size);
+	}
+	return MP_OK;
+}
+
+/* SEEN: the fields a layout file gave; a slot none of whose fields it gave gets every release's. */
+static void slots_of_older_files(const bool *seen, mp_layout *l)
+{
+	for (size_t i = 0; i < NSLOT_MEMBERS; i++) {
+		bool given = false;
+
+		for (size_t j = 0; j < NSLOT_MEMBERS; j++)
+			given |= slot_members[j].slot == slot_members[i].slot && seen[slot_members[j].field];
+		if (!given)
+			l->off[slot_members[i].field] = slot_members[i].at;
+	}
+}
+
 /* Members a release has all of or none of (field_optional); the list ends at MP_L__COUNT. */
 static const enum mp_layout_field together[][6] = {
 	{ MP_L_DCA_EXPANDABLE_SEGMENTS, MP_L_BP_UNMAPPED, MP_L_BLOCK_MAPPED, MP_L_BLOCK_EXPANDABLE_SEGMENT, MP_L__COUNT },
@@ -189,7 +232,7 @@ mp_err mp_layout_check(const mp_layout *l, mp_diag *diag)
 				       l->name, struct_names[i], member_names[i], (int)l->off[i],
 				       struct_names[i], (int)l->off[sz]);
 	}
-	return MP_OK;
+	return check_slots(l, diag);
 }
 
 /* ---- parsing */
@@ -356,6 +399,7 @@ mp_err mp_layout_parse(const char *name, const char *text, size_t len, mp_layout
 		any |= p.seen[i];
 	if (!any)
 		return mp_fail(diag, MP_E_FORMAT, "%s: no fields: empty or not a layout file", name);
+	slots_of_older_files(p.seen, out);
 	return mp_layout_check(out, diag);
 }
 

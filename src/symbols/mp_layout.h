@@ -15,8 +15,13 @@
    (2.14: most allocator settings, in libc10) in c10::CachingAllocator, ...). In layout files a
    field is written "Struct.member OFFSET"; optional members (absent in some versions) are
    written "Struct.member -" or left out. Stat (current, peak, allocated, freed at 0/8/16/24),
-   StatArray (3 Stats: all, small_pool, large_pool) and the libstdc++/ska containers are fixed
-   and not listed. */
+   StatArray (3 Stats: all, small_pool, large_pool) and the libstdc++/ska containers' own
+   headers are fixed and not listed. The slots of the ska tables the walker reads are listed as
+   two structs of their own: GraphPoolsEntry, a slot of DeviceCachingAllocator's graph_pools and
+   graph_pools_freeable (sherwood_v3_entry<pair<MempoolId_t, unique_ptr<PrivatePool> or
+   PrivatePool*>>: "id" the key's first, its second 8 bytes on, "pool" the PrivatePool pointer),
+   and ActiveBlocksEntry, one of active_blocks (sherwood_v3_entry<Block*>: "block"); their sizeof
+   is the table's stride. */
 #define MP_LAYOUT_FIELDS                                                                      \
 	X(NCA_DEVICE_ALLOCATOR, "NativeCachingAllocator", "device_allocator")                  \
 	X(NCA_CLOCK_CONVERTER, "NativeCachingAllocator", "clock_converter")                    \
@@ -63,6 +68,11 @@
 	X(PP_USE_COUNT, "PrivatePool", "use_count")                                            \
 	X(PP_LARGE_BLOCKS, "PrivatePool", "large_blocks")                                      \
 	X(PP_SMALL_BLOCKS, "PrivatePool", "small_blocks")                                      \
+	X(GPE_SIZEOF, "GraphPoolsEntry", "sizeof")                                             \
+	X(GPE_ID, "GraphPoolsEntry", "id")                                                     \
+	X(GPE_POOL, "GraphPoolsEntry", "pool")                                                 \
+	X(ABE_SIZEOF, "ActiveBlocksEntry", "sizeof")                                           \
+	X(ABE_BLOCK, "ActiveBlocksEntry", "block")                                             \
 	X(BLOCK_SIZEOF, "Block", "sizeof")                                                     \
 	X(BLOCK_DEVICE, "Block", "device")                                                     \
 	X(BLOCK_STREAM, "Block", "stream")                                                     \
@@ -156,8 +166,9 @@ bool mp_layout_field_required(enum mp_layout_field f);
    cuda_major 0), every field MP_LAYOUT_ABSENT. This function can't fail. */
 void mp_layout_init(mp_layout *l, const char *name, const char *source);
 
-/* Check L: every required field present, every offset in [0, 1<<20), and every member offset
-   below its struct's size where the struct has a "sizeof" field. MP_E_NOTFOUND naming the
+/* Check L: every required field present, every offset in [0, 1<<20), every member offset
+   below its struct's size where the struct has a "sizeof" field, and the ska slots' members
+   (8-byte words, GraphPoolsEntry.id two) whole inside their slot. MP_E_NOTFOUND naming the
    first missing required field, MP_E_RANGE naming the first bad offset. */
 mp_err mp_layout_check(const mp_layout *l, mp_diag *diag) MP_WUR;
 
@@ -165,8 +176,10 @@ mp_err mp_layout_check(const mp_layout *l, mp_diag *diag) MP_WUR;
    "key cxx11_abi 1", "key cuda_major 12", "Struct.member OFFSET|-" (OFFSET decimal or 0x hex;
    blanks around words are free). Unknown fields or keys, duplicates, bad numbers, offsets
    outside [0, 1<<20), control characters (binary input), a text without any field (empty) and
-   whatever mp_layout_check refuses fail with the line number in DIAG. OUT's name is NAME and
-   its source "layout file NAME". */
+   whatever mp_layout_check refuses fail with the line number in DIAG. A file that gives none of
+   GraphPoolsEntry's or of ActiveBlocksEntry's fields (written before memprof listed them) gets
+   the slots every release 2.0 to 2.14 has, which memprof read then. OUT's name is NAME and its
+   source "layout file NAME". */
 mp_err mp_layout_parse(const char *name, const char *text, size_t len, mp_layout *out,
 		       mp_diag *diag) MP_WUR;
 

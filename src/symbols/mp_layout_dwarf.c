@@ -201,6 +201,7 @@ static bool type_of(Dwarf_Die *die, Dwarf_Die *out)
 /* Offset of data member NAME in struct DIE, looking into base classes too. */
 static bool find_member(Dwarf_Die *die, const char *name, int depth, Dwarf_Word *off, Dwarf_Die *member)
 {
+	bool in_union = dwarf_tag(die) == DW_TAG_union_type; /* whose members may give no location: 0 */
 	Dwarf_Die child;
 
 	if (dwarf_child(die, &child) != 0)
@@ -211,14 +212,20 @@ static bool find_member(Dwarf_Die *die, const char *name, int depth, Dwarf_Word 
 		Dwarf_Die base;
 		Dwarf_Word boff, moff;
 
-		if (tag == DW_TAG_member && (n = dwarf_diename(&child)) != NULL && strcmp(n, name) == 0 &&
-		    member_location(&child, off)) {
+		if (tag == DW_TAG_member && (n = dwarf_diename(&child)) != NULL && strcmp(n, name) == 0) {
+			if (!member_location(&child, off)) {
+				if (!in_union || dwarf_hasattr(&child, DW_AT_data_member_location))
+					continue;
+				*off = 0;
+			}
 			if (member != NULL)
 				*member = child;
 			return true;
 		}
-		if (tag == DW_TAG_inheritance && depth < MAX_BASE_DEPTH && member_location(&child, &boff) &&
-		    type_of(&child, &base) && find_member(&base, name, depth + 1, &moff, member)) {
+		/* a base class, or an anonymous union or struct (a ska slot's value is in one) */
+		if ((tag == DW_TAG_inheritance || (tag == DW_TAG_member && dwarf_diename(&child) == NULL)) &&
+		    depth < MAX_BASE_DEPTH && member_location(&child, &boff) && type_of(&child, &base) &&
+		    find_member(&base, name, depth + 1, &moff, member)) {
 			*off = boff + moff;
 			return true;
 		}
@@ -239,6 +246,42 @@ static void ring_from_dca(struct search *s)
 	ring->die = t;
 	ring->found = true;
 	s->left--;
+}
+
+/* The slot of the ska table that DCA's member TABLE is: the struct its `entries` pointer points to. */
+static bool table_slot(Dwarf_Die *dca, const char *table, Dwarf_Die *slot)
+{
+	Dwarf_Die member, t, ptr;
+	Dwarf_Word off;
+
+	return find_member(dca, table, 0, &off, &member) && type_of(&member, &t) &&
+	       find_member(&t, "entries", 0, &off, &member) && type_of(&member, &ptr) &&
+	       dwarf_tag(&ptr) == DW_TAG_pointer_type && type_of(&ptr, slot) && is_definition(slot);
+}
+
+/* GraphPoolsEntry and ActiveBlocksEntry: the slots of graph_pools and active_blocks, from DCA's members' types.
+   A slot's value is a pair (key first, the pool pointer second: a unique_ptr's pointer is its first word) or the
+   Block pointer itself. */
+static void slot_fields(Dwarf_Die *dca, mp_layout *out)
+{
+	Dwarf_Die slot, value, pair;
+	Dwarf_Word size, at, first, second;
+	Dwarf_Attribute a;
+
+	if (table_slot(dca, "graph_pools", &slot) && dwarf_attr(&slot, DW_AT_byte_size, &a) != NULL &&
+	    dwarf_formudata(&a, &size) == 0 && size < (1u << 20) && find_member(&slot, "value", 0, &at, &value) &&
+	    type_of(&value, &pair) && find_member(&pair, "first", 0, &first, NULL) &&
+	    find_member(&pair, "second", 0, &second, NULL) && at + second < size) {
+		out->off[MP_L_GPE_SIZEOF] = (int32_t)size;
+		out->off[MP_L_GPE_ID] = (int32_t)(at + first);
+		out->off[MP_L_GPE_POOL] = (int32_t)(at + second);
+	}
+	if (table_slot(dca, "active_blocks", &slot) && dwarf_attr(&slot, DW_AT_byte_size, &a) != NULL &&
+	    dwarf_formudata(&a, &size) == 0 && size < (1u << 20) && find_member(&slot, "value", 0, &at, NULL) &&
+	    at < size) {
+		out->off[MP_L_ABE_SIZEOF] = (int32_t)size;
+		out->off[MP_L_ABE_BLOCK] = (int32_t)at;
+	}
 }
 
 static void fill_fields(struct search *s, mp_layout *out)
@@ -295,6 +338,8 @@ mp_err mp_layout_from_dwarf(const char *path, const char *debug_root, mp_layout 
 		s.left += !s.w[i].optional;
 	search_units(dw, &s);
 	fill_fields(&s, out);
+	if (s.w[1].found)
+		slot_fields(&s.w[1].die, out);
 	dwarf_end(dw);
 	close(fd);
 	if (!s.w[0].found && !s.w[1].found && !s.w[5].found)

@@ -110,7 +110,7 @@ static mp_err sample_block(struct walk *wk, uint64_t block, void *ctx)
 
 static mp_err sample_entry(struct walk *wk, const unsigned char *e, void *ctx)
 {
-	return sample_block(wk, wk_u64(e, 8), ctx);
+	return sample_block(wk, wk_u64(e, OFF(wk, ABE_BLOCK)), ctx);
 }
 
 static mp_err check_pool(struct walk *wk, uint64_t pool, int small, uint64_t *cmp)
@@ -195,7 +195,7 @@ static mp_err check_device(struct walk *wk, uint64_t dca, int index)
 	if (check_stats(wk, dca) != MP_OK)
 		return check_fail(wk, "device %d: the statistics do not add up (reserved bytes vs total_allocated_memory)",
 				  index);
-	err = wk_flat_each(wk, dca + (uint64_t)OFF(wk, DCA_ACTIVE_BLOCKS), 16, sample_entry, &s);
+	err = wk_flat_each(wk, dca + (uint64_t)OFF(wk, DCA_ACTIVE_BLOCKS), (size_t)OFF(wk, ABE_SIZEOF), sample_entry, &s);
 	if (err == MP_OK || err == MP_E_INTERRUPTED) {
 		s.seen = 0;
 		err = wk_rbtree_each(wk, s.large + (uint64_t)OFF(wk, BP_BLOCKS), sample_block, &s);

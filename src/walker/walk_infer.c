@@ -327,7 +327,7 @@ static mp_err take_active(struct walk *wk, const unsigned char *entry, void *ctx
 	(void)wk;
 	if (in->nblocks == SAMPLE)
 		return MP_E_LIMIT;
-	in->blocks[in->nblocks++] = wk_u64(entry, 8);
+	in->blocks[in->nblocks++] = wk_u64(entry, L_(in, ABE_BLOCK));
 	return MP_OK;
 }
 
@@ -581,7 +581,8 @@ static bool infer_active(struct infer *in, struct bsample *s, size_t from)
 
 		if (!flat_at(in, o, &count))
 			continue;
-		if (wk_flat_each(in->wk, in->dca_addr + o, 16, take_active, in) != MP_OK && in->nblocks < SAMPLE)
+		if (wk_flat_each(in->wk, in->dca_addr + o, (size_t)L_(in, ABE_SIZEOF), take_active, in) != MP_OK &&
+		    in->nblocks < SAMPLE)
 			ok = false;
 		for (size_t i = before; i < in->nblocks && ok; i++) {
 			uint64_t pool;
@@ -745,6 +746,7 @@ static bool infer_ring(struct infer *in)
 /* ---- PrivatePool */
 
 struct pools_seen {
+	const struct infer *in;
 	uint64_t pool[4], key[4][2];
 	size_t n;
 };
@@ -756,9 +758,9 @@ static mp_err take_pool(struct walk *wk, const unsigned char *entry, void *ctx)
 	(void)wk;
 	if (ps->n == 4)
 		return MP_E_LIMIT;
-	ps->key[ps->n][0] = wk_u64(entry, 8);
-	ps->key[ps->n][1] = wk_u64(entry, 16);
-	ps->pool[ps->n++] = wk_u64(entry, 24);
+	ps->key[ps->n][0] = wk_u64(entry, L_(ps->in, GPE_ID));
+	ps->key[ps->n][1] = wk_u64(entry, L_(ps->in, GPE_ID) + 8);
+	ps->pool[ps->n++] = wk_u64(entry, L_(ps->in, GPE_POOL));
 	return MP_OK;
 }
 
@@ -767,11 +769,12 @@ static mp_err take_pool(struct walk *wk, const unsigned char *entry, void *ctx)
    them; its use count, a small positive count before them. */
 static bool infer_private_pools(struct infer *in)
 {
-	struct pools_seen ps = { .n = 0 };
+	struct pools_seen ps = { .in = in, .n = 0 };
 	int32_t large = -1, id = MP_LAYOUT_ABSENT, use = -1;
 	unsigned char img[512];
 
-	if (wk_flat_each(in->wk, in->dca_addr + (uint64_t)L_(in, DCA_GRAPH_POOLS), 32, take_pool, &ps) != MP_OK &&
+	if (wk_flat_each(in->wk, in->dca_addr + (uint64_t)L_(in, DCA_GRAPH_POOLS), (size_t)L_(in, GPE_SIZEOF), take_pool,
+			 &ps) != MP_OK &&
 	    ps.n == 0)
 		return true;
 	for (size_t i = 0; i < ps.n; i++) {

@@ -110,7 +110,8 @@ mp_err wk_rbtree_each(struct walk *wk, uint64_t addr, wk_value_fn fn, void *ctx)
 mp_err wk_rbtree_count(struct walk *wk, uint64_t addr, uint64_t *count) MP_WUR;
 
 /* Call FN with the image of each live entry of the ska flat_hash_set/map at ADDR (entries of
-   ENTRY bytes, at most WK_MAX_FLAT_ENTRY; the value starts at 8), in slot order. */
+   ENTRY bytes, at most WK_MAX_FLAT_ENTRY; where the value's members are, the layout's slots say:
+   GraphPoolsEntry, ActiveBlocksEntry), in slot order. */
 typedef mp_err (*wk_entry_fn)(struct walk *wk, const unsigned char *entry, void *ctx);
 mp_err wk_flat_each(struct walk *wk, uint64_t addr, size_t entry, wk_entry_fn fn, void *ctx) MP_WUR;
 

@@ -34,14 +34,13 @@ static mp_err note_private(struct walk *wk, const unsigned char *e, void *ctx)
 	struct seg_walk *sw = ctx;
 	mp_err err;
 
-	(void)wk;
 	err = mp_array_grow((void **)&sw->private_ids, &sw->private_cap, sw->nprivate + 1, sizeof *sw->private_ids);
 	if (err != MP_OK)
 		return err;
-	/* entry: distance at 0, MempoolId_t (first, second) at 8 and 16, the pool pointer at 24 */
-	sw->private_ids[sw->nprivate][0] = wk_u64(e, 24);
-	sw->private_ids[sw->nprivate][1] = wk_u64(e, 8);
-	sw->private_ids[sw->nprivate][2] = wk_u64(e, 16);
+	/* the slot: the key (MempoolId_t: first, second) and the pool pointer */
+	sw->private_ids[sw->nprivate][0] = wk_u64(e, OFF(wk, GPE_POOL));
+	sw->private_ids[sw->nprivate][1] = wk_u64(e, OFF(wk, GPE_ID));
+	sw->private_ids[sw->nprivate][2] = wk_u64(e, OFF(wk, GPE_ID) + 8);
 	sw->nprivate++;
 	return MP_OK;
 }
@@ -144,7 +143,7 @@ static mp_err collect(struct walk *wk, uint64_t block, void *ctx)
 
 static mp_err collect_entry(struct walk *wk, const unsigned char *e, void *ctx)
 {
-	return collect(wk, wk_u64(e, 8), ctx);
+	return collect(wk, wk_u64(e, OFF(wk, ABE_BLOCK)), ctx);
 }
 
 /* Candidates from a pool's free set; a damaged tree costs that pool only. */
@@ -162,7 +161,7 @@ static mp_err pool_candidates(struct walk *wk, struct seg_walk *sw, uint64_t poo
 
 static mp_err private_pool_candidates(struct walk *wk, const unsigned char *e, void *ctx)
 {
-	uint64_t pp = wk_u64(e, 24);
+	uint64_t pp = wk_u64(e, OFF(wk, GPE_POOL));
 	mp_err err;
 
 	if (pp == 0)
@@ -283,8 +282,10 @@ mp_err wk_segments(struct walk *wk, mp_walk_device *dev)
 	/* Private pool ids first (2.6 keeps them only as the graph_pools keys): from both tables, each
 	   read to its end or its damage (a pool in graph_pools_freeable is in graph_pools too, so
 	   either may give its id). */
-	err = wk_flat_each(wk, dev->address + (uint64_t)OFF(wk, DCA_GRAPH_POOLS), 32, note_private, &sw);
-	if (wk_flat_each(wk, dev->address + (uint64_t)OFF(wk, DCA_GRAPH_POOLS_FREEABLE), 32, note_private, &sw) != MP_OK ||
+	err = wk_flat_each(wk, dev->address + (uint64_t)OFF(wk, DCA_GRAPH_POOLS), (size_t)OFF(wk, GPE_SIZEOF), note_private,
+			   &sw);
+	if (wk_flat_each(wk, dev->address + (uint64_t)OFF(wk, DCA_GRAPH_POOLS_FREEABLE), (size_t)OFF(wk, GPE_SIZEOF),
+			 note_private, &sw) != MP_OK ||
 	    err != MP_OK)
 		wk_damaged(wk, "device %d: the private pool tables are damaged; pool ids may be missing", dev->index);
 	/* Candidates from snapshot()'s sets: small, large, private pools, then active blocks. */
@@ -292,14 +293,16 @@ mp_err wk_segments(struct walk *wk, mp_walk_device *dev)
 	if (err == MP_OK)
 		err = pool_candidates(wk, &sw, dev->address + (uint64_t)OFF(wk, DCA_LARGE_BLOCKS), "the large pool");
 	if (err == MP_OK) {
-		err = wk_flat_each(wk, dev->address + (uint64_t)OFF(wk, DCA_GRAPH_POOLS), 32, private_pool_candidates, &sw);
+		err = wk_flat_each(wk, dev->address + (uint64_t)OFF(wk, DCA_GRAPH_POOLS), (size_t)OFF(wk, GPE_SIZEOF),
+				   private_pool_candidates, &sw);
 		if (err != MP_OK && err != MP_E_NOMEM && !sw.blocks.full) {
 			wk_damaged(wk, "device %d: graph_pools is damaged (%s)", dev->index, mp_strerror(err));
 			err = MP_OK;
 		}
 	}
 	if (err == MP_OK) {
-		err = wk_flat_each(wk, dev->address + (uint64_t)OFF(wk, DCA_ACTIVE_BLOCKS), 16, collect_entry, &sw);
+		err = wk_flat_each(wk, dev->address + (uint64_t)OFF(wk, DCA_ACTIVE_BLOCKS), (size_t)OFF(wk, ABE_SIZEOF),
+				   collect_entry, &sw);
 		if (err != MP_OK && err != MP_E_NOMEM && !sw.blocks.full) {
 			wk_damaged(wk, "device %d: the active block table is damaged (%s); active blocks may be missing",
 				   dev->index, mp_strerror(err));

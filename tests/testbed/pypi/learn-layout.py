@@ -281,16 +281,33 @@ def flat_count(mem, a):
     return elems
 
 
-def flat_values(mem, a, entry):
-    """The values of a ska flat table at A whose entries are ENTRY bytes (int8 distance, then the value at +8)."""
+def flat_slots(mem, a, entry):
+    """The live slots of a ska flat table at A whose slots are ENTRY bytes (an int8 distance first), by address."""
     entries, smo, ml = mem.u64(a), mem.u64(a + 8), mem.u8(a + 17)
     out = []
     for i in range(smo + ml):  # then the end marker (distance 0)
         e = entries + i * entry
         d = mem.u8(e)
         if d is not None and d < 128:
-            out.append(e + 8)
+            out.append(e)
     return out
+
+
+SLOT_STRUCTS = ("GraphPoolsEntry", "ActiveBlocksEntry")
+
+
+def learn_slots(L):
+    """The ska tables' slots (GraphPoolsEntry, ActiveBlocksEntry), as the base table gives them: every release has the
+    same (allocator-facts.md §2.1). The active blocks and private pools below are found through them."""
+    for field in L.base:
+        if field.split(".")[0] in SLOT_STRUCTS:
+            L.put(field, L.base[field], "the base table's: the truth's active blocks and private pools are found so")
+
+
+def active_blocks(L, mem, dca):
+    """The Block pointers of DCA's active_blocks."""
+    at = dca + L.got["DeviceCachingAllocator.active_blocks"]
+    return [mem.u64(e + L.got["ActiveBlocksEntry.block"]) for e in flat_slots(mem, at, L.got["ActiveBlocksEntry.sizeof"])]
 
 
 def learn_allocator(L, d, nca_sym):
@@ -426,8 +443,7 @@ def learn_blocks(L, d, dca):
     lb = dca + L.got["DeviceCachingAllocator.large_blocks"]
     sb = dca + L.got["DeviceCachingAllocator.small_blocks"]
     free = rb_values(mem, lb) + rb_values(mem, sb)
-    act = flat_values(mem, dca + L.got["DeviceCachingAllocator.active_blocks"], 16)
-    active = [mem.u64(a) for a in act]
+    active = active_blocks(L, mem, dca)
     objs = free + active
     if not objs:
         die("no Block found")
@@ -552,7 +568,7 @@ def device_blocks(L, d, dca):
     mem = d.mem
     objs = rb_values(mem, dca + L.got["DeviceCachingAllocator.large_blocks"])
     objs += rb_values(mem, dca + L.got["DeviceCachingAllocator.small_blocks"])
-    objs += [mem.u64(a) for a in flat_values(mem, dca + L.got["DeviceCachingAllocator.active_blocks"], 16)]
+    objs += active_blocks(L, mem, dca)
     return objs
 
 
@@ -587,11 +603,11 @@ def learn_private(L, d):
     gp = L.got["DeviceCachingAllocator.graph_pools"]
     c = [o for o in range(gp + 32, gp + 256, 8) if flat_count(mem, dca + o) == 0]
     L.pick("DeviceCachingAllocator.graph_pools_freeable", c, "the next flat_hash_map, empty (no pool is freeable)")
-    entries = flat_values(mem, dca + gp, 32)
+    gid, gpool = L.got["GraphPoolsEntry.id"], L.got["GraphPoolsEntry.pool"]
     bp, own = L.got["BlockPool.sizeof"], L.got["BlockPool.owner_PrivatePool"]
-    for e in entries:
-        key = (mem.u64(e), mem.u64(e + 8))
-        pp = mem.u64(e + 16)
+    for e in flat_slots(mem, dca + gp, L.got["GraphPoolsEntry.sizeof"]):
+        key = (mem.u64(e + gid), mem.u64(e + gid + 8))
+        pp = mem.u64(e + gpool)
         c = [o for o in range(0, 512, 8) if rb_set(mem, pp + o, L.lib) is not None and mem.u64(pp + o + own) == pp
              and mem.u64(pp + o + bp + own) == pp]
         L.pick("PrivatePool.large_blocks", c, "a BlockPool whose owner_PrivatePool is the pool itself")
@@ -756,6 +772,7 @@ def main():
         try:
             _, dcas = learn_allocator(L, d, L.nca_sym)
             learn_dca(L, d, dcas[0], hdr)
+            learn_slots(L)
             hist = learn_ring(L, d, dcas[0], hdr)
             objs, _ = learn_blocks(L, d, dcas[0])
             learn_training_rest(L, d, objs)

@@ -163,6 +163,16 @@ static void test_builtins(void)
 	CU_ASSERT_EQUAL(t20->off[MP_L_HISTORY_CONTEXT], 16);
 	CU_ASSERT(t20->off[MP_L_BLOCK_HISTORY] > t20->off[MP_L_BLOCK_EVENT_COUNT]);
 	CU_ASSERT_EQUAL(t21->off[MP_L_BLOCK_HISTORY], MP_LAYOUT_ABSENT);
+	/* The ska tables' slots the walker reads, the same in every release (each table lists them). */
+	for (size_t i = 0; i < n; i++) {
+		const mp_layout *l = mp_layout_builtin(i);
+
+		CU_ASSERT_EQUAL(l->off[MP_L_GPE_SIZEOF], 32);
+		CU_ASSERT_EQUAL(l->off[MP_L_GPE_ID], 8);
+		CU_ASSERT_EQUAL(l->off[MP_L_GPE_POOL], 24);
+		CU_ASSERT_EQUAL(l->off[MP_L_ABE_SIZEOF], 16);
+		CU_ASSERT_EQUAL(l->off[MP_L_ABE_BLOCK], 8);
+	}
 }
 
 /* Members that come together: a layout with half of a group, or with both or neither of a Block's context
@@ -282,6 +292,19 @@ static void test_good_syntax(void)
 	CU_ASSERT_EQUAL(l.key.cxx11_abi, -1);
 	CU_ASSERT_EQUAL(l.key.cuda_major, 0);
 	free(t);
+	/* A file written before the ska slots were listed (none of a slot's fields): the slots every release has; a
+	   slot given is taken as given. */
+	t = edit(full, "GraphPoolsEntry.", "");
+	CU_ASSERT_EQUAL(parse(t, &l, &d), MP_OK);
+	CU_ASSERT_EQUAL(l.off[MP_L_GPE_SIZEOF], 32);
+	CU_ASSERT_EQUAL(l.off[MP_L_GPE_ID], 8);
+	CU_ASSERT_EQUAL(l.off[MP_L_GPE_POOL], 24);
+	free(t);
+	t = edit(full, "ActiveBlocksEntry.sizeof", "ActiveBlocksEntry.sizeof 24\n");
+	CU_ASSERT_EQUAL(parse(t, &l, &d), MP_OK);
+	CU_ASSERT_EQUAL(l.off[MP_L_ABE_SIZEOF], 24);
+	CU_ASSERT_EQUAL(l.off[MP_L_ABE_BLOCK], 8);
+	free(t);
 	free(full);
 }
 
@@ -321,6 +344,16 @@ static void test_errors(void)
 	free(t);
 	t = edit(full, "Block.size ", "Block.size 4000\n"); /* past sizeof Block (160) */
 	expect_fail(t, MP_E_RANGE, "lies outside sizeof Block");
+	free(t);
+	/* a slot's 8-byte words must end inside it: the walker reads them from the slot's image */
+	t = edit(full, "GraphPoolsEntry.pool ", "GraphPoolsEntry.pool 28\n");
+	expect_fail(t, MP_E_RANGE, "GraphPoolsEntry.pool (8 bytes at 28) passes the end of its 32-byte slot");
+	free(t);
+	t = edit(full, "GraphPoolsEntry.id ", "GraphPoolsEntry.id 24\n");
+	expect_fail(t, MP_E_RANGE, "GraphPoolsEntry.id (16 bytes at 24)");
+	free(t);
+	t = edit(full, "ActiveBlocksEntry.block ", "");
+	expect_fail(t, MP_E_NOTFOUND, "required field ActiveBlocksEntry.block missing");
 	free(t);
 	t = edit(full, "key version", "key flavour 2\n");
 	expect_fail(t, MP_E_CORRUPT, "unknown or repeated key 'flavour'");
