@@ -236,36 +236,56 @@ static int unknown_option(mp_command_ctx *c, const mp_command *cmd, const char *
 	return mp_command_usage_error(c, "%s: unknown option '%.*s'", cmd->name, (int)n, word);
 }
 
+/* What option word ARGV[I] names among A's options, as the parser reads it: the option (NULL: none, N the
+   length of its name in the word), its value (NULL: none; IN_WORD when the word holds it, --name=value or
+   -oFILE) and how many words it takes (USED: 2 when the next word is its value). */
+struct option_words {
+	const mp_option *o;
+	const char *value;
+	size_t n;
+	bool in_word;
+	int used;
+};
+
+static struct option_words option_words(const mp_command_args *a, int argc, char **argv, int i)
+{
+	const char *word = argv[i], *eq = NULL;
+	struct option_words w = { .n = strlen(word), .used = 1 };
+
+	if (word[1] == '-' && (eq = strchr(word, '=')) != NULL)
+		w.n = (size_t)(eq - word); /* --name=value */
+	else if (word[1] != '-' && w.n > 2)
+		w.n = 2; /* -oFILE */
+	if ((w.o = find_in(a->cmd->options, word, w.n)) == NULL && (w.o = find_in(a->extra, word, w.n)) == NULL)
+		return w;
+	if (eq != NULL || w.n < strlen(word)) {
+		w.value = eq != NULL ? eq + 1 : word + w.n;
+		w.in_word = true;
+	} else if (i + 1 < argc && (w.o->kind == MP_OPT_FLAG_COUNT ? is_count_word(argv[i + 1]) : w.o->kind != MP_OPT_FLAG)) {
+		w.value = argv[i + 1];
+		w.used = 2;
+	}
+	return w;
+}
+
 /* Take option word ARGV[*I] (and its value) into A. */
 static int take_option(mp_command_ctx *c, mp_command_args *a, int argc, char **argv, int *i)
 {
-	const char *word = argv[*i], *value = NULL, *eq = NULL;
-	size_t n = strlen(word);
-	const mp_option *o;
+	struct option_words w = option_words(a, argc, argv, *i);
 	int rc, slot;
 
-	if (word[1] == '-' && (eq = strchr(word, '=')) != NULL)
-		n = (size_t)(eq - word); /* --name=value */
-	else if (word[1] != '-' && n > 2)
-		n = 2; /* -oFILE */
-	if ((o = find_in(a->cmd->options, word, n)) == NULL && (o = find_in(a->extra, word, n)) == NULL)
-		return unknown_option(c, a->cmd, word, n);
-	if (eq != NULL || n < strlen(word))
-		value = eq != NULL ? eq + 1 : word + n;
-	if (o->kind == MP_OPT_FLAG && value != NULL)
-		return mp_command_usage_error(c, "%s: option '%s' takes no value", a->cmd->name, mp_option_name(o->id));
-	if (o->kind == MP_OPT_FLAG_COUNT && value == NULL && *i + 1 < argc && is_count_word(argv[*i + 1]))
-		value = argv[++*i];
-	if (value == NULL && o->kind != MP_OPT_FLAG && o->kind != MP_OPT_FLAG_COUNT) {
-		if (*i + 1 >= argc)
-			return mp_command_usage_error(c, "%s: option '%s' needs a value", a->cmd->name, mp_option_name(o->id));
-		value = argv[++*i];
-	}
-	if ((rc = check_value(c, a->cmd->name, o, value)) != MP_CMD_OK)
+	if (w.o == NULL)
+		return unknown_option(c, a->cmd, argv[*i], w.n);
+	if (w.o->kind == MP_OPT_FLAG && w.in_word)
+		return mp_command_usage_error(c, "%s: option '%s' takes no value", a->cmd->name, mp_option_name(w.o->id));
+	if (w.value == NULL && w.o->kind != MP_OPT_FLAG && w.o->kind != MP_OPT_FLAG_COUNT)
+		return mp_command_usage_error(c, "%s: option '%s' needs a value", a->cmd->name, mp_option_name(w.o->id));
+	if ((rc = check_value(c, a->cmd->name, w.o, w.value)) != MP_CMD_OK)
 		return rc;
-	slot = slot_of(a, o);
+	*i += w.used - 1;
+	slot = slot_of(a, w.o);
 	a->given[slot] = true;
-	a->value[slot] = value;
+	a->value[slot] = w.value;
 	return MP_CMD_OK;
 }
 
@@ -278,6 +298,8 @@ int mp_command_parse(mp_command_ctx *c, const mp_command *cmd, const mp_option *
 	memset(a, 0, sizeof *a);
 	a->cmd = cmd;
 	a->extra = extra;
+	a->argc = argc;
+	a->argv = argv;
 	c->error[0] = '\0';
 	c->usage = false;
 	mp_command_positional_count(cmd, &min, &max);
@@ -290,6 +312,8 @@ int mp_command_parse(mp_command_ctx *c, const mp_command *cmd, const mp_option *
 		} else if (!only_positional && is_option_word(argv[i])) {
 			if ((rc = take_option(c, a, argc, argv, &i)) != MP_CMD_OK)
 				return rc;
+		} else if (a->npos == max && max > 0 && mp_command_variadic(cmd)) {
+			a->nmore++;
 		} else if (a->npos == max || a->npos == MP_CMD_MAX_POSITIONAL) {
 			return mp_command_usage_error(c, "%s: too many arguments (from '%s')", cmd->name, argv[i]);
 		} else {
@@ -297,6 +321,23 @@ int mp_command_parse(mp_command_ctx *c, const mp_command *cmd, const mp_option *
 		}
 	}
 	return MP_CMD_OK;
+}
+
+const char *mp_command_word(const mp_command_args *a, int i)
+{
+	bool only_positional = false;
+
+	if (i < a->npos)
+		return a->pos[i];
+	for (int j = 0, k = 0; j < a->argc; j++) {
+		if (!only_positional && strcmp(a->argv[j], "--") == 0)
+			only_positional = true;
+		else if (!only_positional && is_option_word(a->argv[j]))
+			j += option_words(a, a->argc, a->argv, j).used - 1;
+		else if (k++ == i)
+			return a->argv[j];
+	}
+	return NULL;
 }
 
 int mp_command_check_words(mp_command_ctx *c, const mp_command_args *a)

@@ -1,5 +1,6 @@
 /* command_words.c - what a command's positional words are, read from its declaration
-   ("address [snapshot]": blank-separated kinds, the optional ones in brackets). */
+   ("address [snapshot]": blank-separated kinds, the optional ones in brackets, the last one followed by
+   "..." when it takes any number of words: "file..."). */
 #include <string.h>
 
 #include "mp_command.h"
@@ -19,6 +20,8 @@ static const char *nth(const char *list, int i, char *buf, size_t size, bool *op
 			*optional = w[0] == '[';
 			if (*optional)
 				w++, n -= n >= 2 ? 2 : n;
+			if (n >= 3 && strncmp(w + n - 3, "...", 3) == 0)
+				n -= 3;
 			if (n >= size)
 				n = size - 1;
 			memcpy(buf, w, n);
@@ -49,6 +52,15 @@ void mp_command_positional_count(const mp_command *cmd, int *min, int *max)
 			*min = *max + 1;
 		++*max;
 	}
+}
+
+bool mp_command_variadic(const mp_command *cmd)
+{
+	size_t n = cmd->positional != NULL ? strlen(cmd->positional) : 0;
+
+	while (n > 0 && cmd->positional[n - 1] == ']')
+		n--;
+	return n >= 3 && strncmp(cmd->positional + n - 3, "...", 3) == 0;
 }
 
 int mp_command_positional_index(const mp_command *cmd, int i, const char *kind)

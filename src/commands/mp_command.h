@@ -124,6 +124,11 @@ typedef struct mp_command_args {
 	const char *value[2 * MP_CMD_MAX_OPTIONS]; /* NULL for a flag (or --sites without a count) */
 	char *pos[MP_CMD_MAX_POSITIONAL];
 	int npos;
+	/* A variadic command's words past its last kind's first (mp_command_variadic): how many, read with
+	   mp_command_word from the words parsed (ARGC, ARGV: the caller's, which outlive the run). */
+	int nmore;
+	int argc;
+	char **argv;
 	bool help; /* -h or --help: print the help, run nothing */
 } mp_command_args;
 
@@ -191,7 +196,8 @@ struct mp_command {
 	const char *synopsis; /* after the name: "[SNAPSHOT] [-o FILE]" */
 	const char *description;
 	/* The positional words: blank-separated kinds, "[...]" when optional: "[snapshot]", "address [snapshot]",
-	   "snapshot snapshot", "file file". A snapshot word is one the front end resolves. */
+	   "snapshot snapshot", "file file"; the last kind followed by "..." takes any number of words ("file...").
+	   A snapshot word is one the front end resolves. */
 	const char *positional;
 	const mp_option *options; /* ended by MP_O_NONE */
 	const char *exit_status;  /* the CLI help's last line */
@@ -253,6 +259,10 @@ long mp_arg_device(const mp_command_args *a, enum mp_option_id id, long def);
 int mp_command_positional_index(const mp_command *cmd, int i, const char *kind);
 /* The blank-separated kinds of the positional words, without brackets: KIND of word I into BUF ("" past them). */
 const char *mp_command_positional_kind(const mp_command *cmd, int i, char *buf, size_t size);
+/* Whether CMD's last positional kind takes any number of words ("file..."; the kind is then "file"). */
+bool mp_command_variadic(const mp_command *cmd);
+/* Positional word I of A, a variadic command's every word counted (I < A->npos + A->nmore), or NULL. */
+const char *mp_command_word(const mp_command_args *a, int i);
 /* Whether one of CMD's positional words is of kind KIND ("snapshot": the command reads a target). */
 bool mp_command_takes(const mp_command *cmd, const char *kind);
 /* How many positional words CMD takes: at least *MIN, at most *MAX. */

@@ -163,6 +163,33 @@ static void test_words_and_sizes(void)
 	}
 }
 
+/* A variadic command ("file..."): its last kind takes any number of words, among options and their values. */
+static void test_variadic(void)
+{
+	static const mp_command many = {
+		"many", MP_FRONT_ALL, "a command of many files", "FILE...", "", "file...", options, "", noop, 0, NULL,
+	};
+	static char *words[] = { "a", "--top", "3", "b", "-oout", "c", "--sites", "2", "d", "--blocks", "--", "-e" };
+	static const char *const want[] = { "a", "b", "c", "d", "-e" };
+	int min, max;
+	char kind[32];
+
+	CU_ASSERT(mp_command_variadic(&many));
+	CU_ASSERT(!mp_command_variadic(&cmd));
+	mp_command_positional_count(&many, &min, &max);
+	CU_ASSERT(min == 1 && max == 1);
+	CU_ASSERT_STRING_EQUAL(mp_command_positional_kind(&many, 0, kind, sizeof kind), "file");
+	memset(&ctx, 0, sizeof ctx);
+	CU_ASSERT_EQUAL(mp_command_parse(&ctx, &many, NULL, 12, words, &args), MP_CMD_OK);
+	CU_ASSERT_EQUAL(args.npos + args.nmore, 5);
+	for (int i = 0; i < 5; i++)
+		CU_ASSERT(mp_command_word(&args, i) != NULL && strcmp(mp_command_word(&args, i), want[i]) == 0);
+	CU_ASSERT_PTR_NULL(mp_command_word(&args, 5));
+	CU_ASSERT_STRING_EQUAL(mp_arg(&args, MP_O_SITES), "2");
+	/* a command that is not variadic still refuses a word too many */
+	CU_ASSERT_EQUAL(parse("0x10 snap extra"), MP_CMD_BAD);
+}
+
 /* Each option id names one option word, told apart from every other; every table's options are named. */
 static void test_option_names(void)
 {
@@ -190,6 +217,7 @@ int main(void)
 		{ "refusals and their messages", test_refusals },
 		{ "positional words, sizes, the table", test_words_and_sizes },
 		{ "option names by id", test_option_names },
+		{ "a variadic command's words", test_variadic },
 	};
 
 	return UNIT_RUN("command", tests, NULL, NULL);
