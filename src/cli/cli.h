@@ -28,6 +28,11 @@ void cli_signals_install(void);
    for each SNAPSHOT word (--pid counts as one, the last); if not, the usage error is set. */
 int cli_check_targets(mp_command_ctx *c, mp_command_args *a);
 
+/* `snapshot --pid LAUNCHER --ranks -o DIR` (WORDS: the short form's N words but -o DIR): every rank below the
+   launcher held still together, each saved by SAVE (`snapshot save` with ARGV), DIR/ranks.json written. An exit
+   status. */
+int cli_snapshot_ranks(int n, char **words, const char *dir, int (*save)(int argc, char **argv));
+
 /* The commands only the command line has. */
 extern const mp_command cli_cmd_convert, cli_cmd_watch;
 /* The command line's commands, in help order: the shared table's it offers, then its own (aliases

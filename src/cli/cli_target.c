@@ -20,6 +20,9 @@ const mp_option cli_target_options[] = {
 	{ MP_O_SOLIB_PATH, MP_OPT_TEXT, NULL, "DIRS", "colon-separated directories to search for the core's libraries" },
 	{ MP_O_LAYOUT, MP_OPT_FILE, NULL, "FILE", "struct layout to use instead of DWARF or memprof's tables" },
 	{ MP_O_NO_FRAMES, MP_OPT_FLAG, NULL, NULL, "decode no allocation frames (every frames list empty): a faster walk" },
+	{ MP_O_RANKS, MP_OPT_FLAG, NULL, NULL,
+	  "snapshot only: --pid is a job's launcher; each process below it with PyTorch's CUDA allocator is a rank\n"
+	  "(RANK in its environment), all held still together, saved as DIR/rank-R/snapshot.pickle (-o DIR)" },
 	{ MP_O_NONE, MP_OPT_FLAG, NULL, NULL, NULL },
 };
 
@@ -285,6 +288,9 @@ int cli_check_targets(mp_command_ctx *c, mp_command_args *a)
 
 	if (mp_arg_given(a, MP_O_STOP) && mp_arg_given(a, MP_O_NO_STOP))
 		return mp_command_usage_error(c, "%s: --stop and --no-stop contradict each other", a->cmd->name);
+	if (mp_arg_given(a, MP_O_RANKS)) /* taken by `snapshot --pid PID --ranks -o DIR` before it gets here */
+		return mp_command_usage_error(c, "%s: --ranks is for 'memprof snapshot --pid PID --ranks -o DIR'",
+					      a->cmd->name);
 	for (int i = 0; mp_command_positional_kind(a->cmd, i, kind, sizeof kind)[0] != '\0'; i++) {
 		words++;
 		if (strcmp(kind, "snapshot") == 0)

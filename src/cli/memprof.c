@@ -80,11 +80,18 @@ static int run(const mp_command *cmd, int argc, char **argv)
 	return rc;
 }
 
-/* `snapshot save WORDS`, or the short form `snapshot WORDS -o FILE` as `snapshot save WORDS FILE`. */
+static int save_one(int argc, char **argv)
+{
+	return run(&mp_cmd_snapshot_save, argc, argv);
+}
+
+/* `snapshot save WORDS`, or the short form `snapshot WORDS -o FILE` as `snapshot save WORDS FILE` (with --ranks,
+   FILE is a directory: cli_ranks.c). */
 static int snapshot(int argc, char **argv)
 {
 	const mp_command *save = &mp_cmd_snapshot_save;
 	char *words[256], *file = NULL;
+	bool ranks = false;
 	int n = 0;
 
 	if (argc >= 1 && strcmp(argv[0], "save") == 0)
@@ -100,9 +107,11 @@ static int snapshot(int argc, char **argv)
 			file = argv[i] + 2;
 		else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
 			return run(save, 1, argv + i);
-		else
-			words[n++] = argv[i];
+		else if ((words[n++] = argv[i]) != NULL && strcmp(argv[i], "--ranks") == 0)
+			ranks = true;
 	}
+	if (ranks && file != NULL)
+		return cli_snapshot_ranks(n, words, file, save_one);
 	if (file == NULL) {
 		mp_command_args a = { 0 };
 		mp_command_ctx c;

@@ -69,6 +69,7 @@ enum mp_option_kind {
 	X(OUTPUT, "-o") \
 	X(OWNERS, "--owners") \
 	X(PID, "--pid") \
+	X(RANKS, "--ranks") \
 	X(RELEASE, "--release") \
 	X(RULES, "--rules") \
 	X(SCHEME, "--scheme") \

@@ -1,0 +1,235 @@
+/* cli_ranks.c - `memprof snapshot --pid PID --ranks -o DIR`: a distributed job read from its launcher's process
+   (torchrun's agent, an srun step, a shell). Every process below PID that has mapped PyTorch's CUDA allocator is
+   a rank, named by RANK (else LOCAL_RANK) in its environment; all of them are held still first, so that the
+   snapshots are of one moment, then each is saved into DIR/rank-R/ as `snapshot save` saves one process, and
+   DIR/ranks.json says which process each rank was. `memprof fleet DIR` reads the directory. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "mp_procs.h"
+
+/* The library that makes a process one of the job's ranks: PyTorch's CUDA caching allocator. */
+#define ALLOCATOR_LIBRARY "libc10_cuda.so"
+
+typedef struct rank {
+	pid_t pid;
+	char name[32];       /* RANK, else LOCAL_RANK, else the pid: DIR/rank-NAME */
+	char local_rank[32]; /* "" when not set */
+	mp_target *hold;     /* held still until every rank is saved (NULL with --no-stop) */
+	int status;          /* the save's exit status */
+} rank;
+
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* The ranks below LAUNCHER into *OUT (N), named; an error line when there is none. */
+static int find_ranks(long launcher, rank **out, size_t *n)
+{
+	pid_t *pids;
+	size_t npids;
+	mp_diag diag = { .msg = "" };
+	rank *list;
+
+	*out = NULL;
+	*n = 0;
+	if (mp_procs_below((pid_t)launcher, &pids, &npids, &diag) != MP_OK) {
+		cli_error("snapshot --ranks: %s", diag.msg);
+		return MP_CMD_BAD;
+	}
+	if ((list = calloc(npids, sizeof *list)) == NULL) {
+		free(pids);
+		cli_error("snapshot --ranks: out of memory");
+		return MP_CMD_BAD;
+	}
+	for (size_t i = 0; i < npids; i++) {
+		rank *r = &list[*n];
+
+		if (!mp_proc_maps(pids[i], ALLOCATOR_LIBRARY))
+			continue;
+		r->pid = pids[i];
+		(void)mp_proc_getenv(r->pid, "LOCAL_RANK", r->local_rank, sizeof r->local_rank);
+		if (!mp_proc_getenv(r->pid, "RANK", r->name, sizeof r->name) || r->name[0] == '\0' ||
+		    strspn(r->name, "0123456789") != strlen(r->name))
+			snprintf(r->name, sizeof r->name, "pid%d", (int)r->pid);
+		for (size_t j = 0; j < *n; j++) /* two processes of one rank (a restart's leftover): both kept */
+			if (strcmp(list[j].name, r->name) == 0)
+				snprintf(r->name + strlen(r->name), sizeof r->name - strlen(r->name), ".pid%d", (int)r->pid);
+		++*n;
+	}
+	free(pids);
+	if (*n == 0) {
+		free(list);
+		cli_error("snapshot --ranks: no process below pid %ld has PyTorch's CUDA allocator (%s) mapped", launcher,
+			  ALLOCATOR_LIBRARY);
+		return MP_CMD_BAD;
+	}
+	*out = list;
+	return MP_CMD_OK;
+}
+
+/* Hold every rank still (all first: the snapshots are then of one moment). */
+static int hold_all(rank *ranks, size_t n, const char *sysroot)
+{
+	mp_target_opts opts = { .sysroot = sysroot, .stop = true };
+
+	for (size_t i = 0; i < n; i++) {
+		mp_diag diag = { .msg = "" };
+
+		if (mp_target_open_pid(ranks[i].pid, &opts, &ranks[i].hold, &diag) != MP_OK) {
+			cli_error("snapshot --ranks: rank %s (pid %d): %s", ranks[i].name, (int)ranks[i].pid, diag.msg);
+			return MP_CMD_BAD;
+		}
+	}
+	return MP_CMD_OK;
+}
+
+static void let_go(rank *ranks, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		mp_target_close(ranks[i].hold);
+		ranks[i].hold = NULL;
+	}
+}
+
+/* DIR/ranks.json: the launcher, this machine, and each rank's process and file. */
+static void write_manifest(const char *dir, long launcher, const rank *ranks, size_t n, const char *file,
+			   double held)
+{
+	char path[4200], host[256] = "";
+	cJSON *root = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(root, "ranks");
+	char *text;
+	FILE *f;
+
+	(void)gethostname(host, sizeof host - 1);
+	cJSON_AddNumberToObject(root, "launcher", (double)launcher);
+	cJSON_AddStringToObject(root, "host", host);
+	cJSON_AddNumberToObject(root, "held_seconds", held);
+	for (size_t i = 0; i < n; i++) {
+		cJSON *r = cJSON_CreateObject();
+		char rel[300];
+
+		snprintf(rel, sizeof rel, "rank-%s/%s", ranks[i].name, file);
+		cJSON_AddStringToObject(r, "rank", ranks[i].name);
+		cJSON_AddStringToObject(r, "local_rank", ranks[i].local_rank);
+		cJSON_AddNumberToObject(r, "pid", (double)ranks[i].pid);
+		cJSON_AddStringToObject(r, "snapshot", rel);
+		cJSON_AddBoolToObject(r, "saved", ranks[i].status == MP_CMD_OK);
+		cJSON_AddItemToArray(list, r);
+	}
+	snprintf(path, sizeof path, "%s/ranks.json", dir);
+	if ((text = cJSON_Print(root)) != NULL && (f = fopen(path, "w")) != NULL) {
+		fprintf(f, "%s\n", text);
+		if (fclose(f) != 0)
+			cli_error("snapshot --ranks: cannot write %s", path);
+	}
+	free(text);
+	cJSON_Delete(root);
+}
+
+/* The words of one rank's `snapshot save`: WORDS without --pid, --ranks, --stop and --no-stop (given again
+   here), then the rank's --pid, --no-stop when memprof holds it already, and its file. */
+static int save_words(char **words, int n, const rank *r, bool held, char *pid, size_t pid_size, char *path,
+		      char **out)
+{
+	int m = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (strcmp(words[i], "--pid") == 0) {
+			i++;
+			continue;
+		}
+		if (strncmp(words[i], "--pid=", 6) == 0 || strcmp(words[i], "--ranks") == 0 ||
+		    strcmp(words[i], "--stop") == 0 || strcmp(words[i], "--no-stop") == 0)
+			continue;
+		out[m++] = words[i];
+	}
+	snprintf(pid, pid_size, "%d", (int)r->pid);
+	out[m++] = "--pid";
+	out[m++] = pid;
+	if (held)
+		out[m++] = "--no-stop"; /* memprof is its tracer already: read as it holds it */
+	out[m++] = path;
+	out[m] = NULL;
+	return m;
+}
+
+int cli_snapshot_ranks(int n, char **words, const char *dir, int (*save)(int argc, char **argv))
+{
+	const mp_command *cmd = &mp_cmd_snapshot_save;
+	mp_command_args a = { 0 };
+	mp_command_ctx c;
+	const char *format, *file;
+	struct timespec t0;
+	char **argv;
+	rank *ranks;
+	size_t nranks, saved = 0;
+	long launcher;
+	bool hold;
+	double held = 0;
+	int rc;
+
+	cli_ctx_init(&c, &a);
+	if (mp_command_parse(&c, cmd, cli_target_options, n, words, &a) != MP_CMD_OK) {
+		cli_error("%s", c.error);
+		return MP_CMD_BAD;
+	}
+	if (!mp_parse_long(mp_arg(&a, MP_O_PID) != NULL ? mp_arg(&a, MP_O_PID) : "", &launcher) || launcher <= 0 ||
+	    a.npos != 0) {
+		cli_error("snapshot --ranks: give the launcher as --pid PID and the directory as -o DIR, no target");
+		return MP_CMD_BAD;
+	}
+	format = mp_arg(&a, MP_O_FORMAT);
+	file = format != NULL && strcmp(format, "json") == 0 ? "snapshot.json" : "snapshot.pickle";
+	hold = !mp_arg_given(&a, MP_O_NO_STOP);
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+		cli_error("snapshot --ranks: cannot make %s: %s", dir, strerror(errno));
+		return MP_CMD_BAD;
+	}
+	if ((rc = find_ranks(launcher, &ranks, &nranks)) != MP_CMD_OK)
+		return rc;
+	if ((argv = calloc((size_t)n + 6, sizeof *argv)) == NULL) {
+		free(ranks);
+		cli_error("snapshot --ranks: out of memory");
+		return MP_CMD_BAD;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = hold ? hold_all(ranks, nranks, mp_arg(&a, MP_O_SYSROOT)) : MP_CMD_OK;
+	for (size_t i = 0; rc == MP_CMD_OK && i < nranks; i++) {
+		char sub[4200], path[4300], pid[24];
+
+		snprintf(sub, sizeof sub, "%s/rank-%s", dir, ranks[i].name);
+		snprintf(path, sizeof path, "%s/%s", sub, file);
+		if (mkdir(sub, 0755) != 0 && errno != EEXIST) {
+			cli_error("snapshot --ranks: cannot make %s: %s", sub, strerror(errno));
+			ranks[i].status = MP_CMD_BAD;
+			continue;
+		}
+		int m = save_words(words, n, &ranks[i], hold, pid, sizeof pid, path, argv);
+
+		if ((ranks[i].status = save(m, argv)) == MP_CMD_OK)
+			saved++;
+	}
+	held = seconds_since(&t0);
+	let_go(ranks, nranks);
+	if (rc == MP_CMD_OK) {
+		write_manifest(dir, launcher, ranks, nranks, file, held);
+		printf("memprof: %zu of %zu ranks below pid %ld saved in %s/rank-*/%s (%s %.3f s)\n", saved, nranks,
+		       launcher, dir, file, hold ? "held still together for" : "read running, in", held);
+		rc = saved == nranks ? MP_CMD_OK : MP_CMD_BAD;
+	}
+	free(argv);
+	free(ranks);
+	return rc;
+}
