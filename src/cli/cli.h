@@ -4,6 +4,7 @@
 #define MEMPROF_CLI_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "mp_command.h"
 #include "mp_err.h"
@@ -27,6 +28,16 @@ void cli_signals_install(void);
 /* Whether the words of A fit its command on the command line: every positional word given, a target
    for each SNAPSHOT word (--pid counts as one, the last); if not, the usage error is set. */
 int cli_check_targets(mp_command_ctx *c, mp_command_args *a);
+
+/* A rank of a distributed job: a process below its launcher with PyTorch's CUDA allocator mapped. */
+typedef struct cli_rank {
+	pid_t pid;
+	char name[32];       /* RANK in its environment, else "pidPID": its files go to DIR/rank-NAME */
+	char local_rank[32]; /* LOCAL_RANK, "" when not set */
+} cli_rank;
+
+/* The ranks below LAUNCHER now, in pid order, into *OUT (N; the caller frees it; none is no error). */
+mp_err cli_find_ranks(long launcher, cli_rank **out, size_t *n, mp_diag *diag) MP_WUR;
 
 /* `snapshot --pid LAUNCHER --ranks -o DIR` (WORDS: the short form's N words but -o DIR): every rank below the
    launcher held still together, each saved by SAVE (`snapshot save` with ARGV), DIR/ranks.json written. An exit

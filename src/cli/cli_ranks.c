@@ -19,11 +19,9 @@
 #define ALLOCATOR_LIBRARY "libc10_cuda.so"
 
 typedef struct rank {
-	pid_t pid;
-	char name[32];       /* RANK, else LOCAL_RANK, else the pid: DIR/rank-NAME */
-	char local_rank[32]; /* "" when not set */
-	mp_target *hold;     /* held still until every rank is saved (NULL with --no-stop) */
-	int status;          /* the save's exit status */
+	cli_rank is;
+	mp_target *hold; /* held still until every rank is saved (NULL with --no-stop) */
+	int status;      /* the save's exit status */
 } rank;
 
 static double seconds_since(const struct timespec *t0)
@@ -34,27 +32,23 @@ static double seconds_since(const struct timespec *t0)
 	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
-/* The ranks below LAUNCHER into *OUT (N), named; an error line when there is none. */
-static int find_ranks(long launcher, rank **out, size_t *n)
+mp_err cli_find_ranks(long launcher, cli_rank **out, size_t *n, mp_diag *diag)
 {
 	pid_t *pids;
 	size_t npids;
-	mp_diag diag = { .msg = "" };
-	rank *list;
+	cli_rank *list;
+	mp_err err;
 
 	*out = NULL;
 	*n = 0;
-	if (mp_procs_below((pid_t)launcher, &pids, &npids, &diag) != MP_OK) {
-		cli_error("snapshot --ranks: %s", diag.msg);
-		return MP_CMD_BAD;
-	}
+	if ((err = mp_procs_below((pid_t)launcher, &pids, &npids, diag)) != MP_OK)
+		return err;
 	if ((list = calloc(npids, sizeof *list)) == NULL) {
 		free(pids);
-		cli_error("snapshot --ranks: out of memory");
-		return MP_CMD_BAD;
+		return MP_E_NOMEM;
 	}
 	for (size_t i = 0; i < npids; i++) {
-		rank *r = &list[*n];
+		cli_rank *r = &list[*n];
 
 		if (!mp_proc_maps(pids[i], ALLOCATOR_LIBRARY))
 			continue;
@@ -69,13 +63,36 @@ static int find_ranks(long launcher, rank **out, size_t *n)
 		++*n;
 	}
 	free(pids);
-	if (*n == 0) {
-		free(list);
-		cli_error("snapshot --ranks: no process below pid %ld has PyTorch's CUDA allocator (%s) mapped", launcher,
-			  ALLOCATOR_LIBRARY);
+	*out = list;
+	return MP_OK;
+}
+
+/* The ranks below LAUNCHER into *OUT (N); an error line when there is none. */
+static int find_ranks(long launcher, rank **out, size_t *n)
+{
+	mp_diag diag = { .msg = "" };
+	cli_rank *found;
+	size_t nfound;
+
+	*out = NULL;
+	*n = 0;
+	if (cli_find_ranks(launcher, &found, &nfound, &diag) != MP_OK) {
+		cli_error("snapshot --ranks: %s", diag.msg[0] != '\0' ? diag.msg : "out of memory");
 		return MP_CMD_BAD;
 	}
-	*out = list;
+	if (nfound == 0 || (*out = calloc(nfound, sizeof **out)) == NULL) {
+		free(found);
+		if (nfound == 0)
+			cli_error("snapshot --ranks: no process below pid %ld has PyTorch's CUDA allocator (%s) mapped",
+				  launcher, ALLOCATOR_LIBRARY);
+		else
+			cli_error("snapshot --ranks: out of memory");
+		return MP_CMD_BAD;
+	}
+	for (size_t i = 0; i < nfound; i++)
+		(*out)[i].is = found[i];
+	*n = nfound;
+	free(found);
 	return MP_CMD_OK;
 }
 
@@ -87,8 +104,8 @@ static int hold_all(rank *ranks, size_t n, const char *sysroot)
 	for (size_t i = 0; i < n; i++) {
 		mp_diag diag = { .msg = "" };
 
-		if (mp_target_open_pid(ranks[i].pid, &opts, &ranks[i].hold, &diag) != MP_OK) {
-			cli_error("snapshot --ranks: rank %s (pid %d): %s", ranks[i].name, (int)ranks[i].pid, diag.msg);
+		if (mp_target_open_pid(ranks[i].is.pid, &opts, &ranks[i].hold, &diag) != MP_OK) {
+			cli_error("snapshot --ranks: rank %s (pid %d): %s", ranks[i].is.name, (int)ranks[i].is.pid, diag.msg);
 			return MP_CMD_BAD;
 		}
 	}
@@ -120,10 +137,10 @@ static void write_manifest(const char *dir, long launcher, const rank *ranks, si
 		cJSON *r = cJSON_CreateObject();
 		char rel[300];
 
-		snprintf(rel, sizeof rel, "rank-%s/%s", ranks[i].name, file);
-		cJSON_AddStringToObject(r, "rank", ranks[i].name);
-		cJSON_AddStringToObject(r, "local_rank", ranks[i].local_rank);
-		cJSON_AddNumberToObject(r, "pid", (double)ranks[i].pid);
+		snprintf(rel, sizeof rel, "rank-%s/%s", ranks[i].is.name, file);
+		cJSON_AddStringToObject(r, "rank", ranks[i].is.name);
+		cJSON_AddStringToObject(r, "local_rank", ranks[i].is.local_rank);
+		cJSON_AddNumberToObject(r, "pid", (double)ranks[i].is.pid);
 		cJSON_AddStringToObject(r, "snapshot", rel);
 		cJSON_AddBoolToObject(r, "saved", ranks[i].status == MP_CMD_OK);
 		cJSON_AddItemToArray(list, r);
@@ -155,7 +172,7 @@ static int save_words(char **words, int n, const rank *r, bool held, char *pid, 
 			continue;
 		out[m++] = words[i];
 	}
-	snprintf(pid, pid_size, "%d", (int)r->pid);
+	snprintf(pid, pid_size, "%d", (int)r->is.pid);
 	out[m++] = "--pid";
 	out[m++] = pid;
 	if (held)
@@ -209,7 +226,7 @@ int cli_snapshot_ranks(int n, char **words, const char *dir, int (*save)(int arg
 	for (size_t i = 0; rc == MP_CMD_OK && i < nranks; i++) {
 		char sub[4200], path[4300], pid[24];
 
-		snprintf(sub, sizeof sub, "%s/rank-%s", dir, ranks[i].name);
+		snprintf(sub, sizeof sub, "%s/rank-%s", dir, ranks[i].is.name);
 		snprintf(path, sizeof path, "%s/%s", sub, file);
 		if (mkdir(sub, 0755) != 0 && errno != EEXIST) {
 			cli_error("snapshot --ranks: cannot make %s: %s", sub, strerror(errno));

@@ -288,7 +288,8 @@ int cli_check_targets(mp_command_ctx *c, mp_command_args *a)
 
 	if (mp_arg_given(a, MP_O_STOP) && mp_arg_given(a, MP_O_NO_STOP))
 		return mp_command_usage_error(c, "%s: --stop and --no-stop contradict each other", a->cmd->name);
-	if (mp_arg_given(a, MP_O_RANKS)) /* taken by `snapshot --pid PID --ranks -o DIR` before it gets here */
+	/* a target's --ranks is taken by `snapshot --pid PID --ranks -o DIR` before it gets here (watch has its own) */
+	if (mp_command_takes(a->cmd, "snapshot") && mp_arg_given(a, MP_O_RANKS))
 		return mp_command_usage_error(c, "%s: --ranks is for 'memprof snapshot --pid PID --ranks -o DIR'",
 					      a->cmd->name);
 	for (int i = 0; mp_command_positional_kind(a->cmd, i, kind, sizeof kind)[0] != '\0'; i++) {

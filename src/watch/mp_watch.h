@@ -32,6 +32,30 @@ typedef bool (*mp_watch_fn)(void *ctx, pid_t pid, pid_t tid, uint64_t exception)
 mp_err mp_watch_run(mp_watch *w, mp_watch_fn fn, void *ctx, volatile sig_atomic_t *stop, unsigned *ooms,
 		    mp_diag *diag) MP_WUR;
 
+/* How many threads of its process W holds (0 once the process ended). */
+size_t mp_watch_threads(const mp_watch *w);
+
+/* Several processes watched in one loop (the ranks of a job): W[N], CAP allocated (zero it to start). */
+typedef struct mp_watch_set {
+	mp_watch **w;
+	size_t n, cap;
+} mp_watch_set;
+
+/* Add W (attached) to SET; MP_E_NOMEM. */
+mp_err mp_watch_set_add(mp_watch_set *set, mp_watch *w) MP_WUR;
+/* Detach every watch of SET and empty it. */
+void mp_watch_set_detach(mp_watch_set *set);
+
+/* Called when the wait is interrupted by a signal (the caller's timer) or has nothing to wait for: it may add
+   watches to SET (processes that started since); false ends the run. */
+typedef bool (*mp_watch_tick_fn)(void *ctx, mp_watch_set *set);
+
+/* mp_watch_run over every process of SET: at an OOM in one of them every thread of every one is stopped for FN
+   (the others' state at that moment), then all go on. With TICK the run goes on while TICK wants it (when
+   every process ended too: a restart brings new ones); without it, until every process ended. */
+mp_err mp_watch_run_set(mp_watch_set *set, mp_watch_fn fn, mp_watch_tick_fn tick, void *ctx,
+			volatile sig_atomic_t *stop, unsigned *ooms, mp_diag *diag) MP_WUR;
+
 /* Disarm and detach from every thread still there; free W (may be NULL). */
 void mp_watch_detach(mp_watch *w);
 

@@ -1,11 +1,12 @@
 /* watch_run.c - the watch's wait loop: new threads get the breakpoint, signals go on to the process, and at
-   the breakpoint a c10::OutOfMemoryError stops every thread for the caller's function; any other throw, and
+   the breakpoint a c10::OutOfMemoryError stops every thread (of every process watched) for the caller's function; any other throw, and
    the OOM once reported, steps over the breakpoint (disarmed for one instruction) and goes on. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
@@ -13,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "mp_array.h"
 #include "mp_torch_error.h"
 #include "watch_int.h"
 
@@ -78,7 +80,7 @@ static void stop_others(mp_watch *w, pid_t me)
 }
 
 typedef struct run {
-	mp_watch *w;
+	mp_watch_set *set;
 	mp_watch_fn fn;
 	void *ctx;
 	unsigned *ooms;
@@ -87,30 +89,74 @@ typedef struct run {
 
 static void dispatch(run *r, pid_t tid, int st);
 
-/* Thread T stopped at the breakpoint. */
-static void hit(run *r, watch_thread *t)
+/* The process thread TID belongs to (/proc/TID/status's Tgid), -1 when it cannot be read. */
+static pid_t process_of(pid_t tid)
 {
-	mp_watch *w = r->w;
+	char path[64], line[256];
+	long tgid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	while (tgid < 0 && fgets(line, sizeof line, f) != NULL)
+		if (sscanf(line, "Tgid: %ld", &tgid) != 1)
+			tgid = -1;
+	fclose(f);
+	return (pid_t)tgid;
+}
+
+/* The watch of thread TID: the one that holds it, else the one of its process (a new thread's first stop
+   comes before its creator's clone event); NULL for a thread of none. */
+static mp_watch *watch_of(run *r, pid_t tid)
+{
+	pid_t pid;
+
+	for (size_t i = 0; i < r->set->n; i++)
+		if (watch_find(r->set->w[i], tid) != NULL)
+			return r->set->w[i];
+	if (r->set->n == 1) /* one process: every thread traced is its */
+		return r->set->w[0];
+	pid = process_of(tid);
+	for (size_t i = 0; pid > 0 && i < r->set->n; i++)
+		if (r->set->w[i]->pid == pid)
+			return r->set->w[i];
+	return NULL;
+}
+
+/* Let every stopped thread of W but TID go on; those that stopped for something of their own are dealt with. */
+static void resume_others(run *r, mp_watch *w, pid_t tid)
+{
+	for (size_t i = 0; i < w->n; i++) {
+		watch_thread *o = &w->threads[i];
+
+		if (o->tid == tid || !o->stopped)
+			continue;
+		if (o->pending)
+			dispatch(r, o->tid, o->status);
+		else
+			watch_resume(w, o, 0);
+	}
+}
+
+/* Thread T of W stopped at the breakpoint. At an OOM every thread of every watched process is held for the
+   caller's function (the others' state at that moment), then they go on. */
+static void hit(run *r, mp_watch *w, watch_thread *t)
+{
 	struct user_regs_struct regs;
 	pid_t tid = t->tid;
 	int sig;
 
-	if (ptrace(PTRACE_GETREGS, tid, NULL, &regs) == 0 && (uint64_t)regs.rip == w->bp && mp_torch_throws_oom(read_mem, &w->pid, (uint64_t)regs.rsi)) {
+	if (ptrace(PTRACE_GETREGS, tid, NULL, &regs) == 0 && (uint64_t)regs.rip == w->bp &&
+	    mp_torch_throws_oom(read_mem, &w->pid, (uint64_t)regs.rsi)) {
 		(*r->ooms)++;
-		stop_others(w, tid);
+		for (size_t i = 0; i < r->set->n; i++)
+			stop_others(r->set->w[i], tid);
 		if (!r->fn(r->ctx, w->pid, tid, regs.rdi))
 			r->done = true;
-		/* the others go on first; those that stopped for something of their own are dealt with now */
-		for (size_t i = 0; i < w->n; i++) {
-			watch_thread *o = &w->threads[i];
-
-			if (o->tid == tid || !o->stopped)
-				continue;
-			if (o->pending)
-				dispatch(r, o->tid, o->status);
-			else
-				watch_resume(w, o, 0);
-		}
+		/* the others go on first */
+		for (size_t i = 0; i < r->set->n; i++)
+			resume_others(r, r->set->w[i], tid);
 		if ((t = watch_find(w, tid)) == NULL)
 			return;
 	}
@@ -127,10 +173,12 @@ static bool group_stop_signal(int sig)
 /* Act on status ST of thread TID. */
 static void dispatch(run *r, pid_t tid, int st)
 {
-	mp_watch *w = r->w;
-	watch_thread *t = watch_find(w, tid);
+	mp_watch *w = watch_of(r, tid);
+	watch_thread *t = w != NULL ? watch_find(w, tid) : NULL;
 	int event = st >> 16, sig;
 
+	if (w == NULL)
+		return; /* no thread of ours (a process that ended, a child of the caller's) */
 	if (WIFEXITED(st) || WIFSIGNALED(st)) {
 		watch_remove(w, tid);
 		return;
@@ -169,7 +217,7 @@ static void dispatch(run *r, pid_t tid, int st)
 							  (void *)offsetof(struct user, u_debugreg[6]), NULL);
 
 		if (dr6 & 1)
-			hit(r, t);
+			hit(r, w, t);
 		else
 			watch_resume(w, t, SIGTRAP); /* not ours */
 	} else {
@@ -177,28 +225,76 @@ static void dispatch(run *r, pid_t tid, int st)
 	}
 }
 
-mp_err mp_watch_run(mp_watch *w, mp_watch_fn fn, void *ctx, volatile sig_atomic_t *stop, unsigned *ooms,
-		    mp_diag *diag)
+/* Act on the stops each watch saw while it was attached, from watch FROM on. */
+static void dispatch_pending(run *r, size_t from)
 {
-	run r = { w, fn, ctx, ooms, false };
+	for (size_t k = from; k < r->set->n; k++)
+		for (size_t i = 0; i < r->set->w[k]->n; i++)
+			if (r->set->w[k]->threads[i].pending)
+				dispatch(r, r->set->w[k]->threads[i].tid, r->set->w[k]->threads[i].status);
+}
+
+static size_t threads_watched(const mp_watch_set *set)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < set->n; i++)
+		n += set->w[i]->n;
+	return n;
+}
+
+mp_err mp_watch_run_set(mp_watch_set *set, mp_watch_fn fn, mp_watch_tick_fn tick, void *ctx,
+			volatile sig_atomic_t *stop, unsigned *ooms, mp_diag *diag)
+{
+	run r = { set, fn, ctx, ooms, false };
+	size_t seen = set->n;
 
 	*ooms = 0;
-	/* stops seen while attaching */
-	for (size_t i = 0; i < w->n; i++)
-		if (w->threads[i].pending)
-			dispatch(&r, w->threads[i].tid, w->threads[i].status);
-	while (w->n > 0 && !r.done && !(stop != NULL && *stop)) {
+	dispatch_pending(&r, 0);
+	while (!r.done && !(stop != NULL && *stop) && (tick != NULL || threads_watched(set) > 0)) {
 		int st;
 		pid_t tid = waitpid(-1, &st, __WALL);
 
-		if (tid < 0) {
-			if (errno == EINTR)
-				continue;
+		if (tid < 0 && errno != EINTR && errno != ECHILD)
+			return mp_fail(diag, MP_E_ERRNO, "waiting for the watched processes: %s", strerror(errno));
+		if (tid < 0 && errno == ECHILD && tick == NULL)
+			break;
+		if (tid < 0) { /* interrupted (the caller's timer), or nothing to wait for yet: the caller's turn */
 			if (errno == ECHILD)
+				pause();
+			if (tick != NULL && !(stop != NULL && *stop) && !tick(ctx, set))
 				break;
-			return mp_fail(diag, MP_E_ERRNO, "waiting for pid %d: %s", (int)w->pid, strerror(errno));
+			dispatch_pending(&r, seen); /* the watches it added */
+			seen = set->n;
+			continue;
 		}
 		dispatch(&r, tid, st);
 	}
 	return MP_OK;
+}
+
+mp_err mp_watch_run(mp_watch *w, mp_watch_fn fn, void *ctx, volatile sig_atomic_t *stop, unsigned *ooms,
+		    mp_diag *diag)
+{
+	mp_watch *one[1] = { w };
+	mp_watch_set set = { one, 1, 1 };
+
+	return mp_watch_run_set(&set, fn, NULL, ctx, stop, ooms, diag);
+}
+
+mp_err mp_watch_set_add(mp_watch_set *set, mp_watch *w)
+{
+	mp_err err = mp_array_grow((void **)&set->w, &set->cap, set->n + 1, sizeof *set->w);
+
+	if (err == MP_OK)
+		set->w[set->n++] = w;
+	return err;
+}
+
+void mp_watch_set_detach(mp_watch_set *set)
+{
+	for (size_t i = 0; i < set->n; i++)
+		mp_watch_detach(set->w[i]);
+	free(set->w);
+	*set = (mp_watch_set){ 0 };
 }

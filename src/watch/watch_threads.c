@@ -62,3 +62,8 @@ void watch_resume(mp_watch *w, watch_thread *t, int sig)
 	t->pending = false;
 	(void)ptrace(PTRACE_CONT, t->tid, NULL, (void *)(intptr_t)sig);
 }
+
+size_t mp_watch_threads(const mp_watch *w)
+{
+	return w != NULL ? w->n : 0;
+}

@@ -21,7 +21,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-python3 "$here/launch.py" "$work" 2 "$top/tests/testbed/jobs/training_loop.py" 2 &
+loop=$top/tests/testbed/jobs/training_loop.py
+python3 "$here/launch.py" "$work" -- "$loop" 2 -- "$loop" 2 &
 for _ in $(seq 300); do [ -f "$work/launcher" ] || ! kill -0 $! 2>/dev/null && break; sleep 0.5; done
 if [ ! -f "$work/launcher" ]; then
 	wait $!
