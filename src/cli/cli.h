@@ -32,15 +32,15 @@ int cli_check_targets(mp_command_ctx *c, mp_command_args *a);
 /* A rank of a distributed job: a process below its launcher with PyTorch's CUDA allocator mapped. */
 typedef struct cli_rank {
 	pid_t pid;
-	char name[32];       /* RANK in its environment, else "pidPID": its files go to DIR/rank-NAME */
-	char local_rank[32]; /* LOCAL_RANK, "" when not set */
+	char name[32];       /* RANK (or SLURM_PROCID, ...) in its environment, else "pidPID": DIR/rank-NAME */
+	char local_rank[32]; /* LOCAL_RANK (or SLURM_LOCALID, ...), "" when not set */
 } cli_rank;
 
 /* The ranks below LAUNCHER now, in pid order, into *OUT (N; the caller frees it; none is no error). */
 mp_err cli_find_ranks(long launcher, cli_rank **out, size_t *n, mp_diag *diag) MP_WUR;
 
 /* `snapshot --pid LAUNCHER --ranks -o DIR` (WORDS: the short form's N words but -o DIR): every rank below the
-   launcher held still together, each saved by SAVE (`snapshot save` with ARGV), DIR/ranks.json written. An exit
+   launcher held still together, each saved by SAVE (`snapshot save` with ARGV), DIR/ranks-HOST.json written. An exit
    status. */
 int cli_snapshot_ranks(int n, char **words, const char *dir, int (*save)(int argc, char **argv));
 

@@ -2,7 +2,8 @@
    (torchrun's agent, an srun step, a shell). Every process below PID that has mapped PyTorch's CUDA allocator is
    a rank, named by RANK (else LOCAL_RANK) in its environment; all of them are held still first, so that the
    snapshots are of one moment, then each is saved into DIR/rank-R/ as `snapshot save` saves one process, and
-   DIR/ranks.json says which process each rank was. `memprof fleet DIR` reads the directory. */
+   DIR/ranks-HOST.json says which process each rank was. The nodes of a job (an srun step, torchrun's nodes) may
+   each write their ranks into one shared DIR. `memprof fleet DIR` reads the directory. */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
@@ -17,6 +18,21 @@
 
 /* The library that makes a process one of the job's ranks: PyTorch's CUDA caching allocator. */
 #define ALLOCATOR_LIBRARY "libc10_cuda.so"
+
+/* Where a rank's number is in its environment, in order: torchrun's (and torch.distributed's env://), then
+   Slurm's task (srun without torchrun), Open MPI's and PMI's. */
+static const char *const rank_variables[] = { "RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK" };
+static const char *const local_rank_variables[] = { "LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK" };
+
+/* The first of VARS (N) that PID's environment sets to a whole number, into BUF; false when none does. */
+static bool number_from_env(pid_t pid, const char *const *vars, size_t n, char *buf, size_t size)
+{
+	for (size_t i = 0; i < n; i++)
+		if (mp_proc_getenv(pid, vars[i], buf, size) && buf[0] != '\0' && strspn(buf, "0123456789") == strlen(buf))
+			return true;
+	buf[0] = '\0';
+	return false;
+}
 
 typedef struct rank {
 	cli_rank is;
@@ -53,9 +69,11 @@ mp_err cli_find_ranks(long launcher, cli_rank **out, size_t *n, mp_diag *diag)
 		if (!mp_proc_maps(pids[i], ALLOCATOR_LIBRARY))
 			continue;
 		r->pid = pids[i];
-		(void)mp_proc_getenv(r->pid, "LOCAL_RANK", r->local_rank, sizeof r->local_rank);
-		if (!mp_proc_getenv(r->pid, "RANK", r->name, sizeof r->name) || r->name[0] == '\0' ||
-		    strspn(r->name, "0123456789") != strlen(r->name))
+		(void)number_from_env(r->pid, local_rank_variables,
+				      sizeof local_rank_variables / sizeof local_rank_variables[0], r->local_rank,
+				      sizeof r->local_rank);
+		if (!number_from_env(r->pid, rank_variables, sizeof rank_variables / sizeof rank_variables[0], r->name,
+				     sizeof r->name))
 			snprintf(r->name, sizeof r->name, "pid%d", (int)r->pid);
 		for (size_t j = 0; j < *n; j++) /* two processes of one rank (a restart's leftover): both kept */
 			if (strcmp(list[j].name, r->name) == 0)
@@ -120,7 +138,8 @@ static void let_go(rank *ranks, size_t n)
 	}
 }
 
-/* DIR/ranks.json: the launcher, this machine, and each rank's process and file. */
+/* DIR/ranks-HOST.json: the launcher, this machine, and each rank's process and file (one a node: the nodes of a
+   job may write into one shared directory). */
 static void write_manifest(const char *dir, long launcher, const rank *ranks, size_t n, const char *file,
 			   double held)
 {
@@ -145,7 +164,7 @@ static void write_manifest(const char *dir, long launcher, const rank *ranks, si
 		cJSON_AddBoolToObject(r, "saved", ranks[i].status == MP_CMD_OK);
 		cJSON_AddItemToArray(list, r);
 	}
-	snprintf(path, sizeof path, "%s/ranks.json", dir);
+	snprintf(path, sizeof path, "%s/ranks-%s.json", dir, host[0] != '\0' ? host : "localhost");
 	if ((text = cJSON_Print(root)) != NULL && (f = fopen(path, "w")) != NULL) {
 		fprintf(f, "%s\n", text);
 		if (fclose(f) != 0)

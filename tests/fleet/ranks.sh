@@ -3,7 +3,7 @@
 # ranks.sh - `memprof snapshot --pid LAUNCHER --ranks -o DIR` on a job of two ranks (tests/fleet/launch.py: two
 # test-bed jobs of PyPI's 2.14.1 below one launcher, RANK in their environment, waiting in their checkpoints):
 # every rank's snapshot, read from the launcher's pid with the ranks held still together, equals that rank's own
-# _snapshot() (tests/walker/compare_truth.py); DIR/ranks.json names each rank's process; the ranks are let go
+# _snapshot() (tests/walker/compare_truth.py); DIR/ranks-HOST.json names each rank's process; the ranks are let go
 # after (they run on to their end); a launcher with no rank below it and --ranks elsewhere are refused in one line.
 # Env: MEMPROF (the CLI).
 set -uo pipefail
@@ -46,10 +46,10 @@ for r in 0 1; do
 		ok "rank $r: the snapshot read from the launcher's pid is the rank's own _snapshot()" ||
 		bad "rank $r: $(tail -4 "$work/compare-$r.txt" "$work/convert.err" 2>/dev/null | tr '\n' ' ')"
 done
-python3 - "$work" <<'PY' && ok "ranks.json names each rank's process" || bad "ranks.json: $(cat "$work/out/ranks.json")"
-import json, sys
+python3 - "$work" <<'PY' && ok "ranks-HOST.json names each rank's process" || bad "ranks-HOST.json: $(cat "$work"/out/ranks-*.json)"
+import glob, json, sys
 work = sys.argv[1]
-m = json.load(open(work + "/out/ranks.json"))
+m = json.load(open(glob.glob(work + "/out/ranks-*.json")[0]))
 pids = {r: int(open("%s/job-%s/pid" % (work, r)).read()) for r in ("0", "1")}
 assert int(open(work + "/launcher").read()) == m["launcher"]
 assert sorted(r["rank"] for r in m["ranks"]) == ["0", "1"]
