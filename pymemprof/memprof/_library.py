@@ -111,17 +111,22 @@ class Setting:
         return self.kind == "choice" and self.words == ["on", "off"]
 
 
-def settings(lib):
-    """The session's settings, in the table's order."""
+def _table(lib, table, make):
+    """The rows of one of the session's tables (mp_session_TABLE_name(i) ... until NULL), each MAKE(lib, i, name)."""
     out = []
+    name_of = getattr(lib, "mp_session_%s_name" % table)
     while True:
-        i = len(out)
-        name = lib.mp_session_setting_name(i)
+        name = name_of(len(out))
         if name is None:
             return out
-        out.append(Setting(decode(name), decode(lib.mp_session_setting_help(i)),
-                           decode(lib.mp_session_setting_spec(i)), decode(lib.mp_session_setting_default(i)),
-                           lib.mp_session_setting_flags(i)))
+        out.append(make(lib, len(out), decode(name)))
+
+
+def settings(lib):
+    """The session's settings, in the table's order."""
+    return _table(lib, "setting", lambda lib, i, name: Setting(
+        name, decode(lib.mp_session_setting_help(i)), decode(lib.mp_session_setting_spec(i)),
+        decode(lib.mp_session_setting_default(i)), lib.mp_session_setting_flags(i)))
 
 
 class Option:
@@ -147,11 +152,6 @@ class Command:
 
 def commands(lib):
     """The session's commands, in help order; index I of the list is the table's I."""
-    out = []
-    while True:
-        i = len(out)
-        name = lib.mp_session_command_name(i)
-        if name is None:
-            return out
-        out.append(Command(decode(name), decode(lib.mp_session_command_help(i)), lib.mp_session_command_flags(i),
-                           decode(lib.mp_session_command_spec(i))))
+    return _table(lib, "command", lambda lib, i, name: Command(
+        name, decode(lib.mp_session_command_help(i)), lib.mp_session_command_flags(i),
+        decode(lib.mp_session_command_spec(i))))

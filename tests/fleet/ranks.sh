@@ -7,32 +7,10 @@
 # after (they run on to their end); a launcher with no rank below it and --ranks elsewhere are refused in one line.
 # Env: MEMPROF (the CLI).
 set -uo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-memprof=${MEMPROF:-$top/_build/memprof}
-# shellcheck source=../lib/check.sh
-. "$here/../lib/check.sh"
-work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-ranks.XXXXXX")
-launcher=
-cleanup() {
-	[ -n "$launcher" ] && kill "$launcher" 2>/dev/null
-	for d in "$work"/job-*/; do [ -f "$d/pid" ] && "$top/tests/testbed/job.sh" --stop "$d" >/dev/null 2>&1; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 loop=$top/tests/testbed/jobs/training_loop.py
-python3 "$here/launch.py" "$work" -- "$loop" 2 -- "$loop" 2 &
-for _ in $(seq 300); do [ -f "$work/launcher" ] || ! kill -0 $! 2>/dev/null && break; sleep 0.5; done
-if [ ! -f "$work/launcher" ]; then
-	wait $!
-	rc=$?
-	[ "$rc" -eq 77 ] && not_run "the test bed cannot run PyPI's 2.14.1 here: $(tail -q -n 1 "$work"/job-*.err | tr '\n' ' ')"
-	bad "the jobs did not start (exit $rc): $(tail -q -n 2 "$work"/job-*.err | tr '\n' ' ')"
-	finish
-	exit 1
-fi
-launcher=$(cat "$work/launcher")
+fleet_launch -- "$loop" 2 -- "$loop" 2
 
 "$memprof" snapshot --pid "$launcher" --ranks -o "$work/out" --format json --owners >"$work/ranks.out" \
 	2>"$work/ranks.err" &&

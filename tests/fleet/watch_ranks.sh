@@ -6,35 +6,12 @@
 # and snapshot go to DIR/rank-0/, and rank 1's snapshot of that moment (held still) to DIR/rank-1/oom-1.pickle,
 # equal to its own _snapshot(); Ctrl-C then lets both go. Env: MEMPROF (the CLI).
 set -uo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-memprof=${MEMPROF:-$top/_build/memprof}
-# shellcheck source=../lib/check.sh
-. "$here/../lib/check.sh"
-work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-watch-ranks.XXXXXX")
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 # shellcheck source=../oom/at_throw.sh
 . "$top/tests/oom/at_throw.sh" # oom_check_files
-launcher= watcher=
-cleanup() {
-	[ -n "$watcher" ] && kill -INT "$watcher" 2>/dev/null
-	[ -n "$launcher" ] && kill "$launcher" 2>/dev/null
-	for d in "$work"/job-*/; do [ -f "$d/pid" ] && "$top/tests/testbed/job.sh" --stop "$d" >/dev/null 2>&1; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-python3 "$here/launch.py" "$work" -- "$top/tests/testbed/jobs/oom_causes.py" --cause fragmentation \
-	--checkpoint-before-oom -- "$top/tests/testbed/jobs/training_loop.py" 2 &
-for _ in $(seq 300); do [ -f "$work/launcher" ] || ! kill -0 $! 2>/dev/null && break; sleep 0.5; done
-if [ ! -f "$work/launcher" ]; then
-	wait $!
-	rc=$?
-	[ "$rc" -eq 77 ] && not_run "the test bed cannot run PyPI's 2.14.1 here: $(tail -q -n 1 "$work"/job-*.err | tr '\n' ' ')"
-	bad "the jobs did not start (exit $rc): $(tail -q -n 2 "$work"/job-*.err | tr '\n' ' ')"
-	finish
-	exit 1
-fi
-launcher=$(cat "$work/launcher")
+fleet_launch -- "$top/tests/testbed/jobs/oom_causes.py" --cause fragmentation \
+	--checkpoint-before-oom -- "$top/tests/testbed/jobs/training_loop.py" 2
 
 "$memprof" watch --pid "$launcher" --ranks -o "$work/out" --format json >"$work/watch.out" 2>"$work/watch.err" &
 watcher=$!
