@@ -25,6 +25,7 @@ struct CUstream_st {
 	unsigned long long synced;	/* everything up to this sequence number has completed */
 	int destroyed;
 	unsigned long long capture_id;	/* while a capture is under way: its id (cudaStreamGetCaptureInfo), else 0 */
+	int immediate;			/* its work completes as it is issued (fakecudaStreamSetImmediate) */
 };
 
 /* runtime_errors.c: every entry point returns through these, which keep cudaGetLastError's state. */

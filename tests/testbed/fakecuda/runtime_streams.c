@@ -115,8 +115,24 @@ cudaError_t cudaStreamGetId(cudaStream_t handle, unsigned long long *id)
 
 static int stream_done(const struct CUstream_st *stream)
 {
-	return stream->last_record <= stream->synced
+	return stream->immediate || stream->last_record <= stream->synced
 	       || stream->last_record <= device_synced[stream->device];
+}
+
+/* Not CUDA's: the test bed's NCCL stub (../nvstubs/nccl.c) runs each collective to its end inside the call, so
+   the work of the stream it is issued on is complete as soon as it is issued: events recorded there are ready at
+   once, as they soon are on a GPU (PyTorch's NCCL watchdog waits for them before a process group shuts down).
+   Exported beside the cuda* names; callers look it up with dlsym. */
+cudaError_t fakecudaStreamSetImmediate(cudaStream_t handle, int immediate);
+cudaError_t fakecudaStreamSetImmediate(cudaStream_t handle, int immediate)
+{
+	struct CUstream_st *stream = fc_stream(handle);
+	if (!stream)
+		return fc_return(cudaErrorInvalidResourceHandle);
+	fc_sync_lock();
+	stream->immediate = immediate != 0;
+	fc_sync_unlock();
+	return cudaSuccess;
 }
 
 cudaError_t cudaStreamQuery(cudaStream_t handle)

@@ -12,6 +12,9 @@
 
 static int passed, failed;
 
+/* The fake's own addition (runtime_streams.c), for the NCCL stub. */
+cudaError_t fakecudaStreamSetImmediate(cudaStream_t stream, int immediate);
+
 #define CHECK(cond) check((cond), #cond, __LINE__)
 
 static void check(int ok, const char *what, int line)
@@ -313,7 +316,27 @@ static void test_streams(void)
 	cudaEvent_t timed;
 	float ms;
 	CHECK(cudaEventCreate(&timed) == cudaSuccess);
-	CHECK(cudaEventElapsedTime(&ms, timed, timed) == cudaErrorNotSupported);
+	CHECK(cudaEventElapsedTime(&ms, timed, timed) == cudaErrorInvalidResourceHandle); /* not recorded */
+	CHECK(cudaEventElapsedTime(&ms, e, e) == cudaErrorInvalidResourceHandle);	    /* no timing */
+	cudaGetLastError();
+	cudaEvent_t later;
+	CHECK(cudaEventCreate(&later) == cudaSuccess);
+	CHECK(cudaEventRecord(timed, s[1]) == cudaSuccess && cudaEventRecord(later, s[1]) == cudaSuccess);
+	CHECK(cudaEventElapsedTime(&ms, timed, later) == cudaErrorNotReady);
+	cudaGetLastError();
+	CHECK(cudaStreamSynchronize(s[1]) == cudaSuccess);
+	CHECK(cudaEventElapsedTime(&ms, timed, later) == cudaSuccess && ms >= 0 && ms < 1000);
+	/* A stream whose work completes as it is issued (the NCCL stub's). */
+	CHECK(cudaEventRecord(later, s[1]) == cudaSuccess && cudaEventQuery(later) == cudaErrorNotReady);
+	cudaGetLastError();
+	CHECK(fakecudaStreamSetImmediate(s[1], 1) == cudaSuccess);
+	CHECK(cudaEventQuery(later) == cudaSuccess && cudaStreamQuery(s[1]) == cudaSuccess);
+	CHECK(cudaEventRecord(later, s[1]) == cudaSuccess && cudaEventQuery(later) == cudaSuccess);
+	CHECK(fakecudaStreamSetImmediate(s[1], 0) == cudaSuccess);
+	CHECK(cudaEventRecord(later, s[1]) == cudaSuccess && cudaEventQuery(later) == cudaErrorNotReady);
+	cudaGetLastError();
+	CHECK(cudaStreamSynchronize(s[1]) == cudaSuccess);
+	CHECK(cudaEventDestroy(later) == cudaSuccess);
 	CHECK(cudaEventDestroy(timed) == cudaSuccess && cudaEventDestroy(e) == cudaSuccess);
 	CHECK(cudaStreamDestroy(s[2]) == cudaSuccess);
 	CHECK(cudaStreamDestroy(s[2]) == cudaErrorInvalidResourceHandle);
