@@ -40,7 +40,9 @@ stubs() {
 	shift 2
 	if [ ! -f "$out/.complete" ]; then
 		rm -rf "$out"
-		"$testbed/nvstubs/build.sh" "$out" "$((${cudart##*.} * 1000))" "$@" || die "nvstubs did not build"
+		# The NCCL stub reports the version of the real library it replaces (when there is one).
+		NVSTUBS_NCCL_LIB=$([ ! -f "$nccl" ] || echo "$nccl") \
+			"$testbed/nvstubs/build.sh" "$out" "$((${cudart##*.} * 1000))" "$@" || die "nvstubs did not build"
 		touch "$out/.complete"
 	fi
 }
@@ -56,6 +58,7 @@ pypi-*)
 	importers=("$torch_libdir"/*.so)
 	torch_version=$(sed -n "s/^__version__ = '\(.*\)'.*/\1/p" "$site/torch/version.py")
 	cuda12=
+	nccl=$site/nvidia/nccl/lib/libnccl.so.2
 	;;
 debian-2.6)
 	root=$("$testbed/debian/python-root.sh") || exit $?
@@ -67,6 +70,7 @@ debian-2.6)
 	torch_version=$(sed -n "s/^__version__ = '\(.*\)'.*/\1/p" "$root"/usr/lib/python3/dist-packages/torch/version.py)
 	# Its libcudart.so.12 callers read the whole CUDA 12 cudaDeviceProp.
 	cuda12=$("$testbed/cuda/fetch-headers.sh") || die "no CUDA 12 headers"
+	nccl=$torch_libdir/libnccl.so.2
 	;;
 *) die "unknown build '$torch' (one of: $builds)" ;;
 esac
