@@ -48,25 +48,10 @@ usage() {
 # shellcheck source=lib/chroot.sh
 . "$here/lib/chroot.sh"
 
-# The pid is ours to kill only while it is still the job we started (pids get reused).
-still_ours() { # PID OUTDIR
-	[ -r "/proc/$1/environ" ] && tr '\0' '\n' <"/proc/$1/environ" 2>/dev/null |
-		grep -qxF "MEMPROF_TESTBED_OUT=$2"
-}
-
 stop() { # OUTDIR
-	local out=$1 pid
+	local out=$1
 	[ -f "$out/pid" ] || die "no $out/pid"
-	pid=$(cat "$out/pid")
-	if still_ours "$pid" "$out"; then
-		kill -9 "$pid" 2>/dev/null || true
-		for _ in $(seq 200); do
-			[ -d "/proc/$pid" ] || break
-			[ "$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$pid/status" 2>/dev/null)" != Z ] || break
-			sleep 0.05
-		done
-	fi
-	wait "$pid" 2>/dev/null || true
+	tb_job_kill "$(cat "$out/pid")" "$out"
 	rm -f "$out/pid"
 }
 

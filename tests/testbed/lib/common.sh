@@ -351,3 +351,25 @@ tb_gcore() {
 	wait "$pid" 2>/dev/null || true
 	mv "$out/core.$pid" "$out/core"
 }
+
+# tb_job_ours PID OUTDIR - whether PID is still a process that job.sh or dist.sh started for OUTDIR (its
+# environment says MEMPROF_TESTBED_OUT=OUTDIR): pids get reused, and only our own may be killed.
+tb_job_ours() {
+	[ -r "/proc/$1/environ" ] && tr '\0' '\n' 2>/dev/null <"/proc/$1/environ" |
+		grep -qxF "MEMPROF_TESTBED_OUT=$2"
+}
+
+# tb_job_kill PID OUTDIR - kill -9 PID if it is still ours (tb_job_ours) and wait until it is gone or a zombie
+# (up to 10 s); reap it when it is our child.
+tb_job_kill() {
+	local pid=$1
+	if tb_job_ours "$pid" "$2"; then
+		kill -9 "$pid" 2>/dev/null || true
+		for _ in $(seq 200); do
+			[ -d "/proc/$pid" ] || break
+			[ "$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$pid/status" 2>/dev/null)" != Z ] || break
+			sleep 0.05
+		done
+	fi
+	wait "$pid" 2>/dev/null || true
+}

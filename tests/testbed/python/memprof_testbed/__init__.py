@@ -16,6 +16,11 @@ threads.txt, mem_tracker.json when a tracker runs, notes.json: what the script n
     kernel  aborts (SIGABRT), leaving a kernel core in the process's working directory (OUTDIR).
 Outside the runner (no MEMPROF_TESTBED_OUT), checkpoint() does nothing, so a job script also runs on its own.
 Only one checkpoint per run: the truth describes one moment.
+
+Under tests/testbed/dist.sh (torchrun; MEMPROF_TESTBED_RANKS=1 and torchrun's RANK set) each rank writes into its
+own OUTDIR/rank-RANK/, made on the way. checkpoint(go_on=True) in live mode writes the truth, pid and READY and
+returns instead of waiting: the rank goes on to where the script makes it hang (a collective another rank never
+enters), and a debugger finds it there; in the other modes go_on changes nothing.
 """
 import contextlib
 import faulthandler
@@ -99,7 +104,12 @@ def raised_in(error, parts=("backward", "forward", "step")):
 
 
 def _out():
-    return os.environ.get("MEMPROF_TESTBED_OUT")
+    out = os.environ.get("MEMPROF_TESTBED_OUT")
+    rank = os.environ.get("RANK")
+    if out and os.environ.get("MEMPROF_TESTBED_RANKS") == "1" and rank is not None:
+        out = os.path.join(out, f"rank-{int(rank)}")
+        os.makedirs(out, exist_ok=True)
+    return out
 
 
 def _write(out, name, write, binary=False):
@@ -153,8 +163,8 @@ def _abort(out):
         f.flush(); faulthandler.dump_traceback(f, all_threads=True) or os.abort()  # noqa: E702
 
 
-def checkpoint():
-    """Marks the moment to look at (see the module's doc)."""
+def checkpoint(go_on=False):
+    """Marks the moment to look at (see the module's doc); go_on: in live mode, do not wait here."""
     global _done
     out = _out()
     if not out:
@@ -173,6 +183,9 @@ def checkpoint():
         _write(out, "READY", lambda f: f.write(f"{os.getpid()}\n"))
         _abort(out)
     _write(out, "pid", lambda f: f.write(f"{os.getpid()}\n"))
+    if go_on and mode == "live":
+        _write(out, "READY", lambda f: f.write(f"{os.getpid()}\n"))
+        return
     # live: a debugger attaches, then the runner (or a test) lets the job go on with RESUME, or kills it.
     # gcore: the runner dumps and kills the process while it waits here.
     _park(out, os.path.join(out, "RESUME"), lambda: _write(out, "READY", lambda f: f.write(f"{os.getpid()}\n")))

@@ -8,8 +8,15 @@ import warnings
 
 def _tensor_entry(name, kind, tensor):
     import torch
+    # A DTensor (FSDP2's sharded parameters, their gradients and optimizer state) is described by its local
+    # shard, the memory this rank holds; its global shape comes along.
+    local = getattr(tensor, "_local_tensor", None)
+    whole = None
+    if isinstance(local, torch.Tensor):
+        whole = list(tensor.shape)
+        tensor = local
     storage = tensor.untyped_storage()
-    return {
+    entry = {
         "name": name,
         "kind": kind,
         "id": id(tensor),  # CPython: the object's address, where memprof finds it
@@ -22,8 +29,11 @@ def _tensor_entry(name, kind, tensor):
         "dtype": str(tensor.dtype).replace("torch.", ""),
         "shape": list(tensor.shape),
         "requires_grad": bool(tensor.requires_grad),
-        "is_parameter": isinstance(tensor, torch.nn.Parameter),
+        "is_parameter": isinstance(tensor, torch.nn.Parameter) or whole is not None and kind == "parameter",
     }
+    if whole is not None:
+        entry["global_shape"] = whole
+    return entry
 
 
 def _module_entries(prefix, module, names):
