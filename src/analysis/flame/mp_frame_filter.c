@@ -79,25 +79,28 @@ bool mp_frame_is_own(const mp_frame *fr)
 	return mp_frame_is_user(fr) && !mp_path_installed(fr->filename, fr->filename_len);
 }
 
+int mp_frame_place_rank(const mp_frame *f)
+{
+	if (f->filename_len == 0 || f->filename[0] == '?' || !mp_frame_kept(f))
+		return 0;
+	if (mp_frame_is_own(f))
+		return 4;
+	if (mp_frame_is_user(f))
+		return 3;
+	if (is_python(f))
+		return 2;
+	return !contains(f->filename, f->filename_len, "memory_snapshot.cpp");
+}
+
 bool mp_frames_place(const mp_snapshot *snap, mp_val frames, mp_frame *out)
 {
 	size_t n = mp_frames_len(snap, frames), best = SIZE_MAX;
-	int rank = 0; /* of BEST: 4 the job's own code, 3 user code, 2 Python, 1 C++ outside the stack capture */
+	int rank = 0; /* of BEST */
 	mp_frame f;
 
 	for (size_t i = 0; i < n && rank < 4; i++) {
-		int r;
+		int r = mp_frames_get(snap, frames, i, &f) ? mp_frame_place_rank(&f) : 0;
 
-		if (!mp_frames_get(snap, frames, i, &f) || f.filename_len == 0 || f.filename[0] == '?' || !mp_frame_kept(&f))
-			continue;
-		if (mp_frame_is_own(&f))
-			r = 4;
-		else if (mp_frame_is_user(&f))
-			r = 3;
-		else if (is_python(&f))
-			r = 2;
-		else
-			r = !contains(f.filename, f.filename_len, "memory_snapshot.cpp");
 		if (r > rank) {
 			rank = r;
 			best = i;

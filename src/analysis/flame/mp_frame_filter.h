@@ -31,6 +31,12 @@ bool mp_frame_is_own(const mp_frame *fr);
    False when FRAMES has none. */
 bool mp_frames_place(const mp_snapshot *snap, mp_val frames, mp_frame *out);
 
+/* How much frame F is "the place" mp_frames_place looks for: 4 the job's own code, 3 other user code, 2 other
+   Python, 1 C++ outside the stack capture itself, 0 a frame never chosen (filtered out, no file). The highest,
+   innermost first, is the place; a caller that meets the same frame dicts again and again may keep the rank of
+   each. This function can't fail. */
+int mp_frame_place_rank(const mp_frame *f);
+
 /* Frame F as "FILE:LINE (function)" with FILE's base name, in BUF of N bytes. Returns BUF. */
 const char *mp_frame_site_text(const mp_frame *f, char *buf, size_t n);
 
