@@ -34,9 +34,11 @@ typedef struct cli_rank {
 	pid_t pid;
 	char name[32];       /* RANK (or SLURM_PROCID, ...) in its environment, else "pidPID": DIR/rank-NAME */
 	char local_rank[32]; /* LOCAL_RANK (or SLURM_LOCALID, ...), "" when not set */
+	bool numbered;       /* its environment gave its rank */
 } cli_rank;
 
-/* The ranks below LAUNCHER now, in pid order, into *OUT (N; the caller frees it; none is no error). */
+/* The ranks below LAUNCHER now, in pid order, into *OUT (N; the caller frees it; none is no error): the processes
+   with the allocator mapped and a rank number in their environment, or, where none has one, all with it. */
 mp_err cli_find_ranks(long launcher, cli_rank **out, size_t *n, mp_diag *diag) MP_WUR;
 
 /* `snapshot --pid LAUNCHER --ranks -o DIR` (WORDS: the short form's N words but -o DIR): every rank below the

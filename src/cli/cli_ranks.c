@@ -72,8 +72,9 @@ mp_err cli_find_ranks(long launcher, cli_rank **out, size_t *n, mp_diag *diag)
 		(void)number_from_env(r->pid, local_rank_variables,
 				      sizeof local_rank_variables / sizeof local_rank_variables[0], r->local_rank,
 				      sizeof r->local_rank);
-		if (!number_from_env(r->pid, rank_variables, sizeof rank_variables / sizeof rank_variables[0], r->name,
-				     sizeof r->name))
+		r->numbered = number_from_env(r->pid, rank_variables, sizeof rank_variables / sizeof rank_variables[0],
+					      r->name, sizeof r->name);
+		if (!r->numbered)
 			snprintf(r->name, sizeof r->name, "pid%d", (int)r->pid);
 		for (size_t j = 0; j < *n; j++) /* two processes of one rank (a restart's leftover): both kept */
 			if (strcmp(list[j].name, r->name) == 0)
@@ -81,6 +82,17 @@ mp_err cli_find_ranks(long launcher, cli_rank **out, size_t *n, mp_diag *diag)
 		++*n;
 	}
 	free(pids);
+	/* a launcher that imported torch itself (torchrun's agent) has the library too, but no rank number: where
+	   some processes have one, those without are not ranks */
+	size_t kept = 0;
+	bool numbered = false;
+
+	for (size_t i = 0; i < *n; i++)
+		numbered = numbered || list[i].numbered;
+	for (size_t i = 0; i < *n; i++)
+		if (list[i].numbered || !numbered)
+			list[kept++] = list[i];
+	*n = kept;
 	*out = list;
 	return MP_OK;
 }

@@ -197,7 +197,7 @@ static void outliers(const mp_fleet *f, const fleet_rank *const *v, size_t n, co
 	if (n == 0) {
 		mp_out_puts(out, f->nread < 3 ? "<p>Fewer than 3 ranks read: no majority to stand out from.</p>\n"
 					      : "<p>None: every rank lies within max(3.5 &times; 1.4826 &times; MAD, 1 MiB, "
-						"5% of the median) of the median of each figure.</p>\n");
+						"5% of the median reserved) of the median of each figure.</p>\n");
 		return;
 	}
 	mp_out_puts(out, "<ul>\n");
@@ -274,7 +274,7 @@ void fleet_report_html(const mp_fleet *f, const mp_fleet_report_opts *o, mp_out 
 	outliers(f, v, n, o, out, &w);
 	mp_out_puts(out, "<h2>Ranks by figure and category</h2>\n<p>Each cell shaded by how far it lies from its "
 			 "column's median: white at the median, red above, blue below; outlined where it stands out "
-			 "(further than max(3.5 &times; 1.4826 &times; MAD, 1 MiB, 5% of the median)).</p>\n");
+			 "(further than max(3.5 &times; 1.4826 &times; MAD, 1 MiB, 5% of the median reserved)).</p>\n");
 	heat_map(f, v, n, o->units, out, &w);
 	ooms(f, out);
 	unread(f, out);

@@ -362,6 +362,21 @@ static void put_clean(mp_out *out, const char *s, size_t len)
 		mp_out_putc(out, (unsigned char)s[i] < 0x20 || s[i] == 0x7f || s[i] == FLEET_SEP ? '?' : s[i]);
 }
 
+/* Module name S (LEN bytes) as the ranks share it: an object no variable names is TYPE@0xADDRESS in the owners'
+   names, its address each process's own; the type is what the ranks have in common. */
+static void put_module(mp_out *out, const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '@' && i + 2 < len && s[i + 1] == '0' && s[i + 2] == 'x') {
+			for (i += 3; i < len && isxdigit((unsigned char)s[i]); i++)
+				;
+			i--;
+			continue;
+		}
+		put_clean(out, s + i, 1);
+	}
+}
+
 /* The text of module key E into X->text. */
 static void module_text(struct reduce *x, const struct acc *e)
 {
@@ -376,7 +391,7 @@ static void module_text(struct reduce *x, const struct acc *e)
 	else {
 		if (src == FROM_OWNER)
 			owner_module(&s, &len, tensor_category(cat));
-		put_clean(&x->text, s, cut(s, len, x->f->opts.depth));
+		put_module(&x->text, s, cut(s, len, x->f->opts.depth));
 	}
 	mp_out_putc(&x->text, FLEET_SEP);
 	mp_out_puts(&x->text, cat);

@@ -318,7 +318,7 @@ static void outliers(const mp_fleet *f, const fleet_rank *const *v, size_t n, co
 		return;
 	}
 	if (n == 0) {
-		mp_out_printf(out, "%sNone: every rank lies within max(3.5 x 1.4826 x MAD, 1 MiB, 5%% of the median) of "
+		mp_out_printf(out, "%sNone: every rank lies within max(3.5 x 1.4826 x MAD, 1 MiB, 5%% of the median reserved) of "
 				   "the median of each figure.\n", rst ? "" : "  ");
 		return;
 	}

@@ -1,7 +1,7 @@
 /* fleet_stats.c - the robust statistics over the ranks read: each figure's median and median absolute deviation
    (MAD), the outliers (a rank lies further from the median than max(3.5 x 1.4826 x MAD, a floor, 5 % of the
-   median): Iglewicz and Hoaglin's modified z-score above 3.5, with floors so that ranks alike to a few bytes
-   are not told apart), each key's median over the ranks and an outlier's differences from it. */
+   median; of the median reserved for the byte figures): Iglewicz and Hoaglin's modified z-score above 3.5,
+   with floors so that ranks alike to a few bytes are not told apart), each key's median over the ranks and an outlier's differences from it. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +52,11 @@ double mp_fleet_threshold(double median, double mad, double floor)
 
 double fleet_deviation(const mp_fleet *f, const fleet_rank *r, enum fleet_metric m)
 {
-	double t = mp_fleet_threshold(f->median[m], f->mad[m], metric_floor[m]);
+	/* the 5 % of a byte figure is of what the median rank reserves: a few MiB more free in segments of a
+	   hundred is no outlier, however alike the others are */
+	double scale = m != FLEET_BLOCKS && f->median[FLEET_RESERVED] > fabs(f->median[m]) ? f->median[FLEET_RESERVED]
+											  : f->median[m];
+	double t = mp_fleet_threshold(scale, f->mad[m], metric_floor[m]);
 
 	return fabs((double)r->metric[m] - f->median[m]) / t;
 }
