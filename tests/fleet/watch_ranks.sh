@@ -4,7 +4,8 @@
 # 2.14.1): rank 0 is oom_causes.py held before its failing request, rank 1 a training loop waiting in its checkpoint.
 # Both are watched from the launcher's pid; when rank 0 runs out, its explanation (from the C++ exception), stacks
 # and snapshot go to DIR/rank-0/, and rank 1's snapshot of that moment (held still) to DIR/rank-1/oom-1.pickle,
-# equal to its own _snapshot(); Ctrl-C then lets both go. Env: MEMPROF (the CLI).
+# equal to its own _snapshot(); `memprof fleet DIR` shows rank 0's OOM explained beside rank 1's state; Ctrl-C then
+# lets both go. Env: MEMPROF (the CLI).
 set -uo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -31,6 +32,11 @@ oom_check_files "rank 0" "$work/out/rank-0" "$work/job-0" fragmentation
 	python3 "$top/tests/walker/compare_truth.py" "$work/truth-1.json" "$work/at-oom-1.json" >"$work/compare.txt" 2>&1 &&
 	ok "rank 1's snapshot at rank 0's OOM is its own _snapshot() (it waited in its checkpoint)" ||
 	bad "rank 1 at the OOM: $(tail -4 "$work/compare.txt" 2>/dev/null | tr '\n' ' ')"
+"$memprof" fleet "$work/out" >"$work/fleet.txt" 2>&1 &&
+	grep -q "rank 0 ran out of memory (1 OOM; the first: $work/out/rank-0/oom-1.json)" "$work/fleet.txt" &&
+	grep -q "first cause: fragmentation" "$work/fleet.txt" && grep -Eq "^ +1 +[0-9.]+MiB" "$work/fleet.txt" &&
+	ok "fleet over the watch's directory: rank 0's OOM explained beside rank 1's state at that moment" ||
+	bad "fleet over the watch's directory: $(head -30 "$work/fleet.txt" | tr '\n' ' ')"
 kill -INT "$watcher"
 wait "$watcher"
 rc=$?
