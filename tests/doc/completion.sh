@@ -89,6 +89,9 @@ expect "memprof snapshot core -o " "a.pickle b.pkl c.json core core.1234 job.cor
 expect "memprof segments core -o n" "notes.txt"
 expect "memprof watch -o " "dir"
 expect "memprof segsum a.pickle " ""
+# a variadic command (fleet's file...): every word after the first is one more
+expect "memprof fleet " "a.pickle b.pkl c.json dir"
+expect "memprof fleet dir a.pickle --top 3 " "a.pickle b.pkl c.json dir"
 
 # --pid: running processes.
 sleep 30 &
