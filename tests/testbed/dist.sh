@@ -118,10 +118,15 @@ export MEMPROF_TESTBED_OUT=$out MEMPROF_TESTBED_MODE=$mode MEMPROF_TESTBED_RANKS
 export PYTHONPATH=$pydir/boot:$pydir${PYTHONPATH:+:$PYTHONPATH}
 export LD_PRELOAD=$JOB_PRELOAD
 export TB_CHROOT_BIND="$JOB_BIND $pydir $(dirname "$script")"
-# The agent's own rendezvous is a TCP store on a free port of localhost (--standalone); each rank's output goes
-# to OUTDIR/logs (--redirects 3) instead of being interleaved with the others'.
-launch=(-m torch.distributed.run --standalone --nproc-per-node "$nproc" --log-dir "$out/logs" --redirects 3
-	"$script" "$@")
+# The agent's own rendezvous is a TCP store on a free port of localhost (--standalone), named by its address (a
+# chroot's /etc/hosts need not know this machine's name); each rank's output goes to OUTDIR/logs (--redirects 3)
+# instead of being interleaved with the others'.
+launch=(-m torch.distributed.run --standalone --nproc-per-node "$nproc" --local-addr 127.0.0.1
+	--log-dir "$out/logs" --redirects 3)
+# Debian builds PyTorch without libuv, which 2.6's TCP stores ask for by default (the agent's whatever USE_LIBUV
+# says): with USE_LIBUV=0, python/boot/sitecustomize.py makes torch.distributed.TCPStore default to no libuv.
+[ -n "${USE_LIBUV:-}" ] || case $torch in debian-*) export USE_LIBUV=0 ;; esac
+launch+=("$script" "$@")
 start() {
 	if [ -n "$JOB_ROOT" ]; then
 		TB_CHROOT_PIDFILE=$out/.launcherpid tb_chroot_run "$JOB_ROOT" "$out" "$JOB_PYTHON" "${launch[@]}"

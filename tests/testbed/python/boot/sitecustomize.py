@@ -4,7 +4,8 @@ The fake device's cuDNN is a stub (tests/testbed/nvstubs/cudnn.c) that cannot se
 convolutions would fail inside it; with torch.backends.cudnn.enabled False, PyTorch runs its own (native)
 convolutions instead, which the fake device runs like any kernel. This sets that flag right after `import torch`
 finishes, before the script can use it, without importing torch itself. Set MEMPROF_TESTBED_CUDNN=1 to leave cuDNN
-on. The distribution's own sitecustomize (this one shadows it) is run first.
+on. With USE_LIBUV=0 (../../dist.sh, Debian's build) it also makes torch.distributed's TCP stores do without libuv.
+The distribution's own sitecustomize (this one shadows it) is run first.
 """
 import importlib.abc
 import importlib.machinery
@@ -36,12 +37,37 @@ class _AfterTorch(importlib.abc.MetaPathFinder):
 
         def exec_then_disable(module):
             exec_module(module)
-            module.backends.cudnn.enabled = False
+            if os.environ.get("MEMPROF_TESTBED_CUDNN") != "1":
+                module.backends.cudnn.enabled = False
+            if os.environ.get("USE_LIBUV") == "0":
+                _tcp_store_without_libuv(module)
 
         spec.loader.exec_module = exec_then_disable
         return spec
 
 
+def _tcp_store_without_libuv(torch):
+    """USE_LIBUV=0 (dist.sh sets it for Debian's PyTorch, built without libuv): torch.distributed.TCPStore made
+    without use_libuv defaults to False. 2.6's torchrun makes its rendezvous store with the default, True, whatever
+    USE_LIBUV says, and fails there, as do the ranks' stores (made by rendezvous.py, loaded with torch)."""
+    dist = getattr(torch, "distributed", None)
+    if dist is None or not dist.is_available() or not hasattr(dist, "TCPStore"):
+        return
+    base = dist.TCPStore
+
+    class TCPStore(base):
+        def __init__(self, *args, **kwargs):
+            kwargs.setdefault("use_libuv", False)
+            super().__init__(*args, **kwargs)
+
+    TCPStore.__name__ = TCPStore.__qualname__ = base.__name__
+    # torch.distributed's modules loaded with torch (rendezvous.py: the ranks' stores) took the name already.
+    for name, module in list(sys.modules.items()):
+        if (name == "torch.distributed" or name.startswith("torch.distributed.")) and \
+                getattr(module, "TCPStore", None) is base:
+            module.TCPStore = TCPStore
+
+
 _run_shadowed_sitecustomize()
-if os.environ.get("MEMPROF_TESTBED_CUDNN") != "1":
+if os.environ.get("MEMPROF_TESTBED_CUDNN") != "1" or os.environ.get("USE_LIBUV") == "0":
     sys.meta_path.insert(0, _AfterTorch())
