@@ -86,20 +86,8 @@ esac
 torch=$1 script=$2 mode=$3
 shift 3
 case $mode in truth | live) ;; *) usage ;; esac
-case $torch in
-pypi-2.[0-9]*.[0-9]* | debian-2.6) ;;
-*) log "unknown build '$torch'"; usage ;;
-esac
-[ -f "$script" ] || die "no script $script"
-script=$(cd "$(dirname "$script")" && pwd)/$(basename "$script")
-mkdir -p "$1"
-out=$(cd "$1" && pwd)
+tb_job_args "$torch" "$script" "$1"
 shift
-
-build=$("$here/python/build.sh" "$torch") || exit $?
-JOB_ROOT=
-# shellcheck source=/dev/null
-. "$build/job.env"
 
 # A rerun into the same OUTDIR: whatever a live run left there is stopped first.
 stop "$out"

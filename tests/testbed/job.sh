@@ -75,21 +75,8 @@ esac
 torch=$1 script=$2 mode=$3
 shift 3
 case $mode in truth | live | gcore | kernel) ;; *) usage ;; esac
-# The listed builds are the ones the tests run by default; any PyPI 2.x release runs the same way.
-case $torch in
-pypi-2.[0-9]*.[0-9]* | debian-2.6) ;;
-*) log "unknown build '$torch' (debian-2.6 or pypi-X.Y.Z; the tests run $("$here/python/build.sh" --list))"; usage ;;
-esac
-[ -f "$script" ] || die "no script $script"
-script=$(cd "$(dirname "$script")" && pwd)/$(basename "$script")
-mkdir -p "$1"
-out=$(cd "$1" && pwd)
+tb_job_args "$torch" "$script" "$1"
 shift
-
-build=$("$here/python/build.sh" "$torch") || exit $?
-JOB_ROOT=
-# shellcheck source=/dev/null
-. "$build/job.env"
 if [ -n "${MEMPROF_TESTBED_EXTRAS:-}" ] && [ -z "${MEMPROF_TESTBED_PYTHON:-}" ]; then
 	# shellcheck disable=SC2046 # the requirements are words
 	MEMPROF_TESTBED_PYTHON=$("$here/python/extras.sh" "$torch" $(tr ':' ' ' <<<"$MEMPROF_TESTBED_EXTRAS")) || exit $?

@@ -373,3 +373,28 @@ tb_job_kill() {
 	fi
 	wait "$pid" 2>/dev/null || true
 }
+
+# tb_job_args TORCH SCRIPT OUTDIR - the arguments job.sh and dist.sh share: TORCH a Python build (pypi-X.Y.Z or
+# debian-2.6: the listed builds are the ones the tests run by default, any PyPI 2.x release runs the same way;
+# else the caller's usage), SCRIPT a file. Sets script (its absolute path) and out (OUTDIR, made, absolute), sets
+# the build up (python/build.sh; exits with its status, 77 when it cannot be fetched) and sources its job.env
+# (JOB_PYTHON, JOB_ROOT, JOB_PRELOAD, JOB_BIND, JOB_TORCH_LIBDIR, JOB_TORCH_VERSION).
+tb_job_args() {
+	local testbed build
+	testbed=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	case $1 in
+	pypi-2.[0-9]*.[0-9]* | debian-2.6) ;;
+	*)
+		log "unknown build '$1' (debian-2.6 or pypi-X.Y.Z; the tests run $("$testbed/python/build.sh" --list))"
+		usage
+		;;
+	esac
+	[ -f "$2" ] || die "no script $2"
+	script=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+	mkdir -p "$3"
+	out=$(cd "$3" && pwd)
+	build=$("$testbed/python/build.sh" "$1") || exit $?
+	JOB_ROOT=
+	# shellcheck source=/dev/null
+	. "$build/job.env"
+}

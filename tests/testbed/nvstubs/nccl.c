@@ -33,7 +33,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -603,37 +602,12 @@ static struct premul {
 static pthread_mutex_t premul_lock = PTHREAD_MUTEX_INITIALIZER;
 enum { ncclNumOps = 5, ncclScalarDevice = 0 };
 
-static double scalar_value(const void *p, int type)
-{
-	switch (type) {
-	case 7: return *(const float *)p;   /* ncclFloat32 */
-	case 8: return *(const double *)p;  /* ncclFloat64 */
-	case 6: case 9: {		     /* ncclFloat16, ncclBfloat16: through float32 (bf16 exactly) */
-		uint16_t h = *(const uint16_t *)p;
-		if (type == 9) {
-			uint32_t bits = (uint32_t)h << 16;
-			float f;
-			memcpy(&f, &bits, 4);
-			return f;
-		}
-		int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-		double v = e ? ldexp(m | 0x400, e - 25) : ldexp(m, -24);
-		return (h & 0x8000) ? -v : v;
-	}
-	case 2: return *(const int32_t *)p;
-	case 3: return *(const uint32_t *)p;
-	case 4: return (double)*(const int64_t *)p;
-	case 5: return (double)*(const uint64_t *)p;
-	default: return 1;
-	}
-}
-
 int nccl_premul_scalar(int op, double *scalar)
 {
 	int i = op - ncclNumOps, found = 0;
 	pthread_mutex_lock(&premul_lock);
 	if (i >= 0 && i < MAX_PREMUL && premuls[i].used) {
-		*scalar = premuls[i].in_device ? scalar_value(premuls[i].pointer, premuls[i].type) : premuls[i].value;
+		*scalar = premuls[i].in_device ? (double)nccl_load(premuls[i].pointer, 0, premuls[i].type) : premuls[i].value;
 		found = 1;
 	}
 	pthread_mutex_unlock(&premul_lock);
@@ -651,7 +625,7 @@ nccl_result ncclRedOpCreatePreMulSum(int *op, void *scalar, int datatype, int re
 		i++;
 	if (i < MAX_PREMUL)
 		premuls[i] = (struct premul){1, datatype, residence == ncclScalarDevice, scalar,
-					     residence == ncclScalarDevice ? 0 : scalar_value(scalar, datatype)};
+					     residence == ncclScalarDevice ? 0 : (double)nccl_load(scalar, 0, datatype)};
 	pthread_mutex_unlock(&premul_lock);
 	if (i == MAX_PREMUL)
 		return nccl_fail(nccl_valid(handle), ncclInvalidUsage, "more than %d live pre-multiplied sums",

@@ -132,63 +132,51 @@ static uint16_t float_to_bf16(float f)
 	return (uint16_t)(bits >> 16);
 }
 
-#define COMBINE(a, b, op)                                                  \
-	((op) == ncclProd  ? (a) * (b)                                     \
-	 : (op) == ncclMax ? ((a) > (b) ? (a) : (b))                       \
-	 : (op) == ncclMin ? ((a) < (b) ? (a) : (b))                       \
-			   : (a) + (b))
-
-#define REDUCE_AS(T)                                          \
-	do {                                                  \
-		T *a = acc;                                   \
-		const T *b = in;                              \
-		for (size_t i = 0; i < count; i++)            \
-			a[i] = (T)COMBINE(a[i], b[i], op);    \
-	} while (0)
-
-#define REDUCE_16(to_float, from_float)                                                  \
-	do {                                                                             \
-		uint16_t *a = acc;                                                       \
-		const uint16_t *b = in;                                                  \
-		for (size_t i = 0; i < count; i++) {                                     \
-			float x = to_float(a[i]), y = to_float(b[i]);                    \
-			a[i] = from_float(COMBINE(x, y, op));                            \
-		}                                                                        \
-	} while (0)
-
-/* acc[i] = acc[i] OP in[i]; avg and pre-multiplied sums add here, finish() scales. fp8: acc stays. */
-static void reduce(void *acc, const void *in, size_t count, int type, int op)
+/* Element I of P, of type TYPE, as a long double (exact for every integer and float type here); float8 reads 0. */
+long double nccl_load(const void *p, size_t i, int type)
 {
-	if (op >= ncclAvg)
-		op = ncclSum;
 	switch (type) {
-	case ncclInt8: REDUCE_AS(int8_t); break;
-	case ncclUint8: REDUCE_AS(uint8_t); break;
-	case ncclInt32: REDUCE_AS(int32_t); break;
-	case ncclUint32: REDUCE_AS(uint32_t); break;
-	case ncclInt64: REDUCE_AS(int64_t); break;
-	case ncclUint64: REDUCE_AS(uint64_t); break;
-	case ncclFloat32: REDUCE_AS(float); break;
-	case ncclFloat64: REDUCE_AS(double); break;
-	case ncclFloat16: REDUCE_16(half_to_float, float_to_half); break;
-	case ncclBfloat16: REDUCE_16(bf16_to_float, float_to_bf16); break;
-	default: break;
+	case ncclInt8: return ((const int8_t *)p)[i];
+	case ncclUint8: return ((const uint8_t *)p)[i];
+	case ncclInt32: return ((const int32_t *)p)[i];
+	case ncclUint32: return ((const uint32_t *)p)[i];
+	case ncclInt64: return ((const int64_t *)p)[i];
+	case ncclUint64: return ((const uint64_t *)p)[i];
+	case ncclFloat16: return half_to_float(((const uint16_t *)p)[i]);
+	case ncclFloat32: return ((const float *)p)[i];
+	case ncclFloat64: return ((const double *)p)[i];
+	case ncclBfloat16: return bf16_to_float(((const uint16_t *)p)[i]);
+	default: return 0;
 	}
 }
 
-#define SCALE_AS(T)                                   \
-	do {                                          \
-		T *a = acc;                           \
-		for (size_t i = 0; i < count; i++)    \
-			a[i] = (T)(a[i] * factor);    \
-	} while (0)
+static void store(void *p, size_t i, int type, long double v)
+{
+	switch (type) {
+	case ncclInt8: ((int8_t *)p)[i] = (int8_t)v; break;
+	case ncclUint8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+	case ncclInt32: ((int32_t *)p)[i] = (int32_t)v; break;
+	case ncclUint32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+	case ncclInt64: ((int64_t *)p)[i] = (int64_t)v; break;
+	case ncclUint64: ((uint64_t *)p)[i] = (uint64_t)v; break;
+	case ncclFloat16: ((uint16_t *)p)[i] = float_to_half((float)v); break;
+	case ncclFloat32: ((float *)p)[i] = (float)v; break;
+	case ncclFloat64: ((double *)p)[i] = (double)v; break;
+	case ncclBfloat16: ((uint16_t *)p)[i] = float_to_bf16((float)v); break;
+	default: break; /* float8: left as it was */
+	}
+}
 
-#define SCALE_16(to_float, from_float)                                      \
-	do {                                                                \
-		uint16_t *a = acc;                                          \
-		for (size_t i = 0; i < count; i++)                          \
-			a[i] = from_float((float)(to_float(a[i]) * factor)); \
-	} while (0)
+/* acc[i] = acc[i] OP in[i], each step rounded to the type as NCCL's kernels do; avg and pre-multiplied sums add
+   here, finish() scales. */
+static void reduce(void *acc, const void *in, size_t count, int type, int op)
+{
+	for (size_t i = 0; i < count; i++) {
+		long double a = nccl_load(acc, i, type), b = nccl_load(in, i, type);
+		long double r = op == ncclProd ? a * b : op == ncclMax ? fmaxl(a, b) : op == ncclMin ? fminl(a, b) : a + b;
+		store(acc, i, type, r);
+	}
+}
 
 /* The last step of an average (divide by the ranks) or a pre-multiplied sum (times its scalar). */
 static void finish(void *acc, size_t count, int type, int op, int nranks)
@@ -196,23 +184,10 @@ static void finish(void *acc, size_t count, int type, int op, int nranks)
 	double factor;
 	if (op == ncclAvg)
 		factor = 1.0 / nranks;
-	else if (op > ncclAvg && nccl_premul_scalar(op, &factor))
-		;
-	else
+	else if (op <= ncclAvg || !nccl_premul_scalar(op, &factor))
 		return;
-	switch (type) {
-	case ncclInt8: SCALE_AS(int8_t); break;
-	case ncclUint8: SCALE_AS(uint8_t); break;
-	case ncclInt32: SCALE_AS(int32_t); break;
-	case ncclUint32: SCALE_AS(uint32_t); break;
-	case ncclInt64: SCALE_AS(int64_t); break;
-	case ncclUint64: SCALE_AS(uint64_t); break;
-	case ncclFloat32: SCALE_AS(float); break;
-	case ncclFloat64: SCALE_AS(double); break;
-	case ncclFloat16: SCALE_16(half_to_float, float_to_half); break;
-	case ncclBfloat16: SCALE_16(bf16_to_float, float_to_bf16); break;
-	default: break;
-	}
+	for (size_t i = 0; i < count; i++)
+		store(acc, i, type, nccl_load(acc, i, type) * factor);
 }
 
 /* --- collectives --- */

@@ -110,6 +110,8 @@ struct nccl_call {
 };
 nccl_result nccl_collective(struct nccl_comm *comm, const struct nccl_call *call);
 size_t nccl_type_size(int type);
+/* Element I of P of the NCCL data type TYPE (float8: 0). */
+long double nccl_load(const void *p, size_t i, int type);
 /* Point-to-point: queued in a group, run at its end (or at once outside one). */
 nccl_result nccl_p2p(struct nccl_comm *comm, int send, void *buffer, size_t bytes, int peer);
 nccl_result nccl_p2p_flush(void);
