@@ -5,23 +5,27 @@
 # its checkpoint); `memprof snapshot --pid AGENT --ranks` reads every rank from torchrun's agent (the agent, which
 # imported torch but is no rank, left out), each equal to that rank's own _snapshot(); `memprof fleet` over the
 # directory names rank 2 alone as the outlier, and its difference from the median rank is what rank 2's notes say
-# it holds more (the shard's bytes as a parameter, each leaked buffer by its name). Env: MEMPROF (the CLI).
+# it holds more (the shard's bytes as a parameter, each leaked buffer by its name). Env: MEMPROF (the CLI),
+# MEMPROF_DIST_TORCH (the build, default pypi-2.14.1; debian-2.6 runs chrooted and is read with --sysroot).
 set -uo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 job=$work/job
 stop_job() { "$top/tests/testbed/dist.sh" --stop "$job" >/dev/null 2>&1; fleet_cleanup; }
 trap stop_job EXIT
-"$top/tests/testbed/dist.sh" pypi-2.14.1 "$top/tests/testbed/jobs/uneven.py" live "$job" >"$work/dist.vars" \
+torch=${MEMPROF_DIST_TORCH:-pypi-2.14.1}
+"$top/tests/testbed/dist.sh" "$torch" "$top/tests/testbed/jobs/uneven.py" live "$job" >"$work/dist.vars" \
 	2>"$work/dist.err"
 case $? in
 0) ;;
-77) not_run "the test bed cannot run PyPI's 2.14.1 under torchrun here: $(tail -1 "$work/dist.err")" ;;
+77) not_run "the test bed cannot run $torch under torchrun here: $(tail -1 "$work/dist.err")" ;;
 *) bad "the job did not start: $(tail -3 "$work/dist.err" | tr '\n' ' ')"; finish; exit 1 ;;
 esac
 agent=$(cat "$job/launcher.pid")
+sysroot=$(cat "$job/rank-0/sysroot")
 
-"$memprof" snapshot --pid "$agent" --ranks -o "$work/out" --owners >"$work/ranks.out" 2>"$work/ranks.err" &&
+"$memprof" snapshot --pid "$agent" --ranks -o "$work/out" --owners ${sysroot:+--sysroot "$sysroot"} \
+	>"$work/ranks.out" 2>"$work/ranks.err" &&
 	grep -q "4 of 4 ranks below pid $agent saved" "$work/ranks.out" &&
 	ok "snapshot --ranks from torchrun's agent: 4 ranks, the agent itself left out" ||
 	bad "snapshot --ranks: $(cat "$work/ranks.out" "$work/ranks.err" | tr '\n' ' ')"
