@@ -44,3 +44,25 @@ mp_err mp_file_write(const char *path, const void *data, size_t len, mp_diag *di
 		remove(tmp);
 	return mp_fail(diag, MP_E_ERRNO, "cannot write '%s': %s", path, strerror(saved));
 }
+
+mp_err mp_file_mkdirs(const char *path, mp_diag *diag)
+{
+	char dir[4096];
+	size_t n = strlen(path);
+
+	if (n == 0 || n >= sizeof dir)
+		return mp_fail(diag, MP_E_USAGE, "cannot make '%s': %s", path, n == 0 ? "no name" : "name too long");
+	memcpy(dir, path, n + 1);
+	for (char *p = dir + 1;; p++) {
+		char c = *p;
+
+		if (c != '/' && c != '\0')
+			continue;
+		*p = '\0';
+		if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+			return mp_fail(diag, MP_E_ERRNO, "cannot make %s: %s", dir, strerror(errno));
+		*p = c;
+		if (c == '\0')
+			return MP_OK;
+	}
+}

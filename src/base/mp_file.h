@@ -1,4 +1,4 @@
-/* mp_file.h - write a result file whole or not at all. */
+/* mp_file.h - write a result file whole or not at all, and the directories it goes into. */
 #ifndef MEMPROF_FILE_H
 #define MEMPROF_FILE_H
 
@@ -10,5 +10,9 @@
    all went well: a failure never leaves half a file behind. MP_E_ERRNO with DIAG naming PATH
    and the system's reason. */
 mp_err mp_file_write(const char *path, const void *data, size_t len, mp_diag *diag) MP_WUR;
+
+/* Make directory PATH and its parents, as mkdir -p (one that exists is fine). MP_E_ERRNO with DIAG naming the
+   directory and the system's reason (DIAG may be NULL). */
+mp_err mp_file_mkdirs(const char *path, mp_diag *diag) MP_WUR;
 
 #endif

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "mp_file.h"
 #include "mp_procs.h"
 
 /* The library that makes a process one of the job's ranks: PyTorch's CUDA caching allocator. */
@@ -241,8 +242,10 @@ int cli_snapshot_ranks(int n, char **words, const char *dir, int (*save)(int arg
 	format = mp_arg(&a, MP_O_FORMAT);
 	file = format != NULL && strcmp(format, "json") == 0 ? "snapshot.json" : "snapshot.pickle";
 	hold = !mp_arg_given(&a, MP_O_NO_STOP);
-	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-		cli_error("snapshot --ranks: cannot make %s: %s", dir, strerror(errno));
+	mp_diag diag = { .msg = "" };
+
+	if (mp_file_mkdirs(dir, &diag) != MP_OK) {
+		cli_error("snapshot --ranks: %s", diag.msg);
 		return MP_CMD_BAD;
 	}
 	if ((rc = find_ranks(launcher, &ranks, &nranks)) != MP_CMD_OK)
@@ -259,8 +262,9 @@ int cli_snapshot_ranks(int n, char **words, const char *dir, int (*save)(int arg
 
 		snprintf(sub, sizeof sub, "%s/rank-%s", dir, ranks[i].is.name);
 		snprintf(path, sizeof path, "%s/%s", sub, file);
-		if (mkdir(sub, 0755) != 0 && errno != EEXIST) {
-			cli_error("snapshot --ranks: cannot make %s: %s", sub, strerror(errno));
+		diag.msg[0] = '\0';
+		if (mp_file_mkdirs(sub, &diag) != MP_OK) {
+			cli_error("snapshot --ranks: %s", diag.msg);
 			ranks[i].status = MP_CMD_BAD;
 			continue;
 		}

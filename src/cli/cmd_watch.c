@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "mp_array.h"
 #include "mp_catch.h"
+#include "mp_file.h"
 #include "mp_watch.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -209,7 +210,9 @@ static bool look_for_ranks(void *ctx, mp_watch_set *set)
 		}
 		r->ranks[r->nranks++] = found[i];
 		snprintf(dir, sizeof dir, "%s/rank-%s", r->dir, found[i].name);
-		(void)mkdir(dir, 0755);
+		diag.msg[0] = '\0';
+		if (mp_file_mkdirs(dir, &diag) != MP_OK) /* its reports then fail, each saying so */
+			fprintf(stderr, "memprof: warning: watch: %s\n", diag.msg);
 		printf("memprof: watching rank %s (pid %d)\n", found[i].name, (int)found[i].pid);
 		fflush(stdout);
 	}
@@ -266,9 +269,9 @@ static int run_watch(mp_command_ctx *c, const mp_command_args *a)
 		r.dir = ".";
 	if (r.format == NULL)
 		r.format = "plain";
-	if (mkdir(r.dir, 0755) != 0 && errno != EEXIST)
-		return mp_command_error(c, "watch: cannot make %s: %s", r.dir, strerror(errno));
 	mp_command_diag(c, &diag);
+	if (mp_file_mkdirs(r.dir, &diag) != MP_OK)
+		return mp_command_fail(c, "watch", MP_E_ERRNO, &diag);
 	if (!ranks && (err = mp_watch_attach((pid_t)pid, &topts, &w, &diag)) != MP_OK)
 		return mp_command_fail(c, "watch", err, &diag);
 	sigaction(SIGINT, &sa, NULL);

@@ -31,20 +31,6 @@ void session_catch_free(mp_session *s)
 	disarm(&s->catching);
 }
 
-/* Make DIR and its parents (as mkdir -p). */
-static bool make_dirs(char *dir)
-{
-	for (char *p = dir + 1; *p != '\0'; p++)
-		if (*p == '/') {
-			*p = '\0';
-			bool ok = mkdir(dir, 0755) == 0 || errno == EEXIST;
-			*p = '/';
-			if (!ok)
-				return false;
-		}
-	return mkdir(dir, 0755) == 0 || errno == EEXIST;
-}
-
 static int run_catch_oom(mp_command_ctx *c, const mp_command_args *a)
 {
 	mp_session *s = c->data;
@@ -59,11 +45,13 @@ static int run_catch_oom(mp_command_ctx *c, const mp_command_args *a)
 		return MP_SESSION_OK;
 	}
 	snprintf(k.format, sizeof k.format, "%s", format != NULL ? format : "plain");
-	if (dir != NULL && ((k.dir = strdup(dir)) == NULL || !make_dirs(k.dir))) {
-		int e = errno;
+	if (dir != NULL) {
+		mp_diag diag = { .msg = "" };
 
-		free(k.dir);
-		return mp_command_error(c, "catch oom: cannot make %s: %s", dir, strerror(e));
+		if (mp_file_mkdirs(dir, &diag) != MP_OK)
+			return mp_command_error(c, "catch oom: %s", diag.msg);
+		if ((k.dir = strdup(dir)) == NULL)
+			return mp_command_error(c, "catch oom: out of memory");
 	}
 	s->catching = k;
 	mp_out_puts(&s->out, "memprof: catching CUDA OOMs (c10::OutOfMemoryError)\n");
