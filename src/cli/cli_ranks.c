@@ -69,12 +69,14 @@ mp_err cli_find_ranks(long launcher, cli_rank **out, size_t *n, mp_diag *diag)
 
 		if (!mp_proc_maps(pids[i], ALLOCATOR_LIBRARY))
 			continue;
-		r->pid = pids[i];
+		*r = (cli_rank){ .pid = pids[i] };
+		r->numbered = number_from_env(r->pid, rank_variables, sizeof rank_variables / sizeof rank_variables[0],
+					      r->name, sizeof r->name);
+		if (!r->numbered && r->pid == (pid_t)launcher)
+			continue; /* torchrun's agent imported torch too: the launcher is a rank only when numbered */
 		(void)number_from_env(r->pid, local_rank_variables,
 				      sizeof local_rank_variables / sizeof local_rank_variables[0], r->local_rank,
 				      sizeof r->local_rank);
-		r->numbered = number_from_env(r->pid, rank_variables, sizeof rank_variables / sizeof rank_variables[0],
-					      r->name, sizeof r->name);
 		if (!r->numbered)
 			snprintf(r->name, sizeof r->name, "pid%d", (int)r->pid);
 		for (size_t j = 0; j < *n; j++) /* two processes of one rank (a restart's leftover): both kept */
@@ -83,8 +85,7 @@ mp_err cli_find_ranks(long launcher, cli_rank **out, size_t *n, mp_diag *diag)
 		++*n;
 	}
 	free(pids);
-	/* a launcher that imported torch itself (torchrun's agent) has the library too, but no rank number: where
-	   some processes have one, those without are not ranks */
+	/* where some processes have a rank number, those without are not ranks (a helper process of the job) */
 	size_t kept = 0;
 	bool numbered = false;
 

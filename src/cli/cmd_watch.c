@@ -189,12 +189,23 @@ static bool look_for_ranks(void *ctx, mp_watch_set *set)
 	mp_target_opts topts = { .sysroot = r->sysroot };
 	mp_diag diag = { .msg = "" };
 	cli_rank *found;
-	size_t n, watched = 0;
+	size_t n;
 
-	for (size_t i = 0; i < set->n; i++)
-		watched += mp_watch_threads(set->w[i]);
+	/* A rank that ended (a restart's predecessor) is let go: no report of another rank's OOM is its. The ranks
+	   and the set's watches were added together, one for one. */
+	for (size_t i = 0; i < set->n;) {
+		if (mp_watch_threads(set->w[i]) > 0) {
+			i++;
+			continue;
+		}
+		printf("memprof: rank %s (pid %d) ended\n", r->ranks[i].name, (int)r->ranks[i].pid);
+		fflush(stdout);
+		mp_watch_set_remove(set, i);
+		memmove(&r->ranks[i], &r->ranks[i + 1], (r->nranks - i - 1) * sizeof *r->ranks);
+		r->nranks--;
+	}
 	if (cli_find_ranks(r->launcher, &found, &n, &diag) != MP_OK)
-		return watched > 0; /* the launcher ended: on until the last rank does */
+		return set->n > 0; /* the launcher ended: on until the last rank does */
 	for (size_t i = 0; i < n; i++) {
 		char dir[4200];
 		mp_watch *w;

@@ -43,11 +43,13 @@ typedef struct mp_watch_set {
 
 /* Add W (attached) to SET; MP_E_NOMEM. */
 mp_err mp_watch_set_add(mp_watch_set *set, mp_watch *w) MP_WUR;
+/* Detach watch I of SET (a process that ended) and take it out, the later ones moving down one. */
+void mp_watch_set_remove(mp_watch_set *set, size_t i);
 /* Detach every watch of SET and empty it. */
 void mp_watch_set_detach(mp_watch_set *set);
 
 /* Called when the wait is interrupted by a signal (the caller's timer) or has nothing to wait for: it may add
-   watches to SET (processes that started since); false ends the run. */
+   watches to SET (processes that started since) or remove those whose process ended; false ends the run. */
 typedef bool (*mp_watch_tick_fn)(void *ctx, mp_watch_set *set);
 
 /* mp_watch_run over every process of SET: at an OOM in one of them every thread of every one is stopped for FN

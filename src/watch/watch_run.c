@@ -225,10 +225,10 @@ static void dispatch(run *r, pid_t tid, int st)
 	}
 }
 
-/* Act on the stops each watch saw while it was attached, from watch FROM on. */
-static void dispatch_pending(run *r, size_t from)
+/* Act on the stops each watch saw while it was attached (those acted on are no longer pending). */
+static void dispatch_pending(run *r)
 {
-	for (size_t k = from; k < r->set->n; k++)
+	for (size_t k = 0; k < r->set->n; k++)
 		for (size_t i = 0; i < r->set->w[k]->n; i++)
 			if (r->set->w[k]->threads[i].pending)
 				dispatch(r, r->set->w[k]->threads[i].tid, r->set->w[k]->threads[i].status);
@@ -247,10 +247,9 @@ mp_err mp_watch_run_set(mp_watch_set *set, mp_watch_fn fn, mp_watch_tick_fn tick
 			volatile sig_atomic_t *stop, unsigned *ooms, mp_diag *diag)
 {
 	run r = { set, fn, ctx, ooms, false };
-	size_t seen = set->n;
 
 	*ooms = 0;
-	dispatch_pending(&r, 0);
+	dispatch_pending(&r);
 	while (!r.done && !(stop != NULL && *stop) && (tick != NULL || threads_watched(set) > 0)) {
 		int st;
 		pid_t tid = waitpid(-1, &st, __WALL);
@@ -264,8 +263,7 @@ mp_err mp_watch_run_set(mp_watch_set *set, mp_watch_fn fn, mp_watch_tick_fn tick
 				pause();
 			if (tick != NULL && !(stop != NULL && *stop) && !tick(ctx, set))
 				break;
-			dispatch_pending(&r, seen); /* the watches it added */
-			seen = set->n;
+			dispatch_pending(&r); /* the stops of the watches it added */
 			continue;
 		}
 		dispatch(&r, tid, st);
@@ -289,6 +287,15 @@ mp_err mp_watch_set_add(mp_watch_set *set, mp_watch *w)
 	if (err == MP_OK)
 		set->w[set->n++] = w;
 	return err;
+}
+
+void mp_watch_set_remove(mp_watch_set *set, size_t i)
+{
+	if (i >= set->n)
+		return;
+	mp_watch_detach(set->w[i]);
+	memmove(&set->w[i], &set->w[i + 1], (set->n - i - 1) * sizeof *set->w);
+	set->n--;
 }
 
 void mp_watch_set_detach(mp_watch_set *set)
