@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# dist.sh [--nproc N] TORCH SCRIPT.py MODE OUTDIR [ARGS...]
+# dist.sh [--nproc N] [--max-restarts K] TORCH SCRIPT.py MODE OUTDIR [ARGS...]
 #                           - run a distributed Python script under torchrun (--standalone --nproc-per-node N,
-#                             N=4 by default) with the nccl backend on the fake device: every rank its own process
-#                             and its own fake device (FAKECUDA_DEVICES=N unless set higher; the script calls
-#                             torch.cuda.set_device(LOCAL_RANK)), NCCL the test bed's stub (nvstubs/nccl.c), and
-#                             each rank's memprof_testbed.checkpoint() writing into OUTDIR/rank-R/.
+#                             N=4 by default; --max-restarts K, 0 by default: when a rank fails torchrun starts
+#                             them all again, K times) with the nccl backend on the fake device: every rank its
+#                             own process and its own fake device (FAKECUDA_DEVICES=N unless set higher; the
+#                             script calls torch.cuda.set_device(LOCAL_RANK)), NCCL the test bed's stub
+#                             (nvstubs/nccl.c), and each rank's memprof_testbed.checkpoint() writing into
+#                             OUTDIR/rank-R/.
 # dist.sh --stop OUTDIR     - kill the live ranks and the torchrun agent that `dist.sh ... live OUTDIR` left.
 # dist.sh --resume OUTDIR   - let every live rank go on past its checkpoint (RESUME in each rank-R/).
 #
@@ -30,7 +32,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 log() { echo "testbed/dist: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 usage() {
-	log "usage: dist.sh [--nproc N] TORCH SCRIPT.py truth|live OUTDIR [ARGS...] | dist.sh --stop|--resume OUTDIR"
+	log "usage: dist.sh [--nproc N] [--max-restarts K] TORCH SCRIPT.py truth|live OUTDIR [ARGS...] |" \
+		"dist.sh --stop|--resume OUTDIR"
 	exit 2
 }
 # shellcheck source=lib/common.sh
@@ -64,7 +67,7 @@ stop() { # OUTDIR: every rank, then the agent (which would otherwise see them di
 	rm -f "$out/launcher.pid" "$out"/rank-[0-9]*/pid
 }
 
-nproc=4
+nproc=4 restarts=0
 case ${1:-} in
 --stop | --resume)
 	[ $# -eq 2 ] && [ -d "$2" ] || usage
@@ -76,12 +79,15 @@ case ${1:-} in
 	fi
 	exit 0
 	;;
---nproc)
-	[ $# -ge 2 ] && [[ $2 =~ ^[1-9][0-9]*$ ]] || usage
-	nproc=$2
-	shift 2
-	;;
 esac
+while [ $# -ge 2 ]; do
+	case $1 in
+	--nproc) [[ $2 =~ ^[1-9][0-9]*$ ]] || usage; nproc=$2 ;;
+	--max-restarts) [[ $2 =~ ^[0-9]+$ ]] || usage; restarts=$2 ;;
+	*) break ;;
+	esac
+	shift 2
+done
 [ $# -ge 4 ] || usage
 torch=$1 script=$2 mode=$3
 shift 3
@@ -109,11 +115,14 @@ export TB_CHROOT_BIND="$JOB_BIND $pydir $(dirname "$script")"
 # The agent's own rendezvous is a TCP store on a free port of localhost (--standalone), named by its address (a
 # chroot's /etc/hosts need not know this machine's name); each rank's output goes to OUTDIR/logs (--redirects 3)
 # instead of being interleaved with the others'.
-launch=(-m torch.distributed.run --standalone --nproc-per-node "$nproc" --local-addr 127.0.0.1
-	--log-dir "$out/logs" --redirects 3)
+launch=(-m torch.distributed.run --standalone --nproc-per-node "$nproc" --max-restarts "$restarts"
+	--local-addr 127.0.0.1 --log-dir "$out/logs" --redirects 3)
 # Debian builds PyTorch without libuv, which 2.6's TCP stores ask for by default (the agent's whatever USE_LIBUV
 # says): with USE_LIBUV=0, python/boot/sitecustomize.py makes torch.distributed.TCPStore default to no libuv.
 [ -n "${USE_LIBUV:-}" ] || case $torch in debian-*) export USE_LIBUV=0 ;; esac
+# A restart's ranks would find the first attempt's NCCL ids in the agent's store, which they share with it by
+# default (PyTorch's issue 135712: real NCCL then fails to connect, the stub waits forever): a store of their own.
+[ "$restarts" -eq 0 ] || export TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1
 launch+=("$script" "$@")
 start() {
 	if [ -n "$JOB_ROOT" ]; then
@@ -127,13 +136,14 @@ t0=$(date +%s)
 runner=$!
 unset LD_PRELOAD
 
-# job.out / job.err of each rank: its files in torchrun's log directory (LOGDIR/RUN/attempt_0/R/std*.log).
+# job.out / job.err of each rank: its files in torchrun's log directory (LOGDIR/RUN/attempt_K/R/std*.log), the
+# last attempt's.
 link_logs() {
 	local r f
 	for ((r = 0; r < nproc; r++)); do
 		for f in stdout stderr; do
 			local log
-			log=$(find "$out/logs" -path "*/attempt_0/$r/$f.log" 2>/dev/null | head -n1)
+			log=$(find "$out/logs" -path "*/attempt_*/$r/$f.log" 2>/dev/null | sort -V | tail -n1)
 			[ -z "$log" ] || ln -sfn "../${log#"$out/"}" "$out/rank-$r/job.${f/std/}"
 		done
 	done
