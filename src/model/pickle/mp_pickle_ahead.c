@@ -60,39 +60,16 @@ struct mp_pickle_ahead {
 	atomic_bool stop;
 };
 
-/* Whether the str opcode at P (SIZE bytes) holds one of the skip keys. */
-static bool text_is_key(const struct mp_pickle_ahead *a, const unsigned char *d, size_t p, size_t size)
+/* Whether the str opcode at P (token T) holds one of the skip keys. */
+static bool text_is_key(const struct mp_pickle_ahead *a, const unsigned char *d, size_t p,
+			const struct mp_pickle_tok *t)
 {
-	size_t lb = d[p] == 0x8c ? 1 : d[p] == 'X' ? 4 : 8;
+	size_t lb = t->info->n, size = t->size;
 
 	for (size_t i = 0; i < a->nkeys; i++)
 		if (size - 1 - lb == a->key_len[i] && memcmp(d + p + 1 + lb, a->keys[i], a->key_len[i]) == 0)
 			return true;
 	return false;
-}
-
-/* mp_pickle_opcode_size, the opcodes of a snapshot's records inline: this loop reads every
-   opcode of the input, and the call was a fifth of its time. */
-static inline size_t opcode_size(const unsigned char *d, size_t p, size_t len)
-{
-	size_t n;
-
-	switch (d[p]) {
-	case 'h': case 'K': n = 2; break;
-	case 'M': n = 3; break;
-	case 'J': case 'j': n = 5; break;
-	case 0x8c: case 0x8a:
-		if (len - p < 2)
-			return 0;
-		n = 2 + (size_t)d[p + 1];
-		break;
-	case '}': case ']': case '(': case 'u': case 'e': case 'a': case 's': case 'N': case 0x88: case 0x89:
-	case 0x94:
-		n = 1;
-		break;
-	default: return mp_pickle_opcode_size(d, p, len);
-	}
-	return n <= len - p ? n : 0;
 }
 
 /* Wait for room in the ring; false when told to stop. */
@@ -116,10 +93,11 @@ static void *read_ahead(void *arg)
 	bool key_on_top = false;
 
 	while (p < r->len && !atomic_load_explicit(&a->stop, memory_order_relaxed)) {
-		unsigned char op = d[p];
-		size_t size, end, h;
+		struct mp_pickle_tok t;
+		size_t end, h;
+		unsigned flags;
 
-		if (op == ']' && key_on_top && mp_pickle_skip_run(r, p, &end)) {
+		if (d[p] == MP_OP_EMPTY_LIST && key_on_top && mp_pickle_skip_run(r, p, &end)) {
 			if (!wait_room(a))
 				break;
 			h = atomic_load_explicit(&a->head, memory_order_relaxed);
@@ -131,10 +109,10 @@ static void *read_ahead(void *arg)
 			key_on_top = false;
 			continue;
 		}
-		if ((size = opcode_size(d, p, r->len)) == 0 || op == '.')
+		if (mp_pickle_next_op(d, p, r->len, &t) != MP_TOK_OK || ((flags = t.info->flags) & MP_OPF_STOP))
 			break;
-		if (op == 0x94 || op == 'q' || op == 'r') {
-			uint64_t index = op == 0x94 ? r->memo_len : mp_pickle_read_le(d + p + 1, op == 'q' ? 1 : 4);
+		if (flags & MP_OPF_PUT) {
+			uint64_t index = t.op == MP_OP_MEMOIZE ? r->memo_len : t.arg;
 
 			/* The machine notes no checkpoint where this thread read: it does, for every put. */
 			if (prev == SIZE_MAX || index > r->len)
@@ -148,17 +126,15 @@ static void *read_ahead(void *arg)
 			}
 			if (index >= r->memo_len)
 				r->memo_len = (size_t)index + 1;
-		} else if (op == 'h' || op == 'j') {
-			uint64_t index = mp_pickle_read_le(d + p + 1, op == 'h' ? 1 : 4);
-
+		} else if (flags & MP_OPF_GET) {
 			key_on_top = false;
 			for (size_t i = 0; i < nkey_entries && !key_on_top; i++)
-				key_on_top = key_entries[i] == index;
-		} else if (op != 0x95) {
-			key_on_top = (op == 0x8c || op == 'X' || op == 0x8d) && size >= a->min_key_size && text_is_key(a, d, p, size);
+				key_on_top = key_entries[i] == t.arg;
+		} else if (t.op != MP_OP_FRAME) {
+			key_on_top = (flags & MP_OPF_STR) && t.size >= a->min_key_size && text_is_key(a, d, p, &t);
 		}
 		prev = p;
-		p += size;
+		p += t.size;
 		if (++ops % 4096 == 0)
 			atomic_store_explicit(&a->past, p, memory_order_release);
 	}

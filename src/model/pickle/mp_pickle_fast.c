@@ -94,43 +94,37 @@ static bool is_skip_key(const struct machine *m, mp_val key)
 static bool fast_value(struct machine *m, mp_val key, size_t *p, mp_val *v, int depth)
 {
 	const unsigned char *d = m->data;
-	size_t at = *p, rest = m->len - at, n, end;
+	size_t at = *p, n, end;
+	struct mp_pickle_tok t;
 	int64_t i;
 
-	switch (d[at]) {
-	case 'K': if (rest < 2) return false; *v = mp_val_from_small_int(d[at + 1]); *p += 2; return true;
-	case 'M': if (rest < 3) return false; *v = mp_val_from_small_int((int64_t)mp_pickle_read_le(d + at + 1, 2)); *p += 3; return true;
-	case 'J':
-		if (rest < 5)
-			return false;
-		*v = mp_val_from_small_int((int32_t)(uint32_t)mp_pickle_read_le(d + at + 1, 4));
-		*p += 5;
-		return true;
-	case 0x8a: /* LONG1: little-endian two's complement, here of 1 to 8 bytes */
-		if (rest < 2 || (n = d[at + 1]) == 0 || n > 8 || rest - 2 < n)
+	if (mp_pickle_next_op(d, at, m->len, &t) != MP_TOK_OK)
+		return false;
+	switch ((enum mp_pickle_opcode)t.op) {
+	case MP_OP_BININT1: case MP_OP_BININT2: *v = mp_val_from_small_int((int64_t)t.arg); break;
+	case MP_OP_BININT: *v = mp_val_from_small_int((int32_t)(uint32_t)t.arg); break;
+	case MP_OP_LONG1: /* little-endian two's complement, here of 1 to 8 bytes */
+		if ((n = (size_t)t.arg) == 0 || n > 8)
 			return false;
 		i = (int64_t)(mp_pickle_read_le(d + at + 2, n) << (64 - 8 * n)) >> (64 - 8 * n);
 		if (!mp_fits_small_int(i))
 			return false;
 		*v = mp_val_from_small_int(i);
-		*p += 2 + n;
-		return true;
-	case 'N': *v = MP_NONE; *p += 1; return true;
-	case 0x88: *v = MP_TRUE; *p += 1; return true;
-	case 0x89: *v = MP_FALSE; *p += 1; return true;
-	case 'h': if (rest < 2) return false; *p += 2; return memo_value(m, d[at + 1], v);
-	case 'j': if (rest < 5) return false; *p += 5; return memo_value(m, mp_pickle_read_le(d + at + 1, 4), v);
-	case 0x8c:
-		if (rest < 2 || rest - 2 < (n = d[at + 1]) ||
-		    mp_heap_str_utf8(m->heap, (const char *)d + at + 2, n, v) != MP_OK)
+		break;
+	case MP_OP_NONE: *v = MP_NONE; break;
+	case MP_OP_NEWTRUE: *v = MP_TRUE; break;
+	case MP_OP_NEWFALSE: *v = MP_FALSE; break;
+	case MP_OP_BINGET: case MP_OP_LONG_BINGET: *p += t.size; return memo_value(m, t.arg, v);
+	case MP_OP_SHORT_BINUNICODE:
+		if (mp_heap_str_utf8(m->heap, (const char *)d + at + 2, (size_t)t.arg, v) != MP_OK)
 			return false;
-		*p += 2 + n;
-		if (*p < m->len && d[*p] == 0x94) {
+		*p += t.size;
+		if (*p < m->len && d[*p] == MP_OP_MEMOIZE) {
 			mp_pickle_count_put(m, *p, at, false);
 			*p += 1;
 		}
 		return true;
-	case ']':
+	case MP_OP_EMPTY_LIST:
 		if (!is_skip_key(m, key))
 			return depth < FAST_DEPTH && fast_list(m, p, v, depth + 1);
 		m->pos = at;
@@ -139,23 +133,25 @@ static bool fast_value(struct machine *m, mp_val key, size_t *p, mp_val *v, int 
 		*v = MP_SKIPPED;
 		*p = end;
 		return true;
-	case '}': return depth < FAST_DEPTH && fast_dict(m, p, v, depth + 1);
+	case MP_OP_EMPTY_DICT: return depth < FAST_DEPTH && fast_dict(m, p, v, depth + 1);
 	default: return false;
 	}
+	*p += t.size;
+	return true;
 }
 
 static bool pairs(struct machine *m, size_t *p, mp_val *kv, size_t *n, int depth)
 {
 	const unsigned char *d = m->data;
 
-	for (*n = 0; *p < m->len && d[*p] != 'u'; (*n)++) {
+	for (*n = 0; *p < m->len && d[*p] != MP_OP_SETITEMS; (*n)++) {
 		mp_val *key = &kv[2 * *n];
 		bool got;
 
 		if (*n == MP_FAST_PAIRS)
 			return false;
-		got = d[*p] == 'h' && m->len - *p >= 2 ? (*p += 2, memo_value(m, d[*p - 1], key))
-						       : fast_value(m, MP_ABSENT, p, key, depth);
+		got = d[*p] == MP_OP_BINGET && m->len - *p >= 2 ? (*p += 2, memo_value(m, d[*p - 1], key))
+								 : fast_value(m, MP_ABSENT, p, key, depth);
 		if (!got || mp_val_type(*key) != MP_T_STR || *p >= m->len)
 			return false;
 		for (size_t j = 0; j < *n; j++)
@@ -164,7 +160,7 @@ static bool pairs(struct machine *m, size_t *p, mp_val *kv, size_t *n, int depth
 		if (!fast_value(m, *key, p, key + 1, depth))
 			return false;
 	}
-	return *p < m->len && *n > 0 && (m->len - *p < 2 || d[*p + 1] != '(');
+	return *p < m->len && *n > 0 && (m->len - *p < 2 || d[*p + 1] != MP_OP_MARK);
 }
 
 bool mp_pickle_fast_pairs(struct machine *m, size_t *p, mp_val *kv, size_t *n)
@@ -179,44 +175,41 @@ bool mp_pickle_fast_pairs(struct machine *m, size_t *p, mp_val *kv, size_t *n)
 static bool scan_dict(const struct machine *m, size_t at, struct scan *s)
 {
 	const unsigned char *d = m->data;
-	size_t p = at + 3, size;
+	size_t p = at + 3;
 
-	if (m->len - at < 4 || d[at + 1] != 0x94 || d[at + 2] != '(')
+	if (m->len - at < 4 || d[at + 1] != MP_OP_MEMOIZE || d[at + 2] != MP_OP_MARK)
 		return false;
 	s->ngets = s->nputs = 0;
 	for (unsigned ops = 0; p < m->len && ops < 4 * SPAN_PAIRS; ops++) {
-		switch (d[p]) {
-		case 'h':
-			if (m->len - p < 2 || s->ngets == SPAN_GETS || d[p + 1] >= m->memo_len)
+		struct mp_pickle_tok t;
+
+		if (d[p] == MP_OP_SETITEMS) {
+			s->end = p + 1;
+			return m->len - p < 2 || d[p + 1] != MP_OP_MARK;
+		}
+		if (mp_pickle_next_op(d, p, m->len, &t) != MP_TOK_OK)
+			return false;
+		switch ((enum mp_pickle_opcode)t.op) {
+		case MP_OP_BINGET:
+			if (s->ngets == SPAN_GETS || t.arg >= m->memo_len)
 				return false;
-			s->gets[s->ngets++] = m->memo[d[p + 1]];
-			p += 2;
-			continue;
-		case 0x8c:
-			if (m->len - p < 2 || m->len - p - 2 < d[p + 1])
-				return false;
-			size = 2 + (size_t)d[p + 1];
-			if (p + size < m->len && d[p + size] == 0x94) {
+			s->gets[s->ngets++] = m->memo[t.arg];
+			break;
+		case MP_OP_SHORT_BINUNICODE:
+			if (p + t.size < m->len && d[p + t.size] == MP_OP_MEMOIZE) {
 				if (s->nputs == SPAN_PUTS)
 					return false;
 				s->value_ops[s->nputs] = p;
-				s->put_ops[s->nputs++] = p + size;
-				size++;
+				s->put_ops[s->nputs++] = p + t.size;
+				t.size++;
 			}
-			p += size;
-			continue;
-		case 'K': case 'M': case 'J': case 'N': case 0x88: case 0x89:
-			size = d[p] == 'K' ? 2 : d[p] == 'M' ? 3 : d[p] == 'J' ? 5 : 1;
-			if (m->len - p < size)
-				return false;
-			p += size;
-			continue;
-		case 'u':
-			s->end = p + 1;
-			return m->len - p < 2 || d[p + 1] != '(';
-		default:
-			return false;
+			break;
+		case MP_OP_BININT1: case MP_OP_BININT2: case MP_OP_BININT: case MP_OP_NONE: case MP_OP_NEWTRUE:
+		case MP_OP_NEWFALSE:
+			break;
+		default: return false;
 		}
+		p += t.size;
 	}
 	return false;
 }
@@ -350,16 +343,16 @@ static bool fast_dict(struct machine *m, size_t *p, mp_val *v, int depth)
 		cached = false;
 	if (cached && span_hit(m, p, v, &s))
 		return true;
-	if (m->len - at < 4 || d[at + 1] != 0x94)
+	if (m->len - at < 4 || d[at + 1] != MP_OP_MEMOIZE)
 		return false;
 	mp_pickle_count_put(m, at + 1, at, false);
 	*p = at + 2;
-	if (d[*p] == '(') {
+	if (d[*p] == MP_OP_MARK) {
 		*p += 1;
 		if (!pairs(m, p, kv, &n, depth))
 			return false;
 	} else if (fast_value(m, MP_ABSENT, p, &kv[0], depth) && mp_val_type(kv[0]) == MP_T_STR && *p < m->len &&
-		   fast_value(m, kv[0], p, &kv[1], depth) && *p < m->len && d[*p] == 's') {
+		   fast_value(m, kv[0], p, &kv[1], depth) && *p < m->len && d[*p] == MP_OP_SETITEM) {
 		n = 1;
 	} else {
 		return false;
@@ -372,6 +365,19 @@ static bool fast_dict(struct machine *m, size_t *p, mp_val *v, int depth)
 	return true;
 }
 
+/* Whether OP, right after a list's MEMOIZE, says the list is empty: it closes or fills what holds
+   the list. */
+static bool closes(unsigned char op)
+{
+	switch ((enum mp_pickle_opcode)op) {
+	case MP_OP_SETITEMS: case MP_OP_APPENDS: case MP_OP_SETITEM: case MP_OP_APPEND: case MP_OP_TUPLE:
+	case MP_OP_STOP:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* The list at *P (']'), its value in *V; *P moves past its APPENDS. */
 static bool fast_list(struct machine *m, size_t *p, mp_val *v, int depth)
 {
@@ -380,17 +386,17 @@ static bool fast_list(struct machine *m, size_t *p, mp_val *v, int depth)
 	uint64_t index = m->memo_len;
 	mp_val items[FAST_ITEMS];
 
-	if (m->len - at < 4 || d[at + 1] != 0x94)
+	if (m->len - at < 4 || d[at + 1] != MP_OP_MEMOIZE)
 		return false;
 	mp_pickle_count_put(m, at + 1, at, false);
 	*p = at + 2;
-	if (d[*p] == '(') {
-		for (*p += 1; *p < m->len && d[*p] != 'e'; n++)
+	if (d[*p] == MP_OP_MARK) {
+		for (*p += 1; *p < m->len && d[*p] != MP_OP_APPENDS; n++)
 			if (n == FAST_ITEMS || !fast_value(m, MP_ABSENT, p, &items[n], depth))
 				return false;
-		if (*p >= m->len || n == 0 || (m->len - *p >= 2 && d[*p + 1] == '('))
+		if (*p >= m->len || n == 0 || (m->len - *p >= 2 && d[*p + 1] == MP_OP_MARK))
 			return false;
-	} else if (strchr("uesat.", d[*p]) != NULL && d[*p] != '\0') {
+	} else if (closes(d[*p])) {
 		*p -= 1; /* empty: what follows closes or fills what holds it */
 	} else {
 		size_t item = *p;
@@ -398,7 +404,7 @@ static bool fast_list(struct machine *m, size_t *p, mp_val *v, int depth)
 
 		if (!fast_value(m, MP_ABSENT, p, &items[0], depth) || *p >= m->len)
 			return false;
-		if (d[*p] == 'a') {
+		if (d[*p] == MP_OP_APPEND) {
 			n = 1;
 		} else if (!mp_val_is_container(items[0])) {
 			/* empty: that atom is the next of what holds it (a dict's next key); its

@@ -1,6 +1,7 @@
 /* mp_pickle_read.c - a pickle machine for plain data that executes nothing. */
 #include "pickle_fast_int.h"
 #include "pickle_int.h"
+#include "pickle_ops_int.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -10,44 +11,9 @@
 
 #include "mp_array.h"
 
-static const char *opcode_name(unsigned char op)
-{
-	switch (op) {
-	case 'c': return "GLOBAL";
-	case 0x93: return "STACK_GLOBAL";
-	case 'R': return "REDUCE";
-	case 'b': return "BUILD";
-	case 'i': return "INST";
-	case 'o': return "OBJ";
-	case 0x81: return "NEWOBJ";
-	case 0x92: return "NEWOBJ_EX";
-	case 'P': return "PERSID";
-	case 'Q': return "BINPERSID";
-	case 0x82: return "EXT1";
-	case 0x83: return "EXT2";
-	case 0x84: return "EXT4";
-	case 0x8f: return "EMPTY_SET";
-	case 0x90: return "ADDITEMS";
-	case 0x91: return "FROZENSET";
-	case 0x96: return "BYTEARRAY8";
-	case 0x97: return "NEXT_BUFFER";
-	case 0x98: return "READONLY_BUFFER";
-	case 'I': return "INT";
-	case 'L': return "LONG";
-	case 'F': return "FLOAT";
-	case 'S': return "STRING";
-	case 'T': return "BINSTRING";
-	case 'U': return "SHORT_BINSTRING";
-	case 'V': return "UNICODE";
-	case 'p': return "PUT";
-	case 'g': return "GET";
-	default: return NULL;
-	}
-}
-
 static mp_err refuse_opcode(struct machine *m, unsigned char op)
 {
-	const char *name = opcode_name(op);
+	const char *name = mp_pickle_ops[op].name;
 
 	if (name != NULL)
 		return mp_fail(m->diag, MP_E_UNSUPPORTED,
@@ -77,23 +43,6 @@ static mp_err heap_error(struct machine *m, mp_err err)
 	return mp_fail(m->diag, err, "pickle: %s at byte %zu", mp_strerror(err), m->opos);
 }
 
-
-/* ---- reading operands */
-
-static inline bool need(struct machine *m, size_t n)
-{
-	return n <= m->len - m->pos;
-}
-
-/* Read an N-byte little-endian length/index operand. */
-static mp_err operand(struct machine *m, size_t n, uint64_t *out)
-{
-	if (!need(m, n))
-		return truncated(m);
-	*out = mp_pickle_read_le(m->data + m->pos, n);
-	m->pos += n;
-	return MP_OK;
-}
 
 /* ---- the stack */
 
@@ -311,10 +260,10 @@ static mp_err memo_get(struct machine *m, uint64_t index)
 
 /* ---- atoms */
 
-/* The str (IS_STR) or bytes of the N bytes at m->pos. */
-static mp_err make_text(struct machine *m, size_t n, bool is_str, mp_val *out)
+/* The str (IS_STR) or bytes of the N bytes at offset AT. */
+static mp_err make_text(struct machine *m, size_t at, size_t n, bool is_str, mp_val *out)
 {
-	const unsigned char *b = m->data + m->pos;
+	const unsigned char *b = m->data + at;
 	mp_err err = is_str ? mp_heap_str_utf8(m->heap, (const char *)b, n, out) : mp_heap_bytes(m->heap, b, n, out);
 
 	if (err == MP_E_CORRUPT)
@@ -322,19 +271,19 @@ static mp_err make_text(struct machine *m, size_t n, bool is_str, mp_val *out)
 	return err != MP_OK ? heap_error(m, err) : MP_OK;
 }
 
-static mp_err push_text(struct machine *m, size_t lenbytes, bool is_str)
+/* The offset of the bytes of the counted operand of token T, whose opcode is at AT. */
+static inline size_t payload(const struct mp_pickle_tok *t, size_t at)
 {
-	uint64_t n;
+	return at + 1 + t->info->n;
+}
+
+static mp_err push_text(struct machine *m, const struct mp_pickle_tok *t)
+{
 	mp_val v;
-	mp_err err = operand(m, lenbytes, &n);
+	mp_err err = make_text(m, payload(t, m->opos), (size_t)t->arg, (t->info->flags & MP_OPF_STR) != 0, &v);
 
 	if (err != MP_OK)
 		return err;
-	if (n > m->len - m->pos)
-		return truncated(m);
-	if ((err = make_text(m, (size_t)n, is_str, &v)) != MP_OK)
-		return err;
-	m->pos += (size_t)n;
 	m->text_end = m->pos;
 	return mp_pickle_push(m, v);
 }
@@ -342,51 +291,26 @@ static mp_err push_text(struct machine *m, size_t lenbytes, bool is_str)
 /* Build the str or bytes whose opcode sits at offset AT (validated when skipped). */
 static mp_err intern_text_at(struct machine *m, size_t at, mp_val *out)
 {
-	size_t saved_pos = m->pos, saved_opos = m->opos, lenbytes;
-	unsigned char op = m->data[at];
-	bool is_str = op == 0x8c || op == 'X' || op == 0x8d;
-	uint64_t n;
+	size_t saved_opos = m->opos;
+	struct mp_pickle_tok t;
 	mp_err err;
 
-	lenbytes = (op == 0x8c || op == 'C') ? 1 : (op == 'X' || op == 'B') ? 4 : 8;
 	m->opos = at;
-	m->pos = at + 1;
-	err = operand(m, lenbytes, &n);
-	if (err == MP_OK && n > m->len - m->pos)
-		err = truncated(m);
-	if (err == MP_OK)
-		err = make_text(m, (size_t)n, is_str, out);
-	m->pos = saved_pos;
+	err = mp_pickle_next_op(m->data, at, m->len, &t) != MP_TOK_OK || !mp_pickle_is_text(t.op)
+		      ? truncated(m)
+		      : make_text(m, payload(&t, at), (size_t)t.arg, (t.info->flags & MP_OPF_STR) != 0, out);
 	m->opos = saved_opos;
 	return err;
 }
 
-static mp_err push_long(struct machine *m, size_t lenbytes)
+static mp_err push_long(struct machine *m, const struct mp_pickle_tok *t)
 {
-	uint64_t n;
 	mp_val v;
-	mp_err err = operand(m, lenbytes, &n);
+	mp_err err = mp_heap_int_le(m->heap, m->data + payload(t, m->opos), (size_t)t->arg, &v);
 
-	if (err != MP_OK)
-		return err;
-	if (n > m->len - m->pos)
-		return truncated(m);
-	err = mp_heap_int_le(m->heap, m->data + m->pos, (size_t)n, &v);
 	if (err != MP_OK)
 		return heap_error(m, err);
-	m->pos += (size_t)n;
 	return mp_pickle_push(m, v);
-}
-
-static mp_err push_binint(struct machine *m, size_t n, bool is_signed)
-{
-	uint64_t u = 0;
-	mp_err err = operand(m, n, &u);
-	int64_t i = is_signed ? (int64_t)(int32_t)(uint32_t)u : (int64_t)u;
-
-	if (err != MP_OK)
-		return err;
-	return mp_pickle_push(m, mp_val_from_small_int(i));
 }
 
 static mp_err push_binfloat(struct machine *m)
@@ -396,11 +320,8 @@ static mp_err push_binfloat(struct machine *m)
 	mp_val v;
 	mp_err err;
 
-	if (!need(m, 8))
-		return truncated(m);
-	for (int i = 0; i < 8; i++) /* big-endian IEEE 754 */
-		bits = (bits << 8) | m->data[m->pos + i];
-	m->pos += 8;
+	for (int i = 1; i <= 8; i++) /* big-endian IEEE 754 */
+		bits = (bits << 8) | m->data[m->opos + i];
 	memcpy(&d, &bits, sizeof d);
 	err = mp_heap_float(m->heap, d, &v);
 	if (err != MP_OK)
@@ -571,31 +492,6 @@ static mp_err op_dup(struct machine *m)
 	return mp_pickle_push(m, m->stack[m->nstack - 1].v);
 }
 
-static mp_err op_frame(struct machine *m)
-{
-	uint64_t n = 0;
-	mp_err err = operand(m, 8, &n);
-
-	if (err != MP_OK)
-		return err;
-	if (n > m->len - m->pos)
-		return truncated(m);
-	return MP_OK;
-}
-
-static mp_err op_proto(struct machine *m)
-{
-	uint64_t v = 0;
-	mp_err err = operand(m, 1, &v);
-
-	if (err != MP_OK)
-		return err;
-	if (v > 5)
-		return mp_fail(m->diag, MP_E_UNSUPPORTED, "pickle: protocol %u is newer than 5",
-			       (unsigned)v);
-	return MP_OK;
-}
-
 /* Build an empty container, unless it is the value of a skip key and can be
    passed over whole. */
 static mp_err push_container(struct machine *m, enum mp_vtype type)
@@ -603,65 +499,63 @@ static mp_err push_container(struct machine *m, enum mp_vtype type)
 	size_t end;
 
 	/* Only lists are skipped: frames are lists. */
-	if (type == MP_T_LIST && mp_pickle_at_skip_key(m) && mp_pickle_skip_value(m, &end)) {
-		m->pos = end;
-		return mp_pickle_push(m, MP_SKIPPED);
+	if (type == MP_T_LIST && mp_pickle_at_skip_key(m)) {
+		m->pos = m->opos; /* where the skipper starts */
+		if (mp_pickle_skip_value(m, &end)) {
+			m->pos = end;
+			return mp_pickle_push(m, MP_SKIPPED);
+		}
+		m->pos = m->opos + 1;
 	}
-	m->pos = m->opos + 1;
 	return push_empty(m, type);
 }
 
 /* Execute one opcode; *DONE is set by STOP. */
 mp_err mp_pickle_step(struct machine *m, bool *done)
 {
-	unsigned char op = m->data[m->pos];
-	uint64_t u = 0;
-	mp_err err;
+	struct mp_pickle_tok t;
+	enum mp_pickle_tok_status status = mp_pickle_next_op(m->data, m->pos, m->len, &t);
 
 	m->prev_opos = m->opos;
-	m->opos = m->pos++;
-	switch (op) {
-	case 0x80: return op_proto(m);
-	case 0x95: return op_frame(m);
-	case '.': *done = true; return MP_OK;
-	case '(': return op_mark(m);
-	case '0': return op_pop(m);
-	case '1': return pop_mark(m, &m->nstack);
-	case '2': return op_dup(m);
-	case '}': return push_empty(m, MP_T_DICT);
-	case ']': m->pos--; return push_container(m, MP_T_LIST);
-	case ')': return op_tuple_n(m, 0);
-	case 0x85: return op_tuple_n(m, 1);
-	case 0x86: return op_tuple_n(m, 2);
-	case 0x87: return op_tuple_n(m, 3);
-	case 't': return op_marked_build(m, MP_T_TUPLE);
-	case 'l': return op_marked_build(m, MP_T_LIST);
-	case 'd': return op_marked_build(m, MP_T_DICT);
-	case 'a': return op_setitems_or_appends(m, false, false);
-	case 'e': return op_setitems_or_appends(m, false, true);
-	case 's': return op_setitems_or_appends(m, true, false);
-	case 'u': return op_setitems_or_appends(m, true, true);
-	case 'J': return push_binint(m, 4, true);
-	case 'K': return push_binint(m, 1, false);
-	case 'M': return push_binint(m, 2, false);
-	case 0x8a: return push_long(m, 1);
-	case 0x8b: return push_long(m, 4);
-	case 'N': return mp_pickle_push(m, MP_NONE);
-	case 0x88: return mp_pickle_push(m, MP_TRUE);
-	case 0x89: return mp_pickle_push(m, MP_FALSE);
-	case 'G': return push_binfloat(m);
-	case 0x8c: return push_text(m, 1, true);
-	case 'X': return push_text(m, 4, true);
-	case 0x8d: return push_text(m, 8, true);
-	case 'C': return push_text(m, 1, false);
-	case 'B': return push_text(m, 4, false);
-	case 0x8e: return push_text(m, 8, false);
-	case 0x94: return memo_put(m, m->memo_len, true);
-	case 'q': err = operand(m, 1, &u); return err ? err : memo_put(m, u, false);
-	case 'r': err = operand(m, 4, &u); return err ? err : memo_put(m, u, false);
-	case 'h': err = operand(m, 1, &u); return err ? err : memo_get(m, u);
-	case 'j': err = operand(m, 4, &u); return err ? err : memo_get(m, u);
-	default: return refuse_opcode(m, op);
+	m->opos = m->pos;
+	if (status == MP_TOK_REFUSED)
+		return refuse_opcode(m, t.op);
+	if (status == MP_TOK_SHORT)
+		return truncated(m);
+	m->pos += t.size;
+	switch ((enum mp_pickle_opcode)t.op) {
+	case MP_OP_PROTO:
+		return t.arg > 5 ? mp_fail(m->diag, MP_E_UNSUPPORTED, "pickle: protocol %u is newer than 5", (unsigned)t.arg)
+				 : MP_OK;
+	case MP_OP_FRAME: return t.arg > m->len - m->pos ? truncated(m) : MP_OK;
+	case MP_OP_STOP: *done = true; return MP_OK;
+	case MP_OP_MARK: return op_mark(m);
+	case MP_OP_POP: return op_pop(m);
+	case MP_OP_POP_MARK: return pop_mark(m, &m->nstack);
+	case MP_OP_DUP: return op_dup(m);
+	case MP_OP_EMPTY_DICT: return push_empty(m, MP_T_DICT);
+	case MP_OP_EMPTY_LIST: return push_container(m, MP_T_LIST);
+	case MP_OP_EMPTY_TUPLE: case MP_OP_TUPLE1: case MP_OP_TUPLE2: case MP_OP_TUPLE3:
+		return op_tuple_n(m, t.info->pops);
+	case MP_OP_TUPLE: return op_marked_build(m, MP_T_TUPLE);
+	case MP_OP_LIST: return op_marked_build(m, MP_T_LIST);
+	case MP_OP_DICT: return op_marked_build(m, MP_T_DICT);
+	case MP_OP_APPEND: case MP_OP_APPENDS: case MP_OP_SETITEM: case MP_OP_SETITEMS:
+		return op_setitems_or_appends(m, t.info->flags & MP_OPF_PAIRS, t.info->flags & MP_OPF_TO_MARK);
+	case MP_OP_BININT: return mp_pickle_push(m, mp_val_from_small_int((int32_t)(uint32_t)t.arg));
+	case MP_OP_BININT1: case MP_OP_BININT2: return mp_pickle_push(m, mp_val_from_small_int((int64_t)t.arg));
+	case MP_OP_LONG1: case MP_OP_LONG4: return push_long(m, &t);
+	case MP_OP_NONE: return mp_pickle_push(m, MP_NONE);
+	case MP_OP_NEWTRUE: return mp_pickle_push(m, MP_TRUE);
+	case MP_OP_NEWFALSE: return mp_pickle_push(m, MP_FALSE);
+	case MP_OP_BINFLOAT: return push_binfloat(m);
+	case MP_OP_SHORT_BINUNICODE: case MP_OP_BINUNICODE: case MP_OP_BINUNICODE8:
+	case MP_OP_SHORT_BINBYTES: case MP_OP_BINBYTES: case MP_OP_BINBYTES8:
+		return push_text(m, &t);
+	case MP_OP_MEMOIZE: return memo_put(m, m->memo_len, true);
+	case MP_OP_BINPUT: case MP_OP_LONG_BINPUT: return memo_put(m, t.arg, false);
+	case MP_OP_BINGET: case MP_OP_LONG_BINGET: return memo_get(m, t.arg);
+	default: return refuse_opcode(m, t.op);
 	}
 }
 

@@ -29,18 +29,6 @@ bool mp_pickle_at_skip_key(const struct machine *m)
 	       mp_heap_is_open(m->heap, target->v);
 }
 
-/* Bytes of a length-prefixed payload at P (LB length bytes), or -1 past the end. */
-static inline int64_t payload_size(const struct mp_skip_run *m, size_t p, size_t lb)
-{
-	size_t rest = m->len - p;
-	uint64_t n;
-
-	if (rest < lb)
-		return -1;
-	n = mp_pickle_read_le(m->data + p, lb);
-	return n > rest - lb ? -1 : (int64_t)(lb + n);
-}
-
 /* Record, while skipping, a put of INDEX after the opcode at VALUE_OP (IMPLICIT:
    by MEMOIZE). Only the next fresh index, as CPython writes them: anything else
    is not undone as simply, so it is left to the machine. A MEMOIZE is only
@@ -141,55 +129,34 @@ static inline enum skip_step skip_put(struct mp_skip_run *m, struct skip_state *
 	return r;
 }
 
-/* Pass over one opcode at *P, updating ST and the memo. */
+/* Pass over one opcode at *P, updating ST and the memo: what it does to the stack and the memo is
+   the opcode table's. */
 static inline enum skip_step skip_opcode(struct mp_skip_run *m, size_t *p, struct skip_state *st,
 				  size_t *last_str)
 {
-	unsigned char op = m->data[*p];
-	size_t at = *p + 1, str = SIZE_MAX;
-	int64_t size = 0;
-	enum skip_step r = SKIP_ON;
+	struct mp_pickle_tok t;
+	enum skip_step r;
+	unsigned flags;
 
-	switch (op) {
-	case 0x95: size = 8; break; /* FRAME */
-	case '(': r = skip_mark(m, st); break;
-	case 'e': r = skip_to_mark(m, st, 0, false); break;
-	case 'u': r = skip_to_mark(m, st, 0, true); break;
-	case 't': r = skip_to_mark(m, st, 1, false); break;
-	case '1': r = skip_to_mark(m, st, 0, false); break;
-	case 'a': r = skip_consume(m, st, 2, 1, true); break;
-	case 's': r = skip_consume(m, st, 3, 1, true); break;
-	case 0x85: r = skip_consume(m, st, 1, 1, false); break;
-	case 0x86: r = skip_consume(m, st, 2, 1, false); break;
-	case 0x87: r = skip_consume(m, st, 3, 1, false); break;
-	case '0': r = skip_consume(m, st, 1, 0, false); break;
-	case '2': r = skip_consume(m, st, 1, 2, true); break;
-	case 0x94: r = skip_put(m, st, m->memo_len, *last_str, true); break;
-	case 'q': case 'r':
-		size = op == 'q' ? 1 : 4;
-		if ((size_t)size > m->len - at)
-			return SKIP_ABORT;
-		r = skip_put(m, st, mp_pickle_read_le(m->data + at, (size_t)size), *last_str, false);
-		break;
-	case '}': case ']': case ')': case 'N': case 0x88: case 0x89: st->depth++; break;
-	case 'K': case 'h': size = 1, st->depth++; break;
-	case 'M': size = 2, st->depth++; break;
-	case 'J': case 'j': size = 4, st->depth++; break;
-	case 'G': size = 8, st->depth++; break;
-	case 0x8a: size = payload_size(m, at, 1), st->depth++; break;
-	case 0x8b: size = payload_size(m, at, 4), st->depth++; break;
-	case 0x8c: case 'C': size = payload_size(m, at, 1), str = *p, st->depth++; break;
-	case 'X': case 'B': size = payload_size(m, at, 4), str = *p, st->depth++; break;
-	case 0x8d: case 0x8e: size = payload_size(m, at, 8), str = *p, st->depth++; break;
-	default: return SKIP_ABORT;
+	if (mp_pickle_next_op(m->data, *p, m->len, &t) != MP_TOK_OK || !((flags = t.info->flags) & MP_OPF_VALUE))
+		return SKIP_ABORT;
+	if (flags & MP_OPF_MARKS) {
+		r = skip_mark(m, st);
+	} else if (flags & MP_OPF_TO_MARK) {
+		r = skip_to_mark(m, st, t.info->pushes, flags & MP_OPF_PAIRS);
+	} else if (flags & MP_OPF_PUT) {
+		r = skip_put(m, st, t.op == MP_OP_MEMOIZE ? m->memo_len : t.arg, *last_str, t.op == MP_OP_MEMOIZE);
+	} else if (t.info->pops > 0) {
+		r = skip_consume(m, st, t.info->pops, t.info->pushes, flags & MP_OPF_KEEPS);
+	} else {
+		st->depth += t.info->pushes;
+		r = SKIP_ON;
 	}
 	if (r != SKIP_ON)
 		return r;
-	if (size < 0 || (size_t)size > m->len - at)
-		return SKIP_ABORT;
-	*last_str = str;
+	*last_str = flags & (MP_OPF_STR | MP_OPF_BYTES) ? *p : SIZE_MAX;
 	st->prev_op = *p;
-	*p = at + (size_t)size;
+	*p += t.size;
 	return SKIP_ON;
 }
 
@@ -201,28 +168,28 @@ static inline enum skip_step skip_opcode(struct mp_skip_run *m, size_t *p, struc
 static bool skip_small_dict(struct mp_skip_run *m, size_t *p, struct skip_state *st, size_t *last_str)
 {
 	const unsigned char *d = m->data;
-	size_t q = *p + 3, at, n, items = 0, first = m->memo_len, memo_len = first + 1;
+	size_t q = *p + 3, at, items = 0, first = m->memo_len, memo_len = first + 1;
 
-	if (m->len - *p < 4 || d[*p + 1] != 0x94 || d[*p + 2] != '(' || first >= m->len)
+	if (m->len - *p < 4 || d[*p + 1] != MP_OP_MEMOIZE || d[*p + 2] != MP_OP_MARK || first >= m->len)
 		return false;
-	for (; q < m->len && d[q] != 'u'; items++) {
-		switch (d[q]) {
-		case 'h': case 'K': n = 2; break;
-		case 'M': n = 3; break;
-		case 'J': n = 5; break;
-		case 'N': case 0x88: case 0x89: n = 1; break;
-		case 0x8c:
-			if (m->len - q < 2)
-				return false;
-			n = 2 + (size_t)d[q + 1];
+	for (; q < m->len && d[q] != MP_OP_SETITEMS; items++) {
+		size_t size;
+
+		switch ((enum mp_pickle_opcode)d[q]) {
+		case MP_OP_BINGET: case MP_OP_BININT1: case MP_OP_BININT2: case MP_OP_BININT:
+		case MP_OP_NONE: case MP_OP_NEWTRUE: case MP_OP_NEWFALSE:
+			size = mp_pickle_ops[d[q]].size;
+			break;
+		case MP_OP_SHORT_BINUNICODE: /* its length is one byte */
+			size = m->len - q < 2 ? SIZE_MAX : 2 + (size_t)d[q + 1];
 			break;
 		default: return false;
 		}
-		if (n > m->len - q)
+		if (size > m->len - q)
 			return false;
 		at = q;
-		q += n;
-		if (d[at] == 0x8c && q < m->len && d[q] == 0x94) {
+		q += size;
+		if (d[at] == MP_OP_SHORT_BINUNICODE && q < m->len && d[q] == MP_OP_MEMOIZE) {
 			/* (a put that does not start a group follows one of this dict in it) */
 			if (memo_len % (1u << MEMO_GROUP_SHIFT) == 0)
 				mp_pickle_checkpoint(m->checkpoints, memo_len, at, memo_len);
@@ -247,7 +214,7 @@ static bool skip_small_dict(struct mp_skip_run *m, size_t *p, struct skip_state 
    starts the next key of a dict with a MARK). */
 static bool continues_value(unsigned char op)
 {
-	return op == 0x94 || op == 'q' || op == 'r' || op == '(';
+	return (mp_pickle_ops[op].flags & (MP_OPF_PUT | MP_OPF_MARKS)) != 0;
 }
 
 /* When the value looks complete and the next opcode pushes a value (a one-item
@@ -269,7 +236,7 @@ bool mp_pickle_skip_run(struct mp_skip_run *m, size_t start, size_t *end)
 	bool looking_ahead = false;
 
 	while (p < m->len) {
-		enum skip_step r = m->data[p] == '}' && skip_small_dict(m, &p, &st, &last_str)
+		enum skip_step r = m->data[p] == MP_OP_EMPTY_DICT && skip_small_dict(m, &p, &st, &last_str)
 					   ? SKIP_ON
 					   : skip_opcode(m, &p, &st, &last_str);
 

@@ -175,7 +175,7 @@ static bool fast_block(struct stream *st, mp_val *kv, size_t *n, size_t *after)
 	size_t start = m->pos, p = start + 1, memo_len = m->memo_len;
 
 	*n = 0;
-	if (m->len - p < 2 || d[p] != 0x94 || d[p + 1] != '(')
+	if (m->len - p < 2 || d[p] != MP_OP_MEMOIZE || d[p + 1] != MP_OP_MARK)
 		return false;
 	mp_pickle_count_put(m, p, start, true); /* the dict's own: a record */
 	p += 2;
@@ -203,21 +203,21 @@ static mp_err fast_blocks(struct stream *st, size_t at)
 	size_t p = m->pos, n, after;
 	mp_err err;
 
-	if (m->len - p < 3 || d[p] != 0x94 || d[p + 1] != '(' || d[p + 2] != '}')
+	if (m->len - p < 3 || d[p] != MP_OP_MEMOIZE || d[p + 1] != MP_OP_MARK || d[p + 2] != MP_OP_EMPTY_DICT)
 		return MP_OK;
 	mp_pickle_count_put(m, p, at, true); /* the list's own put: a record's */
-	for (p++; m->len - p >= 2 && d[p] == '(' && d[p + 1] == '}'; p++) {
+	for (p++; m->len - p >= 2 && d[p] == MP_OP_MARK && d[p + 1] == MP_OP_EMPTY_DICT; p++) {
 		if (m->nmarks == m->marks_cap &&
 		    mp_array_grow((void **)&m->marks, &m->marks_cap, m->nmarks + 1, sizeof *m->marks) != MP_OK)
 			return MP_E_NOMEM;
 		m->marks[m->nmarks++] = m->nstack;
-		for (m->pos = ++p; m->pos < m->len && d[m->pos] == '}'; m->pos = after) {
+		for (m->pos = ++p; m->pos < m->len && d[m->pos] == MP_OP_EMPTY_DICT; m->pos = after) {
 			if (!fast_block(st, kv, &n, &after))
 				return MP_OK; /* the machine reads this block */
 			if ((err = mp_sb_block(st->sb, kv, n)) != MP_OK)
 				return err;
 		}
-		if ((p = m->pos) >= m->len || d[p] != 'e')
+		if ((p = m->pos) >= m->len || d[p] != MP_OP_APPENDS)
 			return MP_OK;
 		m->nmarks--; /* APPENDS of what was handed over */
 		m->prev_opos = m->opos;
@@ -406,13 +406,11 @@ static mp_err op_fill(struct stream *st, bool pairs, bool marked, bool *taken)
    placeholder being allowed among them (SIZE_MAX: down to the topmost mark). */
 static size_t consumed_plainly(unsigned char op)
 {
-	switch (op) {
-	case '0': case '2': case 0x85: return 1;
-	case 0x86: return 2;
-	case 0x87: return 3;
-	case '1': case 't': case 'l': case 'd': return SIZE_MAX;
-	default: return 0;
-	}
+	const struct mp_pickle_opinfo *i = &mp_pickle_ops[op];
+
+	if (i->flags & MP_OPF_TO_MARK)
+		return SIZE_MAX;
+	return i->flags & (MP_OPF_PUT | MP_OPF_STOP) ? 0 : i->pops; /* (a put of a record is the machine's) */
 }
 
 static mp_err step(struct stream *st, bool *done)
@@ -423,13 +421,12 @@ static mp_err step(struct stream *st, bool *done)
 	size_t n, at = m->pos;
 	mp_err err;
 
-	switch (op) {
-	case '}': err = op_open(st, true, &taken); break;
-	case ']': err = op_open(st, false, &taken); break;
-	case 'a': err = op_fill(st, false, false, &taken); break;
-	case 'e': err = op_fill(st, false, true, &taken); break;
-	case 's': err = op_fill(st, true, false, &taken); break;
-	case 'u': err = op_fill(st, true, true, &taken); break;
+	switch ((enum mp_pickle_opcode)op) {
+	case MP_OP_EMPTY_DICT: err = op_open(st, true, &taken); break;
+	case MP_OP_EMPTY_LIST: err = op_open(st, false, &taken); break;
+	case MP_OP_APPEND: case MP_OP_APPENDS: case MP_OP_SETITEM: case MP_OP_SETITEMS:
+		err = op_fill(st, mp_pickle_ops[op].flags & MP_OPF_PAIRS, mp_pickle_ops[op].flags & MP_OPF_TO_MARK, &taken);
+		break;
 	default:
 		err = MP_OK;
 		n = consumed_plainly(op);
@@ -445,7 +442,7 @@ static mp_err step(struct stream *st, bool *done)
 	}
 	if (err != MP_OK || taken)
 		return err;
-	if (op == '.') { /* STOP: leave the root for the caller */
+	if (op == MP_OP_STOP) { /* leave the root for the caller */
 		m->opos = m->pos++;
 		*done = true;
 		return MP_OK;
@@ -453,7 +450,7 @@ static mp_err step(struct stream *st, bool *done)
 	if ((err = mp_pickle_step(m, done)) != MP_OK)
 		return err;
 	/* A record fetched from the memo would be in two places. */
-	if ((op == 'h' || op == 'j') && is_placeholder(m->stack[m->nstack - 1].v))
+	if ((mp_pickle_ops[op].flags & MP_OPF_GET) && is_placeholder(m->stack[m->nstack - 1].v))
 		return MP_E_UNSUPPORTED;
 	return MP_OK;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "mp_path.h"
+#include "pickle_ops_int.h"
 
 /* The opcodes written: the intersection of what CPython reads and what
    unpickle() in PyTorch's torch/utils/viz/MemoryViz.js (the memory_viz web page;
@@ -17,32 +18,6 @@
    5 (its PROTO accepts 2-4); its LONG1 takes any length (a BigInt beyond 8
    bytes). So bytes values and ints of more than 255 bytes are refused. It also
    reads BINPUT, LONG_BINPUT, LIST and DICT, which this writer does not need. */
-#define OP_PROTO 0x80
-#define OP_FRAME 0x95
-#define OP_STOP '.'
-#define OP_MARK '('
-#define OP_EMPTY_DICT '}'
-#define OP_EMPTY_LIST ']'
-#define OP_EMPTY_TUPLE ')'
-#define OP_TUPLE1 0x85 /* TUPLE2 and TUPLE3 follow it */
-#define OP_TUPLE 't'
-#define OP_SETITEM 's'
-#define OP_SETITEMS 'u'
-#define OP_APPEND 'a'
-#define OP_APPENDS 'e'
-#define OP_BININT 'J'
-#define OP_BININT1 'K'
-#define OP_BININT2 'M'
-#define OP_LONG1 0x8a
-#define OP_NONE 'N'
-#define OP_NEWTRUE 0x88
-#define OP_NEWFALSE 0x89
-#define OP_BINFLOAT 'G'
-#define OP_SHORT_BINUNICODE 0x8c
-#define OP_BINUNICODE 'X'
-#define OP_MEMOIZE 0x94
-#define OP_BINGET 'h'
-#define OP_LONG_BINGET 'j'
 
 /* CPython's framing: a frame is closed at an object boundary once it holds
    64 KiB; payloads that large go unframed; frames under 4 bytes get no header. */
@@ -145,7 +120,7 @@ static void commit_frame(struct writer *w)
 	if (w->len == 0)
 		return;
 	if (w->len >= FRAME_MIN) {
-		hdr[0] = OP_FRAME;
+		hdr[0] = MP_OP_FRAME;
 		put_le(hdr + 1, w->len, 8);
 		mp_out_write(w->out, hdr, sizeof hdr);
 	}
@@ -216,9 +191,9 @@ static bool put_memo_get(struct writer *w, mp_val v)
 	if (s == NULL || *s == 0)
 		return false;
 	if (*s - 1 < 256)
-		put_op(w, OP_BINGET, *s - 1, 1);
+		put_op(w, MP_OP_BINGET, *s - 1, 1);
 	else
-		put_op(w, OP_LONG_BINGET, *s - 1, 4);
+		put_op(w, MP_OP_LONG_BINGET, *s - 1, 4);
 	return true;
 }
 
@@ -231,7 +206,7 @@ static void put_memoize(struct writer *w, mp_val v)
 	if (s == NULL || w->nmemo >= NO_MEMO - 1)
 		return;
 	*s = ++w->nmemo;
-	put_op(w, OP_MEMOIZE, 0, 0);
+	put_op(w, MP_OP_MEMOIZE, 0, 0);
 }
 
 /* ---- atoms */
@@ -242,18 +217,18 @@ static void put_int(struct writer *w, int64_t i)
 	size_t n = 8;
 
 	if (i >= 0 && i <= 0xff) {
-		put_op(w, OP_BININT1, (uint64_t)i, 1);
+		put_op(w, MP_OP_BININT1, (uint64_t)i, 1);
 	} else if (i >= 0 && i <= 0xffff) {
-		put_op(w, OP_BININT2, (uint64_t)i, 2);
+		put_op(w, MP_OP_BININT2, (uint64_t)i, 2);
 	} else if (i >= INT32_MIN && i <= INT32_MAX) {
-		put_op(w, OP_BININT, (uint64_t)(uint32_t)(int32_t)i, 4);
+		put_op(w, MP_OP_BININT, (uint64_t)(uint32_t)(int32_t)i, 4);
 	} else {
 		/* LONG1 takes the shortest two's complement, as CPython's encode_long. */
 		put_le(le, (uint64_t)i, 8);
 		while (n > 1 && ((le[n - 1] == 0x00 && !(le[n - 2] & 0x80)) ||
 				 (le[n - 1] == 0xff && (le[n - 2] & 0x80))))
 			n--;
-		put_op(w, OP_LONG1, n, 1);
+		put_op(w, MP_OP_LONG1, n, 1);
 		put_bytes(w, le, n);
 	}
 }
@@ -270,7 +245,7 @@ static mp_err put_bigint(struct writer *w, mp_val v)
 			 n, LONG1_MAX);
 		return refuse(w, MP_E_RANGE, "the int", why);
 	}
-	put_op(w, OP_LONG1, n, 1);
+	put_op(w, MP_OP_LONG1, n, 1);
 	put_bytes(w, le, n);
 	return MP_OK;
 }
@@ -283,7 +258,7 @@ static void put_float(struct writer *w, double d)
 	if (p == NULL)
 		return;
 	memcpy(&bits, &d, sizeof bits);
-	p[0] = OP_BINFLOAT;
+	p[0] = MP_OP_BINFLOAT;
 	for (int k = 0; k < 8; k++) /* big-endian IEEE 754 */
 		p[1 + k] = (unsigned char)(bits >> (56 - 8 * k));
 	w->len += 9;
@@ -298,16 +273,16 @@ static void put_str(struct writer *w, mp_val v)
 	if (put_memo_get(w, v))
 		return;
 	if (n < 256) {
-		put_op(w, OP_SHORT_BINUNICODE, n, 1);
+		put_op(w, MP_OP_SHORT_BINUNICODE, n, 1);
 		put_bytes(w, s, n);
 	} else if (n < FRAME_TARGET) {
-		put_op(w, OP_BINUNICODE, n, 4);
+		put_op(w, MP_OP_BINUNICODE, n, 4);
 		put_bytes(w, s, n);
 	} else {
 		/* Large payloads bypass the frame (CPython's _write_large_bytes). The
 		   heap keeps strings below 4 GiB, so BINUNICODE always suffices. */
 		commit_frame(w);
-		hdr[0] = OP_BINUNICODE;
+		hdr[0] = MP_OP_BINUNICODE;
 		put_le(hdr + 1, n, 4);
 		mp_out_write(w->out, hdr, sizeof hdr);
 		mp_out_write(w->out, s, n);
@@ -352,14 +327,14 @@ static mp_err put_container(struct writer *w, mp_val v)
 		return refuse(w, MP_E_LIMIT, "the value", "nested deeper than 10000 levels");
 	if (t == MP_T_TUPLE) {
 		if (n == 0) {
-			put_op(w, OP_EMPTY_TUPLE, 0, 0); /* CPython does not memoize () */
+			put_op(w, MP_OP_EMPTY_TUPLE, 0, 0); /* CPython does not memoize () */
 			return MP_OK;
 		}
 		if (n > 3)
-			put_op(w, OP_MARK, 0, 0);
+			put_op(w, MP_OP_MARK, 0, 0);
 		return push_frame(w, v); /* memoized once built, in close_tuple */
 	}
-	put_op(w, t == MP_T_LIST ? OP_EMPTY_LIST : OP_EMPTY_DICT, 0, 0);
+	put_op(w, t == MP_T_LIST ? MP_OP_EMPTY_LIST : MP_OP_EMPTY_DICT, 0, 0);
 	put_memoize(w, v);
 	return n == 0 ? MP_OK : push_frame(w, v);
 }
@@ -370,8 +345,8 @@ static mp_err put_value(struct writer *w, mp_val v)
 	if (w->len >= FRAME_TARGET)
 		commit_frame(w);
 	switch (mp_val_type(v)) {
-	case MP_T_NONE: put_op(w, OP_NONE, 0, 0); return MP_OK;
-	case MP_T_BOOL: put_op(w, v == MP_TRUE ? OP_NEWTRUE : OP_NEWFALSE, 0, 0); return MP_OK;
+	case MP_T_NONE: put_op(w, MP_OP_NONE, 0, 0); return MP_OK;
+	case MP_T_BOOL: put_op(w, v == MP_TRUE ? MP_OP_NEWTRUE : MP_OP_NEWFALSE, 0, 0); return MP_OK;
 	case MP_T_INT: put_int(w, mp_val_small_int(v)); return MP_OK;
 	case MP_T_BIGINT: return put_bigint(w, v);
 	case MP_T_FLOAT: put_float(w, mp_heap_float_value(w->heap, v)); return MP_OK;
@@ -389,9 +364,9 @@ static mp_err put_value(struct writer *w, mp_val v)
 static void close_tuple(struct writer *w, const struct frame *f)
 {
 	if (f->n <= 3)
-		put_op(w, (unsigned char)(OP_TUPLE1 + f->n - 1), 0, 0);
+		put_op(w, (unsigned char)(MP_OP_TUPLE1 + f->n - 1) /* TUPLE2 and TUPLE3 follow it */, 0, 0);
 	else
-		put_op(w, OP_TUPLE, 0, 0);
+		put_op(w, MP_OP_TUPLE, 0, 0);
 	put_memoize(w, f->v);
 }
 
@@ -409,7 +384,7 @@ static void open_batch(struct writer *w, struct frame *f)
 	f->batch_multi = f->n > per;
 	f->in_batch = true;
 	if (f->batch_multi)
-		put_op(w, OP_MARK, 0, 0);
+		put_op(w, MP_OP_MARK, 0, 0);
 }
 
 static void close_batch(struct writer *w, struct frame *f)
@@ -417,9 +392,9 @@ static void close_batch(struct writer *w, struct frame *f)
 	unsigned char op;
 
 	if (f->type == MP_T_DICT)
-		op = f->batch_multi ? OP_SETITEMS : OP_SETITEM;
+		op = f->batch_multi ? MP_OP_SETITEMS : MP_OP_SETITEM;
 	else
-		op = f->batch_multi ? OP_APPENDS : OP_APPEND;
+		op = f->batch_multi ? MP_OP_APPENDS : MP_OP_APPEND;
 	put_op(w, op, 0, 0);
 	f->in_batch = false;
 }
@@ -453,7 +428,7 @@ static mp_err step(struct writer *w)
 
 static mp_err write_all(struct writer *w, mp_val root)
 {
-	unsigned char proto[2] = { OP_PROTO, 4 };
+	unsigned char proto[2] = { MP_OP_PROTO, 4 };
 	mp_err err;
 
 	mp_out_write(w->out, proto, sizeof proto); /* outside any frame, as CPython */
@@ -462,7 +437,7 @@ static mp_err write_all(struct writer *w, mp_val root)
 		err = step(w);
 	if (err != MP_OK)
 		return err;
-	put_op(w, OP_STOP, 0, 0);
+	put_op(w, MP_OP_STOP, 0, 0);
 	commit_frame(w);
 	if (w->err != MP_OK)
 		return mp_fail(w->diag, w->err, "pickle: out of memory");

@@ -10,6 +10,7 @@
 #include "mp_err.h"
 #include "mp_pickle_read.h"
 #include "mp_value.h"
+#include "pickle_ops_int.h"
 
 /* Memo entries are 32 bits: a value handle when it fits, else a reference
    into big[] marked with the unused tag 15, or a string passed over, by the
@@ -97,28 +98,9 @@ static inline void mp_pickle_checkpoint(struct mp_memo_checkpoint *checkpoints, 
 	}
 }
 
-/* Bytes the opcode at P takes (0: unknown or cut short). */
-size_t mp_pickle_opcode_size(const unsigned char *data, size_t p, size_t len);
-
-/* Whether OP reads a str or bytes (whose value a following put memoizes). */
-static inline bool mp_pickle_is_text(unsigned char op)
-{
-	return op == 0x8c || op == 'X' || op == 0x8d || op == 'C' || op == 'B' || op == 0x8e;
-}
-
 /* Write the unwritten entries of INDEX's group, up to the current opcode, as
    the machine reads them (lazy strings, MP_SKIPPED). False when INDEX was never put. */
 bool mp_pickle_rescan(struct machine *m, uint64_t index);
-
-/* The N-byte little-endian unsigned number at P. */
-static inline uint64_t mp_pickle_read_le(const unsigned char *p, size_t n)
-{
-	uint64_t v = 0;
-
-	for (size_t i = 0; i < n; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
 
 /* ---- the generic machine (mp_pickle_read.c), for a reader that takes over some opcodes */
 
