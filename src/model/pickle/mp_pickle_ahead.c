@@ -117,7 +117,7 @@ static void *read_ahead(void *arg)
 			/* The machine notes no checkpoint where this thread read: it does, for every put. */
 			if (prev == SIZE_MAX || index > r->len)
 				break;
-			mp_pickle_checkpoint(r->checkpoints, index, prev, r->memo_len);
+			mp_memo_checkpoint(r->memo->checkpoints, index, prev, r->memo_len);
 
 			if (key_on_top) {
 				if (nkey_entries == MAX_KEY_ENTRIES)
@@ -173,8 +173,7 @@ void mp_pickle_ahead_start(struct machine *m)
 			a->min_key_size = 2 + n;
 	}
 	a->nkeys = m->opts->nskip_keys;
-	a->run = (struct mp_skip_run){ .data = m->data, .len = m->len, .memo = m->memo,
-				       .checkpoints = m->checkpoints };
+	a->run = (struct mp_skip_run){ .data = m->data, .len = m->len, .memo = &m->memo };
 	if (pthread_create(&a->thread, NULL, read_ahead, a) != 0) {
 		free(a);
 		return;

@@ -69,14 +69,11 @@ static bool fast_list(struct machine *m, size_t *p, mp_val *v, int depth);
    container still being filled. */
 static bool memo_value(const struct machine *m, uint64_t index, mp_val *v)
 {
-	uint32_t enc;
+	size_t text_op;
 
-	if (index >= m->memo_len)
-		return false;
-	enc = m->memo[index];
-	if (enc == MEMO_EMPTY || (enc & MEMO_LAZY_BIT) || (enc & 15u) >= MP_PICKLE_RECORD_TAG)
-		return false;
-	*v = mp_heap_resolve(m->heap, (mp_val)enc);
+	if (mp_memo_fetch(&m->memo, index, v, &text_op) != MP_MEMO_VALUE || (*v & 15u) == MP_PICKLE_RECORD_TAG)
+		return false; /* (a record put by BINPUT is the machine's to fetch) */
+	*v = mp_heap_resolve(m->heap, *v);
 	return !mp_heap_is_open(m->heap, *v);
 }
 
@@ -191,9 +188,9 @@ static bool scan_dict(const struct machine *m, size_t at, struct scan *s)
 			return false;
 		switch ((enum mp_pickle_opcode)t.op) {
 		case MP_OP_BINGET:
-			if (s->ngets == SPAN_GETS || t.arg >= m->memo_len)
+			if (s->ngets == SPAN_GETS || t.arg >= m->memo.len)
 				return false;
-			s->gets[s->ngets++] = m->memo[t.arg];
+			s->gets[s->ngets++] = mp_memo_word(&m->memo, t.arg);
 			break;
 		case MP_OP_SHORT_BINUNICODE:
 			if (p + t.size < m->len && d[p + t.size] == MP_OP_MEMOIZE) {
@@ -304,7 +301,7 @@ static bool span_hit(struct machine *m, size_t *p, mp_val *v, const struct scan 
 	mp_table_probe pr;
 	bool full;
 	const struct span *e = span_find(m->spans, m, *p, s, &pr, &full);
-	uint64_t index = m->memo_len;
+	uint64_t index = m->memo.len;
 	bool hit = e != NULL;
 
 	if (hit) {
@@ -334,7 +331,7 @@ static bool fast_dict(struct machine *m, size_t *p, mp_val *v, int depth)
 {
 	const unsigned char *d = m->data;
 	size_t at = *p, n = 0;
-	uint64_t index = m->memo_len;
+	uint64_t index = m->memo.len;
 	mp_val kv[2 * MP_FAST_PAIRS];
 	struct scan s;
 	bool cached = !m->spans_off && scan_dict(m, at, &s);
@@ -383,7 +380,7 @@ static bool fast_list(struct machine *m, size_t *p, mp_val *v, int depth)
 {
 	const unsigned char *d = m->data;
 	size_t at = *p, n = 0;
-	uint64_t index = m->memo_len;
+	uint64_t index = m->memo.len;
 	mp_val items[FAST_ITEMS];
 
 	if (m->len - at < 4 || d[at + 1] != MP_OP_MEMOIZE)
@@ -400,7 +397,7 @@ static bool fast_list(struct machine *m, size_t *p, mp_val *v, int depth)
 		*p -= 1; /* empty: what follows closes or fills what holds it */
 	} else {
 		size_t item = *p;
-		uint64_t memo_len = m->memo_len;
+		uint64_t memo_len = m->memo.len;
 
 		if (!fast_value(m, MP_ABSENT, p, &items[0], depth) || *p >= m->len)
 			return false;
@@ -410,7 +407,7 @@ static bool fast_list(struct machine *m, size_t *p, mp_val *v, int depth)
 			/* empty: that atom is the next of what holds it (a dict's next key); its
 			   puts, only counted, are counted again when it is read */
 			*p = item - 1;
-			m->memo_len = memo_len;
+			m->memo.len = memo_len;
 		} else {
 			return false; /* (its entries were written: the machine writes them again) */
 		}
@@ -421,14 +418,14 @@ static bool fast_list(struct machine *m, size_t *p, mp_val *v, int depth)
 
 bool mp_pickle_fast_container(struct machine *m, bool is_dict)
 {
-	size_t start = m->pos, p = start, memo_len = m->memo_len;
+	size_t start = m->pos, p = start, memo_len = m->memo.len;
 	mp_val v;
 
 	if ((is_dict ? fast_dict(m, &p, &v, 1) : fast_list(m, &p, &v, 1)) && mp_pickle_push(m, v) == MP_OK) {
 		m->pos = p;
 		return true;
 	}
-	m->memo_len = memo_len;
+	m->memo.len = memo_len;
 	m->pos = start; /* (a list passed over moved it) */
 	return false;
 }

@@ -7,7 +7,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "mp_array.h"
 
@@ -66,19 +65,6 @@ static mp_err need_stack(struct machine *m, size_t n)
 	return MP_OK;
 }
 
-static bool pinned(const struct machine *m, size_t i)
-{
-	return (m->memo_pinned[i / 64] >> (i % 64)) & 1;
-}
-
-static void set_pinned(struct machine *m, size_t i, bool on)
-{
-	if (on)
-		m->memo_pinned[i / 64] |= (uint64_t)1 << (i % 64);
-	else
-		m->memo_pinned[i / 64] &= ~((uint64_t)1 << (i % 64));
-}
-
 /* Freeze the stack value S for use inside another value (or as the result):
    an open container becomes immutable, and if it turned out equal to an
    existing one, the memo is pointed at that one and the record is recycled. */
@@ -94,88 +80,20 @@ mp_err mp_pickle_settle(struct machine *m, struct slot *s, mp_val *out)
 	err = mp_heap_freeze(m->heap, s->v, &canon);
 	if (err != MP_OK)
 		return heap_error(m, err);
-	if (canon != s->v && s->memo != NO_MEMO && !pinned(m, s->memo) &&
-	    m->memo[s->memo] == (uint32_t)s->v) {
-		m->memo[s->memo] = (uint32_t)canon;
+	if (canon != s->v && s->memo != NO_MEMO && mp_memo_holds_alone(&m->memo, s->memo, s->v) &&
+	    mp_memo_store(&m->memo, s->memo, canon) == MP_OK)
 		mp_heap_release(m->heap, s->v);
-	}
 	*out = canon;
 	return MP_OK;
 }
 
 /* ---- the memo */
 
-/* Make memo slot INDEX exist. */
-static mp_err memo_reserve(struct machine *m, uint64_t index)
+static mp_err memo_error(struct machine *m, mp_err err)
 {
-	/* Every memo put takes an input byte, so no real index exceeds the input
-	   length; the arrays were mapped for that many at the start. */
-	if (index > m->len)
-		return mp_fail(m->diag, MP_E_LIMIT, "pickle: memo index %llu too large at byte %zu",
-			       (unsigned long long)index, m->opos);
-	return MP_OK;
-}
-
-/* Map zeroed memo arrays for LEN + 1 entries. They are address space only
-   until touched, so sizing them by the input costs nothing and spares the
-   copies of growing arrays that can reach hundreds of megabytes. */
-static void *map_zeroed(size_t bytes)
-{
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
-
-static mp_err memo_map(struct machine *m)
-{
-	m->memo_bytes = (m->len + 1) * sizeof *m->memo;
-	m->pinned_bytes = (m->len / 64 + 1) * sizeof *m->memo_pinned;
-	m->checkpoints_bytes = ((m->len >> MEMO_GROUP_SHIFT) + 1) * sizeof *m->checkpoints;
-	m->memo = map_zeroed(m->memo_bytes);
-	m->memo_pinned = map_zeroed(m->pinned_bytes);
-	m->memo_records = map_zeroed(m->pinned_bytes);
-	m->checkpoints = map_zeroed(m->checkpoints_bytes);
-	if (m->memo == NULL || m->memo_pinned == NULL || m->memo_records == NULL || m->checkpoints == NULL)
-		return mp_fail(m->diag, MP_E_NOMEM, "pickle: cannot map the memo: out of memory");
-	return MP_OK;
-}
-
-static void memo_unmap(struct machine *m)
-{
-	if (m->memo != NULL)
-		munmap(m->memo, m->memo_bytes);
-	if (m->memo_pinned != NULL)
-		munmap(m->memo_pinned, m->pinned_bytes);
-	if (m->memo_records != NULL)
-		munmap(m->memo_records, m->pinned_bytes);
-	if (m->checkpoints != NULL)
-		munmap(m->checkpoints, m->checkpoints_bytes);
-}
-
-/* Store the encoded entry ENC at INDEX. */
-static mp_err memo_store(struct machine *m, uint64_t index, uint32_t enc)
-{
-	m->memo[index] = enc;
-	set_pinned(m, index, false);
-	if (index >= m->memo_len)
-		m->memo_len = index + 1;
-	return MP_OK;
-}
-
-/* The memo's 32-bit form of V. */
-static mp_err memo_encode(struct machine *m, mp_val v, uint32_t *enc)
-{
-	if (v < MEMO_LAZY_BIT) {
-		*enc = (uint32_t)v;
-		return MP_OK;
-	}
-	if (m->nbig >= (1u << 27))
+	if (err == MP_E_LIMIT)
 		return mp_fail(m->diag, MP_E_LIMIT, "pickle: too many memo entries");
-	if (mp_array_grow((void **)&m->big, &m->big_cap, m->nbig + 1, sizeof *m->big) != MP_OK)
-		return heap_error(m, MP_E_NOMEM);
-	m->big[m->nbig] = v;
-	*enc = (uint32_t)(m->nbig++ << 4) | MEMO_BIG_TAG;
-	return MP_OK;
+	return heap_error(m, err);
 }
 
 /* A put of INDEX (IMPLICIT: by MEMOIZE) of the value on top of the stack. */
@@ -183,17 +101,18 @@ static mp_err memo_put(struct machine *m, uint64_t index, bool implicit)
 {
 	struct slot *top;
 	mp_val v;
-	uint32_t enc = MEMO_EMPTY;
 	mp_err err;
 
 	if (m->nstack == 0)
 		return corrupt(m, "memo put with an empty stack");
-	if ((err = memo_reserve(m, index)) != MP_OK)
-		return err;
+	/* Every memo put takes an input byte, so no real index reaches the input length. */
+	if (index > m->len)
+		return mp_fail(m->diag, MP_E_LIMIT, "pickle: memo index %llu too large at byte %zu",
+			       (unsigned long long)index, m->opos);
 	top = &m->stack[m->nstack - 1];
 	v = top->v;
 	/* A str just read, or a record the stream reader keeps apart: only counted. */
-	if (implicit && index == m->memo_len &&
+	if (implicit && index == m->memo.len &&
 	    ((m->text_end == m->opos && (mp_val_type(v) == MP_T_STR || mp_val_type(v) == MP_T_BYTES)) ||
 	     (v & 15u) == MP_PICKLE_RECORD_TAG)) {
 		mp_pickle_count_put(m, m->opos, m->prev_opos, (v & 15u) == MP_PICKLE_RECORD_TAG);
@@ -202,60 +121,54 @@ static mp_err memo_put(struct machine *m, uint64_t index, bool implicit)
 	mp_pickle_ahead_guard(m, m->opos);
 	/* The thread reading ahead notes the checkpoints of the puts it read. */
 	if (!mp_pickle_ahead_covers(m, m->opos))
-		mp_pickle_checkpoint(m->checkpoints, index, m->prev_opos, m->memo_len);
-	if ((err = memo_encode(m, v, &enc)) != MP_OK)
-		return err;
-	err = memo_store(m, index, enc);
-	if (err != MP_OK)
-		return err;
+		mp_memo_checkpoint(m->memo.checkpoints, index, m->prev_opos, m->memo.len);
+	if ((err = mp_memo_store(&m->memo, index, v)) != MP_OK)
+		return memo_error(m, err);
 	/* The slot remembers its memo entry only if it is the only one. */
 	top->memo = (top->memo == NO_MEMO && mp_heap_is_open(m->heap, v)) ? (uint32_t)index : NO_MEMO;
 	if (top->memo == NO_MEMO)
-		set_pinned(m, index, mp_heap_is_open(m->heap, v));
+		mp_memo_pin(&m->memo, index, mp_heap_is_open(m->heap, v));
 	return MP_OK;
 }
 
 mp_err mp_pickle_put_late(struct machine *m, uint64_t index, mp_val v)
 {
-	uint32_t enc = MEMO_EMPTY;
-	mp_err err = memo_encode(m, v, &enc);
+	mp_err err = mp_memo_store(&m->memo, index, v);
 
-	return err != MP_OK ? err : memo_store(m, index, enc);
+	return err != MP_OK ? memo_error(m, err) : MP_OK;
 }
 
 static mp_err intern_text_at(struct machine *m, size_t at, mp_val *out);
 
 static mp_err memo_get(struct machine *m, uint64_t index)
 {
-	uint32_t enc;
-	mp_val v;
+	enum mp_memo_kind kind = mp_memo_fetch(&m->memo, index, &(mp_val){ 0 }, &(size_t){ 0 });
+	size_t text_op = 0;
+	mp_val v = MP_ABSENT;
 	mp_err err;
 
-	if (index < m->memo_len && m->memo[index] == MEMO_EMPTY) {
-		if ((m->memo_records[index / 64] >> (index % 64)) & 1)
-			return mp_pickle_push(m, MP_PICKLE_RECORD_TAG); /* the stream reader gives up */
-		mp_pickle_rescan(m, index);
-	}
-	if (index >= m->memo_len || m->memo[index] == MEMO_EMPTY)
+	if (kind == MP_MEMO_RECORD)
+		return mp_pickle_push(m, MP_PICKLE_RECORD_TAG); /* the stream reader gives up */
+	if (kind == MP_MEMO_COUNTED)
+		(void)mp_memo_resolve(&m->memo, m->data, m->len, index, m->opos);
+	switch (mp_memo_fetch(&m->memo, index, &v, &text_op)) {
+	case MP_MEMO_TEXT:
+		/* A string the skipper passed over is wanted after all: build it now. */
+		if ((err = intern_text_at(m, text_op, &v)) != MP_OK)
+			return err;
+		if (mp_memo_store(&m->memo, index, v) != MP_OK) {
+			/* not kept (too many big handles): the entry still says where to build it again */
+		}
+		return mp_pickle_push(m, v);
+	case MP_MEMO_VALUE:
+		v = mp_heap_resolve(m->heap, v);
+		if (mp_heap_is_open(m->heap, v))
+			mp_memo_pin(&m->memo, index, true); /* now referenced from two places */
+		return mp_pickle_push(m, v);
+	default:
 		return mp_fail(m->diag, MP_E_CORRUPT, "pickle: memo index %llu not defined at byte %zu",
 			       (unsigned long long)index, m->opos);
-	enc = m->memo[index];
-	if ((enc & MEMO_LAZY_BIT) || (enc & 15u) == MEMO_LAZY_TAG) {
-		/* A string the skipper passed over is wanted after all: build it now. */
-		size_t at = (enc & MEMO_LAZY_BIT) ? enc & ~MEMO_LAZY_BIT : (size_t)m->lazy[enc >> 4];
-
-		err = intern_text_at(m, at, &v);
-		if (err != MP_OK)
-			return err;
-		if (v < MEMO_LAZY_BIT)
-			m->memo[index] = (uint32_t)v;
-		return mp_pickle_push(m, v);
 	}
-	v = (enc & 15u) == MEMO_BIG_TAG ? m->big[enc >> 4] : (mp_val)enc;
-	v = mp_heap_resolve(m->heap, v);
-	if (mp_heap_is_open(m->heap, v))
-		set_pinned(m, index, true); /* now referenced from two places */
-	return mp_pickle_push(m, v);
 }
 
 /* ---- atoms */
@@ -487,7 +400,7 @@ static mp_err op_dup(struct machine *m)
 		return err;
 	/* Two slots now share the value: neither may recycle it. */
 	if (m->stack[m->nstack - 1].memo != NO_MEMO)
-		set_pinned(m, m->stack[m->nstack - 1].memo, true);
+		mp_memo_pin(&m->memo, m->stack[m->nstack - 1].memo, true);
 	m->stack[m->nstack - 1].memo = NO_MEMO;
 	return mp_pickle_push(m, m->stack[m->nstack - 1].v);
 }
@@ -552,7 +465,7 @@ mp_err mp_pickle_step(struct machine *m, bool *done)
 	case MP_OP_SHORT_BINUNICODE: case MP_OP_BINUNICODE: case MP_OP_BINUNICODE8:
 	case MP_OP_SHORT_BINBYTES: case MP_OP_BINBYTES: case MP_OP_BINBYTES8:
 		return push_text(m, &t);
-	case MP_OP_MEMOIZE: return memo_put(m, m->memo_len, true);
+	case MP_OP_MEMOIZE: return memo_put(m, m->memo.len, true);
 	case MP_OP_BINPUT: case MP_OP_LONG_BINPUT: return memo_put(m, t.arg, false);
 	case MP_OP_BINGET: case MP_OP_LONG_BINGET: return memo_get(m, t.arg);
 	default: return refuse_opcode(m, t.op);
@@ -600,10 +513,10 @@ mp_err mp_pickle_machine_start(struct machine *m, mp_heap *heap, const unsigned 
 
 	*m = (struct machine){ .heap = heap, .data = data, .len = len, .opts = opts, .diag = diag,
 			       .text_end = SIZE_MAX };
-	err = memo_map(m);
-	if (err == MP_OK)
-		mp_pickle_ahead_start(m);
-	return err;
+	if ((err = mp_memo_map(&m->memo, len)) != MP_OK)
+		return mp_fail(diag, err, "pickle: cannot map the memo: out of memory");
+	mp_pickle_ahead_start(m);
+	return MP_OK;
 }
 
 void mp_pickle_machine_end(struct machine *m)
@@ -612,9 +525,7 @@ void mp_pickle_machine_end(struct machine *m)
 	mp_pickle_fast_end(m);
 	free(m->stack);
 	free(m->marks);
-	memo_unmap(m);
-	free(m->big);
-	free(m->lazy);
+	mp_memo_unmap(&m->memo);
 	free(m->skip_marks);
 }
 

@@ -37,27 +37,14 @@ bool mp_pickle_at_skip_key(const struct machine *m)
 static inline bool skip_memo(struct mp_skip_run *m, uint64_t index, size_t last_str, bool implicit,
 			     size_t value_op)
 {
-	uint32_t enc = (uint32_t)MP_SKIPPED;
-
 	if (index != m->memo_len || index > m->len || value_op == SIZE_MAX)
 		return false;
-	mp_pickle_checkpoint(m->checkpoints, index, value_op, m->memo_len);
-	if (implicit) {
-		m->memo_len = index + 1;
-		return true;
-	}
-	if (last_str != SIZE_MAX && last_str < MEMO_LAZY_BIT) {
-		enc = MEMO_LAZY_BIT | (uint32_t)last_str;
-	} else if (last_str != SIZE_MAX) {
-		if (m->lazy == NULL || *m->nlazy >= (1u << 27) ||
-		    mp_array_grow((void **)m->lazy, m->lazy_cap, *m->nlazy + 1, sizeof **m->lazy) != MP_OK)
-			return false;
-		(*m->lazy)[*m->nlazy] = last_str;
-		enc = (uint32_t)((*m->nlazy)++ << 4) | MEMO_LAZY_TAG;
-	}
-	/* A fresh index: its pinned bit is clear (only the machine sets those,
-	   and only below memo_len). */
-	m->memo[index] = enc;
+	mp_memo_checkpoint(m->memo->checkpoints, index, value_op, m->memo_len);
+	/* A fresh index: its pinned bit is clear (only the machine sets those, and only below its length). */
+	if (!implicit && last_str != SIZE_MAX && !mp_memo_store_text(m->memo, index, last_str, m->grow))
+		return false;
+	if (!implicit && last_str == SIZE_MAX)
+		mp_memo_store_skipped(m->memo, index);
 	m->memo_len = index + 1;
 	return true;
 }
@@ -192,7 +179,7 @@ static bool skip_small_dict(struct mp_skip_run *m, size_t *p, struct skip_state 
 		if (d[at] == MP_OP_SHORT_BINUNICODE && q < m->len && d[q] == MP_OP_MEMOIZE) {
 			/* (a put that does not start a group follows one of this dict in it) */
 			if (memo_len % (1u << MEMO_GROUP_SHIFT) == 0)
-				mp_pickle_checkpoint(m->checkpoints, memo_len, at, memo_len);
+				mp_memo_checkpoint(m->memo->checkpoints, memo_len, at, memo_len);
 			memo_len++;
 			q++;
 		}
@@ -200,7 +187,7 @@ static bool skip_small_dict(struct mp_skip_run *m, size_t *p, struct skip_state 
 	if (q >= m->len || items % 2 != 0 || memo_len > m->len)
 		return false; /* (skip_opcode finds out what it is) */
 	/* the dict's own put, the first of them */
-	mp_pickle_checkpoint(m->checkpoints, first, *p, first);
+	mp_memo_checkpoint(m->memo->checkpoints, first, *p, first);
 	m->memo_len = memo_len;
 	st->depth++;
 	st->prev_op = q;
@@ -222,6 +209,19 @@ static bool continues_value(unsigned char op)
    opcodes may be simulated to find out which. */
 #define SKIP_LOOKAHEAD 64
 
+/* The far texts the skipper's memo holds (the table only it grows, where it may), and taking back
+   those noted past N. */
+static size_t far_texts(const struct mp_skip_run *m)
+{
+	return m->grow ? m->memo->ntexts : 0;
+}
+
+static void set_far_texts(struct mp_skip_run *m, size_t n)
+{
+	if (m->grow)
+		m->memo->ntexts = n;
+}
+
 /* Pass over the list whose first opcode is at START; on success set *END to
    the offset after it. The value has ended once an opcode is seen that acts on
    the enclosing structure (its closing SETITEMS, say). On failure, and for the
@@ -231,8 +231,8 @@ bool mp_pickle_skip_run(struct mp_skip_run *m, size_t start, size_t *end)
 {
 	struct skip_state st = { 0, 0, SIZE_MAX };
 	size_t p = start, last_str = SIZE_MAX, ahead = 0;
-	size_t start_memo = m->memo_len, start_lazy = m->nlazy ? *m->nlazy : 0;
-	size_t done = SIZE_MAX, done_memo = 0, done_lazy = 0;
+	size_t start_memo = m->memo_len, start_texts = far_texts(m);
+	size_t done = SIZE_MAX, done_memo = 0, done_texts = 0;
 	bool looking_ahead = false;
 
 	while (p < m->len) {
@@ -242,8 +242,7 @@ bool mp_pickle_skip_run(struct mp_skip_run *m, size_t start, size_t *end)
 
 		if (r == SKIP_ENDS && done != SIZE_MAX) {
 			m->memo_len = done_memo;
-			if (m->nlazy)
-				*m->nlazy = done_lazy;
+			set_far_texts(m, done_texts);
 			*end = done;
 			return true;
 		}
@@ -252,7 +251,7 @@ bool mp_pickle_skip_run(struct mp_skip_run *m, size_t start, size_t *end)
 		if (st.depth == 1 && st.nmarks == 0) {
 			done = p;
 			done_memo = m->memo_len;
-			done_lazy = m->nlazy ? *m->nlazy : 0;
+			done_texts = far_texts(m);
 			looking_ahead = p < m->len && !continues_value(m->data[p]);
 			ahead = 0;
 		} else if (looking_ahead && ++ahead > SKIP_LOOKAHEAD) {
@@ -260,27 +259,25 @@ bool mp_pickle_skip_run(struct mp_skip_run *m, size_t start, size_t *end)
 		}
 	}
 	m->memo_len = start_memo;
-	if (m->nlazy)
-		*m->nlazy = start_lazy;
+	set_far_texts(m, start_texts);
 	return false;
 }
 
 bool mp_pickle_skip_value(struct machine *m, size_t *end)
 {
 	struct mp_skip_run run = {
-		.data = m->data, .len = m->len, .memo = m->memo, .memo_len = m->memo_len,
+		.data = m->data, .len = m->len, .memo = &m->memo, .memo_len = m->memo.len, .grow = true,
 		.marks = m->skip_marks, .marks_cap = m->skip_marks_cap,
-		.lazy = &m->lazy, .nlazy = &m->nlazy, .lazy_cap = &m->lazy_cap, .checkpoints = m->checkpoints,
 	};
 	size_t memo_len;
 	bool ok;
 
 	if (m->ahead != NULL && mp_pickle_ahead_take(m, m->pos, end, &memo_len)) {
-		m->memo_len = memo_len;
+		m->memo.len = memo_len;
 		return true;
 	}
 	ok = mp_pickle_skip_run(&run, m->pos, end);
-	m->memo_len = run.memo_len;
+	m->memo.len = run.memo_len;
 	m->skip_marks = run.marks;
 	m->skip_marks_cap = run.marks_cap;
 	return ok;

@@ -172,7 +172,7 @@ static bool fast_block(struct stream *st, mp_val *kv, size_t *n, size_t *after)
 {
 	struct machine *m = &st->m;
 	const unsigned char *d = m->data;
-	size_t start = m->pos, p = start + 1, memo_len = m->memo_len;
+	size_t start = m->pos, p = start + 1, memo_len = m->memo.len;
 
 	*n = 0;
 	if (m->len - p < 2 || d[p] != MP_OP_MEMOIZE || d[p + 1] != MP_OP_MARK)
@@ -184,7 +184,7 @@ static bool fast_block(struct stream *st, mp_val *kv, size_t *n, size_t *after)
 		m->pos = start;
 		return true;
 	}
-	m->memo_len = memo_len;
+	m->memo.len = memo_len;
 	m->pos = start;
 	*n = 0;
 	return false;

@@ -10,17 +10,9 @@
 #include "mp_err.h"
 #include "mp_pickle_read.h"
 #include "mp_value.h"
+#include "pickle_memo_int.h"
 #include "pickle_ops_int.h"
 
-/* Memo entries are 32 bits: a value handle when it fits, else a reference
-   into big[] marked with the unused tag 15, or a string passed over, by the
-   offset of its opcode in lazy[] (tag 14), built when fetched; or empty, for
-   a put only counted (see "memo entries left unwritten" below). */
-#define MEMO_BIG_TAG 15u
-#define MEMO_LAZY_TAG 14u
-/* Or, for inputs under 2 GiB, that offset itself with the top bit set. */
-#define MEMO_LAZY_BIT 0x80000000u
-#define MEMO_EMPTY 0u /* MP_ABSENT: never a stored value */
 #define NO_MEMO UINT32_MAX
 #define PROGRESS_STEP ((size_t)8 << 20)
 
@@ -42,17 +34,9 @@ struct machine {
 	size_t nstack, stack_cap;
 	size_t *marks;
 	size_t nmarks, marks_cap;
-	uint32_t *memo;
-	uint64_t *memo_pinned; /* bit set: entry was fetched while its container was open */
-	uint64_t *memo_records; /* bit set: a put of a record the stream reader did not build */
-	struct mp_memo_checkpoint *checkpoints; /* per 64 memo indices: where to find them again */
-	size_t memo_len, memo_bytes, pinned_bytes, checkpoints_bytes;
+	struct mp_memo memo;
 	size_t prev_opos;       /* offset of the opcode before the current one */
 	size_t text_end;        /* offset just after the last str/bytes the machine pushed */
-	mp_val *big;
-	size_t nbig, big_cap;
-	uint64_t *lazy;
-	size_t nlazy, lazy_cap;
 	size_t *skip_marks; /* the skipper's own mark stack */
 	size_t skip_marks_cap;
 	const struct mp_pickle_opts *opts;
@@ -63,44 +47,8 @@ struct machine {
 	size_t ahead_past;             /* it was past this offset when last asked */
 };
 
-/* ---- memo entries left unwritten (mp_pickle_lazy.c)
-
-   A str or bytes memoized right after it was read, and whatever a skipped list
-   memoizes with MEMOIZE, is not written to the memo: in a big snapshot those are
-   nearly all the puts, and writing them (tens of megabytes) cost more than the
-   rest of a projection. The index is only counted. Should one be fetched, the
-   input is read again from the checkpoint of its group of 64 indices: the
-   offset of the opcode whose value the group's first put memoized. An entry
-   found that way is a str or bytes (built then) when the opcode right before
-   its put reads one, else a skipped value (MP_SKIPPED). */
-#define MEMO_GROUP_SHIFT 6
-/* The type tag of the stream reader's records, never a built value (mp_pickle_stream.c). */
+/* The type tag of the stream reader's records on the stack, never a built value (mp_pickle_stream.c). */
 #define MP_PICKLE_RECORD_TAG 11u
-
-/* Where the first put of a group of memo indices is: the offset of the opcode
-   whose value it memoized, plus one (0: no put yet), and the memo length just
-   before that put, from which the group's indices are counted again. */
-struct mp_memo_checkpoint {
-	uint64_t value_op;
-	uint64_t memo_len;
-};
-
-/* Note that a put of memo INDEX follows the opcode at VALUE_OP, the memo length being
-   MEMO_LEN before it, if it is the first of its group. */
-static inline void mp_pickle_checkpoint(struct mp_memo_checkpoint *checkpoints, uint64_t index, size_t value_op,
-					size_t memo_len)
-{
-	struct mp_memo_checkpoint *c = &checkpoints[index >> MEMO_GROUP_SHIFT];
-
-	if (c->value_op == 0) {
-		c->value_op = (uint64_t)value_op + 1;
-		c->memo_len = memo_len;
-	}
-}
-
-/* Write the unwritten entries of INDEX's group, up to the current opcode, as
-   the machine reads them (lazy strings, MP_SKIPPED). False when INDEX was never put. */
-bool mp_pickle_rescan(struct machine *m, uint64_t index);
 
 /* ---- the generic machine (mp_pickle_read.c), for a reader that takes over some opcodes */
 
@@ -140,13 +88,11 @@ bool mp_pickle_skip_value(struct machine *m, size_t *end);
 struct mp_skip_run {
 	const unsigned char *data;
 	size_t len;
-	uint32_t *memo;
-	size_t memo_len;
-	size_t *marks; /* the skipper's own mark stack */
+	struct mp_memo *memo;
+	size_t memo_len; /* its own count of the puts (the memo's is the machine's) */
+	bool grow;       /* it may grow the memo's tables (not in the second thread) */
+	size_t *marks;   /* the skipper's own mark stack */
 	size_t marks_cap;
-	uint64_t **lazy;
-	size_t *nlazy, *lazy_cap;
-	struct mp_memo_checkpoint *checkpoints;
 };
 
 /* The skipper on RUN from START (mp_pickle_skip.c). */
@@ -188,15 +134,9 @@ static inline void mp_pickle_ahead_guard(struct machine *m, size_t x)
    Inline: a big snapshot has tens of millions. */
 static inline void mp_pickle_count_put(struct machine *m, size_t put_op, size_t value_op, bool record)
 {
-	uint64_t index = m->memo_len;
-
 	mp_pickle_ahead_guard(m, put_op);
 	/* The thread reading ahead notes the checkpoints of the puts it read. */
-	if (m->ahead == NULL || !mp_pickle_ahead_covers(m, put_op))
-		mp_pickle_checkpoint(m->checkpoints, index, value_op, m->memo_len);
-	if (record)
-		m->memo_records[index / 64] |= (uint64_t)1 << (index % 64);
-	m->memo_len = index + 1;
+	mp_memo_count(&m->memo, value_op, record, m->ahead == NULL || !mp_pickle_ahead_covers(m, put_op));
 }
 
 #endif
