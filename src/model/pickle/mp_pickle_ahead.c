@@ -1,21 +1,18 @@
 /* mp_pickle_ahead.c - a second thread that passes over the lists under skip keys ahead of the
    pickle machine, so that a projection (segsum's read without frames) spends the machine's time
-   on the records only.
+   on the records only: a producer of skip ranges, nothing more.
 
    The thread reads the input from its start, opcode by opcode (opcode lengths do not depend on
    the machine's state, so it knows every opcode's place), counts memo puts as the machine will,
-   notes the memo checkpoint of every put it reads (pickle_int.h), and knows which memo
-   entries hold a skip key's string. At an EMPTY_LIST right after such a key it runs the skipper
-   (mp_pickle_skip_run), which counts the list's puts (and writes the entries of its BINPUTs), and
-   publishes the list's start, end and the memo length after it. The machine, at a list it would
-   pass over, takes that result instead of reading the list.
+   and knows which memo indices hold a skip key's string. At an EMPTY_LIST right after such a key
+   it runs its own skipper (mp_pickle_skip_run) and publishes the list's start and end and the
+   count before and after it. The machine, at a list it would pass over, takes that range instead
+   of reading the list, when the count it has there is the thread's.
 
-   Sharing: the thread writes memo entries and checkpoints only for puts at offsets past what it
-   has published (PAST); the machine writes an entry for a put at offset X only once PAST > X
-   (mp_pickle_ahead_guard), notes no checkpoint where the thread read, and never reads an entry
-   before its put. Whenever the two disagree on a list (the machine passes over one the thread
-   did not, or the thread gives up), the thread is stopped and the machine goes on alone:
-   results never change, only the time. */
+   Sharing: the ring of results, HEAD and TAIL, and PAST (everything before it has been read), all
+   under C11 atomics; nothing else. Whenever the two disagree on a list (the machine passes over
+   one the thread did not, or counted otherwise, or the thread gives up or falls behind), the
+   thread is stopped and the machine goes on alone: results never change, only the time. */
 #include "pickle_int.h"
 
 #include <pthread.h>
@@ -43,7 +40,7 @@
 #define PATIENCE_NS 5000000L
 
 struct result {
-	size_t start, end, memo_len;
+	size_t start, end, memo_before, memo_after;
 };
 
 struct mp_pickle_ahead {
@@ -56,7 +53,6 @@ struct mp_pickle_ahead {
 	_Atomic size_t head; /* results published */
 	_Atomic size_t tail; /* results the machine has looked at */
 	_Atomic size_t past; /* everything before this offset is done; SIZE_MAX: the thread ended */
-	size_t end;          /* once it ended: where it stopped reading */
 	atomic_bool stop;
 };
 
@@ -64,7 +60,7 @@ struct mp_pickle_ahead {
 static bool text_is_key(const struct mp_pickle_ahead *a, const unsigned char *d, size_t p,
 			const struct mp_pickle_tok *t)
 {
-	size_t lb = t->info->n, size = t->size;
+	size_t lb = t->n, size = t->size;
 
 	for (size_t i = 0; i < a->nkeys; i++)
 		if (size - 1 - lb == a->key_len[i] && memcmp(d + p + 1 + lb, a->keys[i], a->key_len[i]) == 0)
@@ -89,36 +85,32 @@ static void *read_ahead(void *arg)
 	struct mp_pickle_ahead *a = arg;
 	struct mp_skip_run *r = &a->run;
 	const unsigned char *d = r->data;
-	size_t p = 0, prev = SIZE_MAX, key_entries[MAX_KEY_ENTRIES], nkey_entries = 0, ops = 0;
+	size_t p = 0, key_entries[MAX_KEY_ENTRIES], nkey_entries = 0, ops = 0;
 	bool key_on_top = false;
 
 	while (p < r->len && !atomic_load_explicit(&a->stop, memory_order_relaxed)) {
 		struct mp_pickle_tok t;
-		size_t end, h;
+		size_t end, h, before = r->memo_len;
 		unsigned flags;
 
 		if (d[p] == MP_OP_EMPTY_LIST && key_on_top && mp_pickle_skip_run(r, p, &end)) {
 			if (!wait_room(a))
 				break;
 			h = atomic_load_explicit(&a->head, memory_order_relaxed);
-			a->ring[h % RING] = (struct result){ p, end, r->memo_len };
+			a->ring[h % RING] = (struct result){ p, end, before, r->memo_len };
 			atomic_store_explicit(&a->head, h + 1, memory_order_release);
 			atomic_store_explicit(&a->past, end, memory_order_release);
 			p = end;
-			prev = SIZE_MAX; /* the list's last opcode: no put follows before another opcode */
 			key_on_top = false;
 			continue;
 		}
-		if (mp_pickle_next_op(d, p, r->len, &t) != MP_TOK_OK || ((flags = t.info->flags) & MP_OPF_STOP))
+		if (mp_pickle_next_op(d, p, r->len, &t) != MP_TOK_OK || ((flags = t.flags) & MP_OPF_STOP))
 			break;
 		if (flags & MP_OPF_PUT) {
 			uint64_t index = t.op == MP_OP_MEMOIZE ? r->memo_len : t.arg;
 
-			/* The machine notes no checkpoint where this thread read: it does, for every put. */
-			if (prev == SIZE_MAX || index > r->len)
+			if (index > r->len)
 				break;
-			mp_memo_checkpoint(r->memo->checkpoints, index, prev, r->memo_len);
-
 			if (key_on_top) {
 				if (nkey_entries == MAX_KEY_ENTRIES)
 					break;
@@ -133,12 +125,10 @@ static void *read_ahead(void *arg)
 		} else if (t.op != MP_OP_FRAME) {
 			key_on_top = (flags & MP_OPF_STR) && t.size >= a->min_key_size && text_is_key(a, d, p, &t);
 		}
-		prev = p;
 		p += t.size;
 		if (++ops % 4096 == 0)
 			atomic_store_explicit(&a->past, p, memory_order_release);
 	}
-	a->end = p;
 	atomic_store_explicit(&a->past, SIZE_MAX, memory_order_release);
 	return NULL;
 }
@@ -151,7 +141,6 @@ void mp_pickle_ahead_start(struct machine *m)
 	const char *min = getenv("MEMPROF_AHEAD_MIN");
 
 	m->ahead = NULL;
-	m->ahead_past = 0;
 	if (m->opts == NULL || m->opts->nskip_keys == 0 || m->opts->nskip_keys > MAX_KEYS ||
 	    m->opts->one_thread || (env != NULL && strcmp(env, "1") == 0) ||
 	    m->len < (min != NULL ? strtoull(min, NULL, 10) : AHEAD_MIN_INPUT) ||
@@ -173,7 +162,7 @@ void mp_pickle_ahead_start(struct machine *m)
 			a->min_key_size = 2 + n;
 	}
 	a->nkeys = m->opts->nskip_keys;
-	a->run = (struct mp_skip_run){ .data = m->data, .len = m->len, .memo = &m->memo };
+	a->run = (struct mp_skip_run){ .data = m->data, .len = m->len };
 	if (pthread_create(&a->thread, NULL, read_ahead, a) != 0) {
 		free(a);
 		return;
@@ -225,7 +214,7 @@ static bool out_of_patience(struct patience *w, size_t past)
 	return (now.tv_sec - w->since.tv_sec) * 1000000000L + (now.tv_nsec - w->since.tv_nsec) > PATIENCE_NS;
 }
 
-bool mp_pickle_ahead_take(struct machine *m, size_t start, size_t *end, size_t *memo_len)
+bool mp_pickle_ahead_take(struct machine *m, size_t start, size_t memo_len, size_t *end, size_t *memo_after)
 {
 	struct mp_pickle_ahead *a = m->ahead;
 	struct patience w = { { 0, 0 }, 0 };
@@ -243,10 +232,10 @@ bool mp_pickle_ahead_take(struct machine *m, size_t start, size_t *end, size_t *
 
 			if (r->start < start)
 				continue; /* published since the results before START were dropped */
-			if (r->start != start)
-				break; /* the thread passed this list by */
+			if (r->start != start || r->memo_before != memo_len)
+				break; /* the thread passed this list by, or counted otherwise */
 			*end = r->end;
-			*memo_len = r->memo_len;
+			*memo_after = r->memo_after;
 			atomic_store_explicit(&a->tail, t + 1, memory_order_release);
 			return true;
 		}
@@ -258,32 +247,4 @@ bool mp_pickle_ahead_take(struct machine *m, size_t start, size_t *end, size_t *
 	}
 	mp_pickle_ahead_stop(m);
 	return false;
-}
-
-bool mp_pickle_ahead_covers(struct machine *m, size_t x)
-{
-	struct mp_pickle_ahead *a = m->ahead;
-
-	return a != NULL && (atomic_load_explicit(&a->past, memory_order_acquire) != SIZE_MAX || x < a->end);
-}
-
-void mp_pickle_ahead_wait(struct machine *m, size_t x)
-{
-	struct mp_pickle_ahead *a = m->ahead;
-	struct patience w = { { 0, 0 }, 0 };
-
-	for (;;) {
-		size_t past = atomic_load_explicit(&a->past, memory_order_acquire);
-
-		if (out_of_patience(&w, past))
-			break;
-		if (past > x) {
-			m->ahead_past = past;
-			return;
-		}
-		/* Results for lists before X will not be taken: make room for the thread. */
-		drop_results_before(a, x);
-		sched_yield();
-	}
-	mp_pickle_ahead_stop(m);
 }

@@ -57,7 +57,7 @@ struct scan {
 	size_t end;
 	uint32_t ngets, nputs;
 	uint32_t gets[SPAN_GETS];
-	size_t put_ops[SPAN_PUTS], value_ops[SPAN_PUTS];
+	size_t value_ops[SPAN_PUTS]; /* the texts its puts memoize */
 };
 
 static bool fast_dict(struct machine *m, size_t *p, mp_val *v, int depth);
@@ -117,7 +117,7 @@ static bool fast_value(struct machine *m, mp_val key, size_t *p, mp_val *v, int 
 			return false;
 		*p += t.size;
 		if (*p < m->len && d[*p] == MP_OP_MEMOIZE) {
-			mp_pickle_count_put(m, *p, at, false);
+			mp_memo_count(&m->memo, at, false);
 			*p += 1;
 		}
 		return true;
@@ -196,8 +196,7 @@ static bool scan_dict(const struct machine *m, size_t at, struct scan *s)
 			if (p + t.size < m->len && d[p + t.size] == MP_OP_MEMOIZE) {
 				if (s->nputs == SPAN_PUTS)
 					return false;
-				s->value_ops[s->nputs] = p;
-				s->put_ops[s->nputs++] = p + t.size;
+				s->value_ops[s->nputs++] = p;
 				t.size++;
 			}
 			break;
@@ -311,9 +310,9 @@ static bool span_hit(struct machine *m, size_t *p, mp_val *v, const struct scan 
 	spans_judge(m); /* (may free the cache) */
 	if (!hit)
 		return false;
-	mp_pickle_count_put(m, *p + 1, *p, false);
+	mp_memo_count(&m->memo, *p, false);
 	for (uint32_t i = 0; i < s->nputs; i++)
-		mp_pickle_count_put(m, s->put_ops[i], s->value_ops[i], false);
+		mp_memo_count(&m->memo, s->value_ops[i], false);
 	*p = s->end;
 	return mp_pickle_put_late(m, index, *v) == MP_OK;
 }
@@ -342,7 +341,7 @@ static bool fast_dict(struct machine *m, size_t *p, mp_val *v, int depth)
 		return true;
 	if (m->len - at < 4 || d[at + 1] != MP_OP_MEMOIZE)
 		return false;
-	mp_pickle_count_put(m, at + 1, at, false);
+	mp_memo_count(&m->memo, at, false);
 	*p = at + 2;
 	if (d[*p] == MP_OP_MARK) {
 		*p += 1;
@@ -385,7 +384,7 @@ static bool fast_list(struct machine *m, size_t *p, mp_val *v, int depth)
 
 	if (m->len - at < 4 || d[at + 1] != MP_OP_MEMOIZE)
 		return false;
-	mp_pickle_count_put(m, at + 1, at, false);
+	mp_memo_count(&m->memo, at, false);
 	*p = at + 2;
 	if (d[*p] == MP_OP_MARK) {
 		for (*p += 1; *p < m->len && d[*p] != MP_OP_APPENDS; n++)

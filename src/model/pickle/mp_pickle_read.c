@@ -115,13 +115,10 @@ static mp_err memo_put(struct machine *m, uint64_t index, bool implicit)
 	if (implicit && index == m->memo.len &&
 	    ((m->text_end == m->opos && (mp_val_type(v) == MP_T_STR || mp_val_type(v) == MP_T_BYTES)) ||
 	     (v & 15u) == MP_PICKLE_RECORD_TAG)) {
-		mp_pickle_count_put(m, m->opos, m->prev_opos, (v & 15u) == MP_PICKLE_RECORD_TAG);
+		mp_memo_count(&m->memo, m->prev_opos, (v & 15u) == MP_PICKLE_RECORD_TAG);
 		return MP_OK;
 	}
-	mp_pickle_ahead_guard(m, m->opos);
-	/* The thread reading ahead notes the checkpoints of the puts it read. */
-	if (!mp_pickle_ahead_covers(m, m->opos))
-		mp_memo_checkpoint(m->memo.checkpoints, index, m->prev_opos, m->memo.len);
+	mp_memo_checkpoint(m->memo.checkpoints, index, m->prev_opos, m->memo.len);
 	if ((err = mp_memo_store(&m->memo, index, v)) != MP_OK)
 		return memo_error(m, err);
 	/* The slot remembers its memo entry only if it is the only one. */
@@ -187,13 +184,13 @@ static mp_err make_text(struct machine *m, size_t at, size_t n, bool is_str, mp_
 /* The offset of the bytes of the counted operand of token T, whose opcode is at AT. */
 static inline size_t payload(const struct mp_pickle_tok *t, size_t at)
 {
-	return at + 1 + t->info->n;
+	return at + 1 + t->n;
 }
 
 static mp_err push_text(struct machine *m, const struct mp_pickle_tok *t)
 {
 	mp_val v;
-	mp_err err = make_text(m, payload(t, m->opos), (size_t)t->arg, (t->info->flags & MP_OPF_STR) != 0, &v);
+	mp_err err = make_text(m, payload(t, m->opos), (size_t)t->arg, (t->flags & MP_OPF_STR) != 0, &v);
 
 	if (err != MP_OK)
 		return err;
@@ -211,7 +208,7 @@ static mp_err intern_text_at(struct machine *m, size_t at, mp_val *out)
 	m->opos = at;
 	err = mp_pickle_next_op(m->data, at, m->len, &t) != MP_TOK_OK || !mp_pickle_is_text(t.op)
 		      ? truncated(m)
-		      : make_text(m, payload(&t, at), (size_t)t.arg, (t.info->flags & MP_OPF_STR) != 0, out);
+		      : make_text(m, payload(&t, at), (size_t)t.arg, (t.flags & MP_OPF_STR) != 0, out);
 	m->opos = saved_opos;
 	return err;
 }
@@ -449,12 +446,12 @@ mp_err mp_pickle_step(struct machine *m, bool *done)
 	case MP_OP_EMPTY_DICT: return push_empty(m, MP_T_DICT);
 	case MP_OP_EMPTY_LIST: return push_container(m, MP_T_LIST);
 	case MP_OP_EMPTY_TUPLE: case MP_OP_TUPLE1: case MP_OP_TUPLE2: case MP_OP_TUPLE3:
-		return op_tuple_n(m, t.info->pops);
+		return op_tuple_n(m, t.pops);
 	case MP_OP_TUPLE: return op_marked_build(m, MP_T_TUPLE);
 	case MP_OP_LIST: return op_marked_build(m, MP_T_LIST);
 	case MP_OP_DICT: return op_marked_build(m, MP_T_DICT);
 	case MP_OP_APPEND: case MP_OP_APPENDS: case MP_OP_SETITEM: case MP_OP_SETITEMS:
-		return op_setitems_or_appends(m, t.info->flags & MP_OPF_PAIRS, t.info->flags & MP_OPF_TO_MARK);
+		return op_setitems_or_appends(m, t.flags & MP_OPF_PAIRS, t.flags & MP_OPF_TO_MARK);
 	case MP_OP_BININT: return mp_pickle_push(m, mp_val_from_small_int((int32_t)(uint32_t)t.arg));
 	case MP_OP_BININT1: case MP_OP_BININT2: return mp_pickle_push(m, mp_val_from_small_int((int64_t)t.arg));
 	case MP_OP_LONG1: case MP_OP_LONG4: return push_long(m, &t);

@@ -1,5 +1,7 @@
-/* mp_pickle_skip.c - pass over a pickled list without building it, by simulating only the
-   stack depth and the memo (the projection that lets `stats` ignore frames). */
+/* mp_pickle_skip.c - pass over a pickled list without building it, by simulating only the stack depth
+   and counting the memo's puts (the projection that lets `stats` ignore frames). It writes nothing but
+   its own state: the machine notes the range passed over (mp_memo_count_range), and a fetch of an
+   entry put inside it reads it again (mp_memo_resolve). */
 #include "pickle_int.h"
 
 #include "mp_array.h"
@@ -29,22 +31,12 @@ bool mp_pickle_at_skip_key(const struct machine *m)
 	       mp_heap_is_open(m->heap, target->v);
 }
 
-/* Record, while skipping, a put of INDEX after the opcode at VALUE_OP (IMPLICIT:
-   by MEMOIZE). Only the next fresh index, as CPython writes them: anything else
-   is not undone as simply, so it is left to the machine. A MEMOIZE is only
-   counted (and noted at its group's checkpoint: pickle_int.h); a BINPUT
-   is written: a string just passed over lazily (LAST_STR), else MP_SKIPPED. */
-static inline bool skip_memo(struct mp_skip_run *m, uint64_t index, size_t last_str, bool implicit,
-			     size_t value_op)
+/* Count, while skipping, a put of INDEX after the opcode at VALUE_OP. Only the next fresh index, as
+   CPython writes them, and after an opcode of the value: anything else is left to the machine. */
+static inline bool skip_memo(struct mp_skip_run *m, uint64_t index, size_t value_op)
 {
 	if (index != m->memo_len || index > m->len || value_op == SIZE_MAX)
 		return false;
-	mp_memo_checkpoint(m->memo->checkpoints, index, value_op, m->memo_len);
-	/* A fresh index: its pinned bit is clear (only the machine sets those, and only below its length). */
-	if (!implicit && last_str != SIZE_MAX && !mp_memo_store_text(m->memo, index, last_str, m->grow))
-		return false;
-	if (!implicit && last_str == SIZE_MAX)
-		mp_memo_store_skipped(m->memo, index);
 	m->memo_len = index + 1;
 	return true;
 }
@@ -106,42 +98,39 @@ static inline enum skip_step skip_consume(const struct mp_skip_run *m, struct sk
 	return SKIP_ON;
 }
 
-static inline enum skip_step skip_put(struct mp_skip_run *m, struct skip_state *st, uint64_t index,
-			       size_t last_str, bool implicit)
+static inline enum skip_step skip_put(struct mp_skip_run *m, struct skip_state *st, uint64_t index)
 {
 	enum skip_step r = skip_consume(m, st, 1, 1, true);
 
-	if (r == SKIP_ON && !skip_memo(m, index, last_str, implicit, st->prev_op))
+	if (r == SKIP_ON && !skip_memo(m, index, st->prev_op))
 		return SKIP_ABORT;
 	return r;
 }
 
-/* Pass over one opcode at *P, updating ST and the memo: what it does to the stack and the memo is
+/* Pass over one opcode at *P, updating ST and the count: what it does to the stack and the memo is
    the opcode table's. */
-static inline enum skip_step skip_opcode(struct mp_skip_run *m, size_t *p, struct skip_state *st,
-				  size_t *last_str)
+static inline enum skip_step skip_opcode(struct mp_skip_run *m, size_t *p, struct skip_state *st)
 {
 	struct mp_pickle_tok t;
 	enum skip_step r;
 	unsigned flags;
 
-	if (mp_pickle_next_op(m->data, *p, m->len, &t) != MP_TOK_OK || !((flags = t.info->flags) & MP_OPF_VALUE))
+	if (mp_pickle_next_op(m->data, *p, m->len, &t) != MP_TOK_OK || !((flags = t.flags) & MP_OPF_VALUE))
 		return SKIP_ABORT;
 	if (flags & MP_OPF_MARKS) {
 		r = skip_mark(m, st);
 	} else if (flags & MP_OPF_TO_MARK) {
-		r = skip_to_mark(m, st, t.info->pushes, flags & MP_OPF_PAIRS);
+		r = skip_to_mark(m, st, t.pushes, flags & MP_OPF_PAIRS);
 	} else if (flags & MP_OPF_PUT) {
-		r = skip_put(m, st, t.op == MP_OP_MEMOIZE ? m->memo_len : t.arg, *last_str, t.op == MP_OP_MEMOIZE);
-	} else if (t.info->pops > 0) {
-		r = skip_consume(m, st, t.info->pops, t.info->pushes, flags & MP_OPF_KEEPS);
+		r = skip_put(m, st, t.op == MP_OP_MEMOIZE ? m->memo_len : t.arg);
+	} else if (t.pops > 0) {
+		r = skip_consume(m, st, t.pops, t.pushes, flags & MP_OPF_KEEPS);
 	} else {
-		st->depth += t.info->pushes;
+		st->depth += t.pushes;
 		r = SKIP_ON;
 	}
 	if (r != SKIP_ON)
 		return r;
-	*last_str = flags & (MP_OPF_STR | MP_OPF_BYTES) ? *p : SIZE_MAX;
 	st->prev_op = *p;
 	*p += t.size;
 	return SKIP_ON;
@@ -150,48 +139,38 @@ static inline enum skip_step skip_opcode(struct mp_skip_run *m, size_t *p, struc
 /* A dict of atoms in the shape CPython writes frames in, '}' MEMOIZE '(' then
    memo fetches, ints, strs (each with its MEMOIZE), None and bools up to
    'u', passed over at once: nearly every opcode a projection skips. Its puts
-   are counted and checkpointed as skip_opcode would; anything else leaves *P
-   and the memo as they were for skip_opcode. */
-static bool skip_small_dict(struct mp_skip_run *m, size_t *p, struct skip_state *st, size_t *last_str)
+   are counted as skip_opcode would; anything else leaves *P and the count as
+   they were for skip_opcode. */
+static bool skip_small_dict(struct mp_skip_run *m, size_t *p, struct skip_state *st)
 {
 	const unsigned char *d = m->data;
-	size_t q = *p + 3, at, items = 0, first = m->memo_len, memo_len = first + 1;
+	size_t q = *p + 3, at, items = 0, memo_len = m->memo_len + 1;
 
-	if (m->len - *p < 4 || d[*p + 1] != MP_OP_MEMOIZE || d[*p + 2] != MP_OP_MARK || first >= m->len)
+	if (m->len - *p < 4 || d[*p + 1] != MP_OP_MEMOIZE || d[*p + 2] != MP_OP_MARK || m->memo_len >= m->len)
 		return false;
 	for (; q < m->len && d[q] != MP_OP_SETITEMS; items++) {
 		size_t size;
 
 		switch ((enum mp_pickle_opcode)d[q]) {
 		case MP_OP_BINGET: case MP_OP_BININT1: case MP_OP_BININT2: case MP_OP_BININT:
-		case MP_OP_NONE: case MP_OP_NEWTRUE: case MP_OP_NEWFALSE:
-			size = mp_pickle_ops[d[q]].size;
-			break;
-		case MP_OP_SHORT_BINUNICODE: /* its length is one byte */
-			size = m->len - q < 2 ? SIZE_MAX : 2 + (size_t)d[q + 1];
+		case MP_OP_NONE: case MP_OP_NEWTRUE: case MP_OP_NEWFALSE: case MP_OP_SHORT_BINUNICODE:
 			break;
 		default: return false;
 		}
-		if (size > m->len - q)
+		if ((size = mp_pickle_op_size(d, q, m->len)) == 0)
 			return false;
 		at = q;
 		q += size;
 		if (d[at] == MP_OP_SHORT_BINUNICODE && q < m->len && d[q] == MP_OP_MEMOIZE) {
-			/* (a put that does not start a group follows one of this dict in it) */
-			if (memo_len % (1u << MEMO_GROUP_SHIFT) == 0)
-				mp_memo_checkpoint(m->memo->checkpoints, memo_len, at, memo_len);
 			memo_len++;
 			q++;
 		}
 	}
 	if (q >= m->len || items % 2 != 0 || memo_len > m->len)
 		return false; /* (skip_opcode finds out what it is) */
-	/* the dict's own put, the first of them */
-	mp_memo_checkpoint(m->memo->checkpoints, first, *p, first);
 	m->memo_len = memo_len;
 	st->depth++;
 	st->prev_op = q;
-	*last_str = SIZE_MAX;
 	*p = q + 1;
 	return true;
 }
@@ -209,40 +188,22 @@ static bool continues_value(unsigned char op)
    opcodes may be simulated to find out which. */
 #define SKIP_LOOKAHEAD 64
 
-/* The far texts the skipper's memo holds (the table only it grows, where it may), and taking back
-   those noted past N. */
-static size_t far_texts(const struct mp_skip_run *m)
-{
-	return m->grow ? m->memo->ntexts : 0;
-}
-
-static void set_far_texts(struct mp_skip_run *m, size_t n)
-{
-	if (m->grow)
-		m->memo->ntexts = n;
-}
-
-/* Pass over the list whose first opcode is at START; on success set *END to
-   the offset after it. The value has ended once an opcode is seen that acts on
-   the enclosing structure (its closing SETITEMS, say). On failure, and for the
-   look-ahead past the end, memo_len is as before (entries past it may have
-   been written: they are written again before they are read). */
+/* Pass over the list whose first opcode is at START; on success set *END to the offset after it. The
+   value has ended once an opcode is seen that acts on the enclosing structure (its closing SETITEMS,
+   say). On failure the count is as before. */
 bool mp_pickle_skip_run(struct mp_skip_run *m, size_t start, size_t *end)
 {
 	struct skip_state st = { 0, 0, SIZE_MAX };
-	size_t p = start, last_str = SIZE_MAX, ahead = 0;
-	size_t start_memo = m->memo_len, start_texts = far_texts(m);
-	size_t done = SIZE_MAX, done_memo = 0, done_texts = 0;
+	size_t p = start, ahead = 0, start_memo = m->memo_len, done = SIZE_MAX, done_memo = 0;
 	bool looking_ahead = false;
 
 	while (p < m->len) {
-		enum skip_step r = m->data[p] == MP_OP_EMPTY_DICT && skip_small_dict(m, &p, &st, &last_str)
+		enum skip_step r = m->data[p] == MP_OP_EMPTY_DICT && skip_small_dict(m, &p, &st)
 					   ? SKIP_ON
-					   : skip_opcode(m, &p, &st, &last_str);
+					   : skip_opcode(m, &p, &st);
 
 		if (r == SKIP_ENDS && done != SIZE_MAX) {
 			m->memo_len = done_memo;
-			set_far_texts(m, done_texts);
 			*end = done;
 			return true;
 		}
@@ -251,7 +212,6 @@ bool mp_pickle_skip_run(struct mp_skip_run *m, size_t start, size_t *end)
 		if (st.depth == 1 && st.nmarks == 0) {
 			done = p;
 			done_memo = m->memo_len;
-			done_texts = far_texts(m);
 			looking_ahead = p < m->len && !continues_value(m->data[p]);
 			ahead = 0;
 		} else if (looking_ahead && ++ahead > SKIP_LOOKAHEAD) {
@@ -259,26 +219,23 @@ bool mp_pickle_skip_run(struct mp_skip_run *m, size_t start, size_t *end)
 		}
 	}
 	m->memo_len = start_memo;
-	set_far_texts(m, start_texts);
 	return false;
 }
 
 bool mp_pickle_skip_value(struct machine *m, size_t *end)
 {
-	struct mp_skip_run run = {
-		.data = m->data, .len = m->len, .memo = &m->memo, .memo_len = m->memo.len, .grow = true,
-		.marks = m->skip_marks, .marks_cap = m->skip_marks_cap,
-	};
-	size_t memo_len;
-	bool ok;
+	struct mp_skip_run run = { .data = m->data, .len = m->len, .memo_len = m->memo.len,
+				   .marks = m->skip_marks, .marks_cap = m->skip_marks_cap };
+	size_t after;
+	bool ok = m->ahead != NULL && mp_pickle_ahead_take(m, m->pos, m->memo.len, end, &after);
 
-	if (m->ahead != NULL && mp_pickle_ahead_take(m, m->pos, end, &memo_len)) {
-		m->memo.len = memo_len;
-		return true;
+	if (!ok) {
+		ok = mp_pickle_skip_run(&run, m->pos, end);
+		after = run.memo_len;
+		m->skip_marks = run.marks;
+		m->skip_marks_cap = run.marks_cap;
 	}
-	ok = mp_pickle_skip_run(&run, m->pos, end);
-	m->memo.len = run.memo_len;
-	m->skip_marks = run.marks;
-	m->skip_marks_cap = run.marks_cap;
+	if (ok)
+		mp_memo_count_range(&m->memo, m->pos, after);
 	return ok;
 }

@@ -177,7 +177,7 @@ static bool fast_block(struct stream *st, mp_val *kv, size_t *n, size_t *after)
 	*n = 0;
 	if (m->len - p < 2 || d[p] != MP_OP_MEMOIZE || d[p + 1] != MP_OP_MARK)
 		return false;
-	mp_pickle_count_put(m, p, start, true); /* the dict's own: a record */
+	mp_memo_count(&m->memo, start, true); /* the dict's own: a record */
 	p += 2;
 	if (mp_pickle_fast_pairs(m, &p, kv, n)) {
 		*after = p + 1;
@@ -205,7 +205,7 @@ static mp_err fast_blocks(struct stream *st, size_t at)
 
 	if (m->len - p < 3 || d[p] != MP_OP_MEMOIZE || d[p + 1] != MP_OP_MARK || d[p + 2] != MP_OP_EMPTY_DICT)
 		return MP_OK;
-	mp_pickle_count_put(m, p, at, true); /* the list's own put: a record's */
+	mp_memo_count(&m->memo, at, true); /* the list's own put: a record's */
 	for (p++; m->len - p >= 2 && d[p] == MP_OP_MARK && d[p + 1] == MP_OP_EMPTY_DICT; p++) {
 		if (m->nmarks == m->marks_cap &&
 		    mp_array_grow((void **)&m->marks, &m->marks_cap, m->nmarks + 1, sizeof *m->marks) != MP_OK)

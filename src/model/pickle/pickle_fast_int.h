@@ -9,7 +9,7 @@
    over). These functions read one such value from its first opcode to its
    last without the machine's stack, marks or open containers, and build it
    frozen (mp_heap_make). They count the memo puts inside it as the machine
-   would (mp_pickle_count_put), and write the container's own entry once it
+   would (mp_memo_count), and write the container's own entry once it
    is complete. Anything else makes them return false: the caller then
    restores the memo length and lets the machine read the value. */
 #ifndef MEMPROF_PICKLE_FAST_INT_H

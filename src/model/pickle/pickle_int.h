@@ -44,7 +44,6 @@ struct machine {
 	struct mp_pickle_spans *spans; /* dicts read in one go, by their bytes (mp_pickle_fast.c), or NULL */
 	bool spans_off;                /* the input does not repeat them: not cached */
 	struct mp_pickle_ahead *ahead; /* the second thread passing over skip keys' lists, or NULL */
-	size_t ahead_past;             /* it was past this offset when last asked */
 };
 
 /* The type tag of the stream reader's records on the stack, never a built value (mp_pickle_stream.c). */
@@ -62,7 +61,7 @@ void mp_pickle_machine_end(struct machine *m);
 mp_err mp_pickle_step(struct machine *m, bool *done) MP_WUR;
 
 
-/* Write frozen value V to memo INDEX, a put counted (mp_pickle_count_put) when
+/* Write frozen value V to memo INDEX, a put counted (mp_memo_count) when
    its container opened and written now that the container is complete. */
 mp_err mp_pickle_put_late(struct machine *m, uint64_t index, mp_val v) MP_WUR;
 
@@ -76,67 +75,40 @@ mp_err mp_pickle_settle(struct machine *m, struct slot *s, mp_val *out) MP_WUR;
 /* Whether the value about to be built is stored under one of the skip keys. */
 bool mp_pickle_at_skip_key(const struct machine *m);
 
-/* Pass over the list whose first opcode is at m->pos without building it;
-   on success the offset after it is in *END and the memo length counts what
-   the list memoized (unwritten, found again on a fetch: strings built then,
-   the rest as MP_SKIPPED; a BINPUT's entry written so). On failure nothing changed
-   that will be read. Takes the second thread's result when it has one. */
+/* Pass over the list whose first opcode is at m->pos without building it; on success the offset after
+   it is in *END and the memo counts what the list memoized, found again on a fetch (mp_memo_resolve:
+   strings built then, the rest MP_SKIPPED). On failure nothing changed. Takes the second thread's
+   result when it has one. */
 bool mp_pickle_skip_value(struct machine *m, size_t *end);
 
-/* What the skipper works on: the machine's memo, or a copy of its state in
-   the second thread (LAZY NULL there: strings past 2 GiB make it give up). */
+/* The skipper's state: its own count of the puts, and its own mark stack. It reads and counts, and
+   writes nothing shared: the machine and the second thread each run one. */
 struct mp_skip_run {
 	const unsigned char *data;
 	size_t len;
-	struct mp_memo *memo;
-	size_t memo_len; /* its own count of the puts (the memo's is the machine's) */
-	bool grow;       /* it may grow the memo's tables (not in the second thread) */
-	size_t *marks;   /* the skipper's own mark stack */
+	size_t memo_len;
+	size_t *marks;
 	size_t marks_cap;
 };
 
-/* The skipper on RUN from START (mp_pickle_skip.c). */
+/* The skipper on RUN from START (mp_pickle_skip.c): true with *END past the value and RUN's count
+   advanced by its puts; false with the count as it was. */
 bool mp_pickle_skip_run(struct mp_skip_run *run, size_t start, size_t *end);
 
-/* ---- the second thread (mp_pickle_ahead.c): it reads the input ahead of the
-   machine and passes over each list under a skip key, memo entries included,
-   so that the machine finds those lists done. The machine writes the memo at
-   offset X only once the thread is past X. */
+/* ---- the second thread (mp_pickle_ahead.c): a producer of skip ranges. It reads the input ahead of
+   the machine and passes over each list under a skip key, publishing where the list starts and ends and
+   the memo's count before and after it; the machine, at a list it would pass over, takes that range
+   instead of reading the list. It writes nothing the machine reads but its ring of results. */
 
 /* Start the thread for M when it pays (a projection of a big input, two CPUs). */
 void mp_pickle_ahead_start(struct machine *m);
 
-/* The thread's pass over the list at START: *END and the memo length after it.
-   False when it has none, or has not got there soon (it is then stopped, and the
-   machine goes on alone). */
-bool mp_pickle_ahead_take(struct machine *m, size_t start, size_t *end, size_t *memo_len);
-
-/* Whether the thread read the opcode at X (and so noted its memo checkpoint);
-   call after mp_pickle_ahead_guard(M, X). */
-bool mp_pickle_ahead_covers(struct machine *m, size_t x);
-
-/* Wait until the thread is past offset X (or ended); stop it if it does not get there soon. */
-void mp_pickle_ahead_wait(struct machine *m, size_t x);
+/* The thread's range for the list at START, the memo's count being MEMO_LEN there: *END and the count
+   after it. False when it has none, or has not got there soon, or counted otherwise (it is then
+   stopped, and the machine goes on alone). */
+bool mp_pickle_ahead_take(struct machine *m, size_t start, size_t memo_len, size_t *end, size_t *memo_after);
 
 /* Stop the thread and free it. */
 void mp_pickle_ahead_stop(struct machine *m);
-
-/* Before the machine writes the memo for a put at offset X. */
-static inline void mp_pickle_ahead_guard(struct machine *m, size_t x)
-{
-	if (m->ahead != NULL && x >= m->ahead_past)
-		mp_pickle_ahead_wait(m, x);
-}
-
-/* A MEMOIZE at PUT_OP of the value the opcode at VALUE_OP read, left unwritten:
-   a str or bytes just read, or (RECORD) a record of the stream reader. The memo
-   index is the next one (below the input length: each put takes a byte).
-   Inline: a big snapshot has tens of millions. */
-static inline void mp_pickle_count_put(struct machine *m, size_t put_op, size_t value_op, bool record)
-{
-	mp_pickle_ahead_guard(m, put_op);
-	/* The thread reading ahead notes the checkpoints of the puts it read. */
-	mp_memo_count(&m->memo, value_op, record, m->ahead == NULL || !mp_pickle_ahead_covers(m, put_op));
-}
 
 #endif

@@ -116,10 +116,22 @@ void mp_memo_store_skipped(struct mp_memo *memo, uint64_t index)
 
 bool mp_memo_holds_alone(const struct mp_memo *memo, uint64_t index, mp_val from)
 {
-	mp_val v;
+	mp_val v = MP_ABSENT;
 	size_t text_op;
 
 	return !bit(memo->pinned, index) && mp_memo_fetch(memo, index, &v, &text_op) == MP_MEMO_VALUE && v == from;
+}
+
+void mp_memo_count_range(struct mp_memo *memo, size_t start, size_t after)
+{
+	/* A group's checkpoint may come before its first put: reading again from START, the count at START
+	   in hand, passes the puts of the groups before it by. The groups only counted here are those the
+	   range holds the first put of; one that began before it has its checkpoint already. */
+	for (uint64_t g = memo->len >> MEMO_GROUP_SHIFT; memo->len < after && g <= (after - 1) >> MEMO_GROUP_SHIFT; g++)
+		if (memo->checkpoints[g].value_op == 0)
+			memo->checkpoints[g] = (struct mp_memo_checkpoint){ (uint64_t)start + 1, memo->len };
+	if (after > memo->len)
+		memo->len = after;
 }
 
 /* ---- entries found again */
@@ -152,7 +164,7 @@ bool mp_memo_resolve(struct mp_memo *memo, const unsigned char *data, size_t len
 		if (mp_pickle_next_op(data, p, len, &t) != MP_TOK_OK)
 			break;
 		size = t.size;
-		if (t.info->flags & MP_OPF_PUT) {
+		if (t.flags & MP_OPF_PUT) {
 			at = t.op == MP_OP_MEMOIZE ? next : t.arg;
 			if (at >> MEMO_GROUP_SHIFT == group && at < memo->len && memo->entry[at] == EMPTY &&
 			    !bit(memo->records, at) && prev != SIZE_MAX && !resolve_entry(memo, data, at, prev))

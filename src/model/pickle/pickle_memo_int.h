@@ -121,19 +121,21 @@ static inline void mp_memo_checkpoint(struct mp_memo_checkpoint *checkpoints, ui
 	}
 }
 
-/* Count a put of the next index after the opcode at VALUE_OP without writing it (RECORD: of a record);
-   CHECKPOINT: note its group's checkpoint (not where the thread reading ahead did). Inline: a big
-   snapshot has tens of millions. */
-static inline void mp_memo_count(struct mp_memo *memo, size_t value_op, bool record, bool checkpoint)
+/* Count a put of the next index after the opcode at VALUE_OP without writing it (RECORD: of a record).
+   Inline: a big snapshot has tens of millions. */
+static inline void mp_memo_count(struct mp_memo *memo, size_t value_op, bool record)
 {
 	uint64_t index = memo->len;
 
-	if (checkpoint)
-		mp_memo_checkpoint(memo->checkpoints, index, value_op, memo->len);
+	mp_memo_checkpoint(memo->checkpoints, index, value_op, memo->len);
 	if (record)
 		memo->records[index / 64] |= (uint64_t)1 << (index % 64);
 	memo->len = index + 1;
 }
+
+/* Count the puts of a value passed over from offset START, the count going from memo->len to AFTER:
+   each group of indices that begins there is found again by reading from START. */
+void mp_memo_count_range(struct mp_memo *memo, size_t start, size_t after);
 
 /* Write the counted entries of INDEX's group, reading the LEN bytes at DATA again from the group's
    checkpoint up to offset UPTO as they were read the first time: texts built when fetched, the rest

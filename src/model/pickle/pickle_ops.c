@@ -4,12 +4,8 @@
 
 const struct mp_pickle_opinfo mp_pickle_ops[256] = {
 #define MP_PICKLE_OP_ROW(name, byte, arg, n, pops, pushes, flags) \
-	[(byte)] = { #name, MP_ARG_##arg, (n), (pops), (pushes), (flags),                    \
-		     ((flags) & MP_OPF_DATA) && MP_ARG_##arg != MP_ARG_COUNTED ? 1 + (n) : 0 },
+	[(byte)] = { #name, MP_ARG_##arg, (n), (pops), (pushes), (flags) },
 	MP_PICKLE_OPCODES(MP_PICKLE_OP_ROW)
 #undef MP_PICKLE_OP_ROW
 };
 
-const uint64_t mp_pickle_le_mask[9] = {
-	0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffffull, 0xffffffffffffull, 0xffffffffffffffull, ~0ull,
-};

@@ -15,7 +15,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 /* The operand after the opcode byte. */
 enum mp_pickle_arg {
@@ -134,19 +133,17 @@ struct mp_pickle_opinfo {
 	uint8_t n;      /* the operand's bytes, or its length's */
 	uint8_t pops, pushes;
 	uint16_t flags; /* MP_OPF_* */
-	uint8_t size;   /* the bytes a data opcode takes when it has no counted operand, else 0 */
 };
 
 extern const struct mp_pickle_opinfo mp_pickle_ops[256];
-/* The low N bytes of a word, N = 0..8. */
-extern const uint64_t mp_pickle_le_mask[9];
 
-/* One opcode in the input: its byte, what the table says of it, the bytes it takes (operand
-   included), and its operand: a fixed one's value, or a counted one's length (its bytes follow
-   at the offset of the opcode plus 1 + info->n). */
+/* One opcode in the input: its byte, its row's operand bytes, stack effect and flags, the bytes it
+   takes (operand included), and its operand: a fixed one's value, or a counted one's length (its bytes
+   follow at the offset of the opcode plus 1 + N). */
 struct mp_pickle_tok {
 	unsigned char op;
-	const struct mp_pickle_opinfo *info;
+	uint8_t n, pops, pushes;
+	uint16_t flags;
 	size_t size;
 	uint64_t arg;
 };
@@ -167,60 +164,76 @@ static inline uint64_t mp_pickle_read_le(const unsigned char *p, size_t n)
 	return v;
 }
 
-/* The same when 8 bytes at P may be read (REST >= 8): one load on a little-endian machine. */
-static inline uint64_t mp_pickle_read_le_fast(const unsigned char *p, size_t n, size_t rest)
+/* One opcode's token from its operand at A (REST bytes left after the opcode byte), by the kind of
+   its operand; N and DATA are constants of the opcode's row. */
+static inline enum mp_pickle_tok_status mp_pickle_tok_NONE(const unsigned char *a, size_t rest, size_t n, bool data,
+							   struct mp_pickle_tok *t)
 {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	if (rest >= 8) {
-		uint64_t v;
-
-		memcpy(&v, p, 8);
-		return v & mp_pickle_le_mask[n];
-	}
-#else
-	(void)rest;
-#endif
-	return mp_pickle_read_le(p, n);
+	(void)a, (void)rest, (void)n;
+	t->arg = 0;
+	t->size = 1;
+	return data ? MP_TOK_OK : MP_TOK_REFUSED;
 }
 
-/* The tokenizer: the opcode at P of the LEN bytes at D (P < LEN) into *T. Inline: every pass
-   reads every opcode through it, tens of millions in a big snapshot. */
-static inline enum mp_pickle_tok_status mp_pickle_next_op(const unsigned char *d, size_t p, size_t len,
-							  struct mp_pickle_tok *t)
+static inline enum mp_pickle_tok_status mp_pickle_tok_FIXED(const unsigned char *a, size_t rest, size_t n,
+							    bool data, struct mp_pickle_tok *t)
 {
-	const struct mp_pickle_opinfo *i = &mp_pickle_ops[d[p]];
-	size_t rest = len - p - 1;
-
-	t->op = d[p];
-	t->info = i;
-	if (!(i->flags & MP_OPF_DATA))
+	if (!data)
 		return MP_TOK_REFUSED;
-	if (i->n > rest)
+	if (n > rest)
 		return MP_TOK_SHORT;
-	t->arg = mp_pickle_read_le_fast(d + p + 1, i->n, rest);
-	t->size = 1 + (size_t)i->n;
-	if (i->arg == MP_ARG_COUNTED) {
-		if (t->arg > rest - i->n)
-			return MP_TOK_SHORT;
-		t->size += (size_t)t->arg;
-	}
+	t->arg = mp_pickle_read_le(a, n);
+	t->size = 1 + n;
 	return MP_TOK_OK;
 }
 
-/* The bytes the data opcode at P takes, 0 when it is none or is cut short: the tokenizer without the
-   operand's value, for the passes that only step over opcodes. */
+static inline enum mp_pickle_tok_status mp_pickle_tok_COUNTED(const unsigned char *a, size_t rest, size_t n,
+							      bool data, struct mp_pickle_tok *t)
+{
+	if (!data)
+		return MP_TOK_REFUSED;
+	if (n > rest || (t->arg = mp_pickle_read_le(a, n)) > rest - n)
+		return MP_TOK_SHORT;
+	t->size = 1 + n + (size_t)t->arg;
+	return MP_TOK_OK;
+}
+
+static inline enum mp_pickle_tok_status mp_pickle_tok_LINE(const unsigned char *a, size_t rest, size_t n, bool data,
+							   struct mp_pickle_tok *t)
+{
+	(void)a, (void)rest, (void)n, (void)data, (void)t;
+	return MP_TOK_REFUSED;
+}
+
+/* The tokenizer: the opcode at P of the LEN bytes at D (P < LEN) into *T. Inline, and a switch made
+   from the table, so that each opcode's operand size is a constant the processor can run ahead with
+   (a size loaded from the table made every opcode wait for the one before): every pass reads every
+   opcode through it, tens of millions in a big snapshot. */
+static inline __attribute__((always_inline)) enum mp_pickle_tok_status
+mp_pickle_next_op(const unsigned char *d, size_t p, size_t len, struct mp_pickle_tok *t)
+{
+	size_t rest = len - p - 1;
+
+	t->op = d[p];
+	t->flags = 0;
+	switch (d[p]) {
+#define MP_PICKLE_TOK_CASE(name, byte, arg, n, pops, pushes, flags)                         \
+	case (byte):                                                                         \
+		*t = (struct mp_pickle_tok){ (byte), (n), (pops), (pushes), (flags), 0, 0 }; \
+		return mp_pickle_tok_##arg(d + p + 1, rest, (n), ((flags) & MP_OPF_DATA) != 0, t);
+		MP_PICKLE_OPCODES(MP_PICKLE_TOK_CASE)
+#undef MP_PICKLE_TOK_CASE
+	default:
+		return MP_TOK_REFUSED;
+	}
+}
+
+/* The bytes the data opcode at P takes, 0 when it is none or is cut short. */
 static inline size_t mp_pickle_op_size(const unsigned char *d, size_t p, size_t len)
 {
-	const struct mp_pickle_opinfo *i = &mp_pickle_ops[d[p]];
-	size_t rest = len - p - 1;
-	uint64_t n;
+	struct mp_pickle_tok t;
 
-	if (i->size != 0)
-		return i->size <= rest + 1 ? i->size : 0;
-	if (i->arg != MP_ARG_COUNTED || !(i->flags & MP_OPF_DATA) || i->n > rest)
-		return 0;
-	n = mp_pickle_read_le_fast(d + p + 1, i->n, rest);
-	return n > rest - i->n ? 0 : 1 + (size_t)i->n + (size_t)n;
+	return mp_pickle_next_op(d, p, len, &t) == MP_TOK_OK ? t.size : 0;
 }
 
 /* Whether OP pushes a str or bytes read from its operand. */
