@@ -160,9 +160,25 @@ static bool pairs(struct machine *m, size_t *p, mp_val *kv, size_t *n, int depth
 	return *p < m->len && *n > 0 && (m->len - *p < 2 || d[*p + 1] != MP_OP_MARK);
 }
 
-bool mp_pickle_fast_pairs(struct machine *m, size_t *p, mp_val *kv, size_t *n)
+bool mp_pickle_fast_record(struct machine *m, mp_val *kv, size_t *n, size_t *after)
 {
-	return pairs(m, p, kv, n, 0);
+	const unsigned char *d = m->data;
+	size_t start = m->pos, p = start + 1, memo_len = m->memo.len;
+
+	*n = 0;
+	if (m->len - p < 2 || d[p] != MP_OP_MEMOIZE || d[p + 1] != MP_OP_MARK)
+		return false;
+	mp_memo_count(&m->memo, start, true); /* the dict's own: a record */
+	p += 2;
+	if (pairs(m, &p, kv, n, 0)) {
+		*after = p + 1;
+		m->pos = start; /* (a list passed over moved it) */
+		return true;
+	}
+	m->memo.len = memo_len;
+	m->pos = start;
+	*n = 0;
+	return false;
 }
 
 /* ---- the cache of dicts by their bytes */

@@ -260,33 +260,23 @@ static mp_err pop_mark(struct machine *m, size_t *first)
 	return MP_OK;
 }
 
-/* Add stack[first..nstack) to the container at stack[first-1] (pairs for a dict). */
-static mp_err fill_from(struct machine *m, size_t first, bool pairs)
+/* Add stack[first..nstack) to container C (in pairs for a dict), then pop them; OP names the opcode. */
+static mp_err add_items(struct machine *m, mp_val c, size_t first, bool pairs, const char *op)
 {
-	struct slot *target;
 	mp_val a, b;
 	mp_err err;
 
-	if (first == 0 || first - 1 < (m->nmarks ? m->marks[m->nmarks - 1] : 0))
-		return corrupt(m, "no container below the items");
-	target = &m->stack[first - 1];
-	if (mp_val_type(target->v) != (pairs ? MP_T_DICT : MP_T_LIST))
-		return corrupt(m, pairs ? "SETITEMS target is not a dict" : "APPENDS target is not a list");
 	if (pairs && (m->nstack - first) % 2 != 0)
-		return corrupt(m, "odd number of items for SETITEMS");
+		return mp_fail(m->diag, MP_E_CORRUPT, "pickle: odd number of items for %s at byte %zu", op, m->opos);
 	for (size_t i = first; i < m->nstack; i += pairs ? 2 : 1) {
-		err = mp_pickle_settle(m, &m->stack[i], &a);
-		if (err != MP_OK)
+		if ((err = mp_pickle_settle(m, &m->stack[i], &a)) != MP_OK)
 			return err;
-		if (pairs) {
-			if (!mp_heap_hashable(m->heap, a))
-				return corrupt(m, "unhashable dict key");
-			err = mp_pickle_settle(m, &m->stack[i + 1], &b);
-			if (err == MP_OK)
-				err = mp_heap_setitem(m->heap, target->v, a, b);
-		} else {
-			err = mp_heap_append(m->heap, target->v, a);
-		}
+		if (pairs && !mp_heap_hashable(m->heap, a))
+			return corrupt(m, "unhashable dict key");
+		if (pairs && (err = mp_pickle_settle(m, &m->stack[i + 1], &b)) == MP_OK)
+			err = mp_heap_setitem(m->heap, c, a, b);
+		else if (!pairs)
+			err = mp_heap_append(m->heap, c, a);
 		if (err != MP_OK)
 			return err == MP_E_UNSUPPORTED || err == MP_E_NOMEM || err == MP_E_LIMIT
 				       ? heap_error(m, err)
@@ -296,51 +286,33 @@ static mp_err fill_from(struct machine *m, size_t first, bool pairs)
 	return MP_OK;
 }
 
-static mp_err op_setitems_or_appends(struct machine *m, bool pairs, bool marked)
+/* APPEND(S) and SETITEM(S): into the container below the items (MARKED: below their mark). */
+static mp_err op_fill(struct machine *m, bool pairs, bool marked)
 {
-	size_t first = 0;
-	mp_err err;
+	size_t first = m->nstack - (pairs ? 2 : 1);
+	mp_err err = marked ? pop_mark(m, &first) : MP_OK;
+	mp_val target;
 
-	if (marked) {
-		err = pop_mark(m, &first);
-	} else {
-		err = need_stack(m, pairs ? 3 : 2);
-		first = m->nstack - (pairs ? 2 : 1);
-	}
 	if (err != MP_OK)
 		return err;
-	return fill_from(m, first, pairs);
+	if (first == 0 || first - 1 < (m->nmarks ? m->marks[m->nmarks - 1] : 0))
+		return corrupt(m, "no container below the items");
+	target = m->stack[first - 1].v;
+	if (mp_val_type(target) != (pairs ? MP_T_DICT : MP_T_LIST))
+		return corrupt(m, pairs ? "SETITEMS target is not a dict" : "APPENDS target is not a list");
+	return add_items(m, target, first, pairs, "SETITEMS");
 }
 
 /* Build a tuple (or, for LIST/DICT, a list/dict) from stack[first..nstack). */
 static mp_err build_from(struct machine *m, size_t first, enum mp_vtype type)
 {
-	mp_val c, v, canon;
+	mp_val c, canon;
 	mp_err err = mp_heap_open(m->heap, type, &c);
 
 	if (err != MP_OK)
 		return heap_error(m, err);
-	if (type == MP_T_DICT && (m->nstack - first) % 2 != 0)
-		return corrupt(m, "odd number of items for DICT");
-	for (size_t i = first; i < m->nstack; i++) {
-		err = mp_pickle_settle(m, &m->stack[i], &v);
-		if (err != MP_OK)
-			return err;
-		if (type == MP_T_DICT) {
-			mp_val val;
-
-			if (!mp_heap_hashable(m->heap, v))
-				return corrupt(m, "unhashable dict key");
-			err = mp_pickle_settle(m, &m->stack[++i], &val);
-			if (err == MP_OK)
-				err = mp_heap_setitem(m->heap, c, v, val);
-		} else {
-			err = mp_heap_append(m->heap, c, v);
-		}
-		if (err != MP_OK)
-			return heap_error(m, err);
-	}
-	m->nstack = first;
+	if ((err = add_items(m, c, first, type == MP_T_DICT, "DICT")) != MP_OK)
+		return err;
 	if (type == MP_T_TUPLE) {
 		err = mp_heap_freeze(m->heap, c, &canon);
 		if (err != MP_OK)
@@ -352,25 +324,6 @@ static mp_err build_from(struct machine *m, size_t first, enum mp_vtype type)
 	return mp_pickle_push(m, c);
 }
 
-static mp_err op_tuple_n(struct machine *m, size_t n)
-{
-	mp_err err = need_stack(m, n);
-
-	if (err != MP_OK)
-		return err;
-	return build_from(m, m->nstack - n, MP_T_TUPLE);
-}
-
-static mp_err op_marked_build(struct machine *m, enum mp_vtype type)
-{
-	size_t first = 0;
-	mp_err err = pop_mark(m, &first);
-
-	if (err != MP_OK)
-		return err;
-	return build_from(m, first, type);
-}
-
 static mp_err op_mark(struct machine *m)
 {
 	if (m->nmarks == m->marks_cap &&
@@ -380,21 +333,8 @@ static mp_err op_mark(struct machine *m)
 	return MP_OK;
 }
 
-static mp_err op_pop(struct machine *m)
-{
-	mp_err err = need_stack(m, 1);
-
-	if (err == MP_OK)
-		m->nstack--;
-	return err;
-}
-
 static mp_err op_dup(struct machine *m)
 {
-	mp_err err = need_stack(m, 1);
-
-	if (err != MP_OK)
-		return err;
 	/* Two slots now share the value: neither may recycle it. */
 	if (m->stack[m->nstack - 1].memo != NO_MEMO)
 		mp_memo_pin(&m->memo, m->stack[m->nstack - 1].memo, true);
@@ -425,6 +365,8 @@ mp_err mp_pickle_step(struct machine *m, bool *done)
 {
 	struct mp_pickle_tok t;
 	enum mp_pickle_tok_status status = mp_pickle_next_op(m->data, m->pos, m->len, &t);
+	size_t first = 0;
+	mp_err err;
 
 	m->prev_opos = m->opos;
 	m->opos = m->pos;
@@ -433,6 +375,10 @@ mp_err mp_pickle_step(struct machine *m, bool *done)
 	if (status == MP_TOK_SHORT)
 		return truncated(m);
 	m->pos += t.size;
+	/* the values it takes, above the topmost mark (a put's and STOP's are checked where they are) */
+	if (!(t.flags & (MP_OPF_PUT | MP_OPF_TO_MARK | MP_OPF_STOP)) && t.pops > 0 &&
+	    (err = need_stack(m, t.pops)) != MP_OK)
+		return err;
 	switch ((enum mp_pickle_opcode)t.op) {
 	case MP_OP_PROTO:
 		return t.arg > 5 ? mp_fail(m->diag, MP_E_UNSUPPORTED, "pickle: protocol %u is newer than 5", (unsigned)t.arg)
@@ -440,18 +386,19 @@ mp_err mp_pickle_step(struct machine *m, bool *done)
 	case MP_OP_FRAME: return t.arg > m->len - m->pos ? truncated(m) : MP_OK;
 	case MP_OP_STOP: *done = true; return MP_OK;
 	case MP_OP_MARK: return op_mark(m);
-	case MP_OP_POP: return op_pop(m);
+	case MP_OP_POP: m->nstack--; return MP_OK;
 	case MP_OP_POP_MARK: return pop_mark(m, &m->nstack);
 	case MP_OP_DUP: return op_dup(m);
 	case MP_OP_EMPTY_DICT: return push_empty(m, MP_T_DICT);
 	case MP_OP_EMPTY_LIST: return push_container(m, MP_T_LIST);
 	case MP_OP_EMPTY_TUPLE: case MP_OP_TUPLE1: case MP_OP_TUPLE2: case MP_OP_TUPLE3:
-		return op_tuple_n(m, t.pops);
-	case MP_OP_TUPLE: return op_marked_build(m, MP_T_TUPLE);
-	case MP_OP_LIST: return op_marked_build(m, MP_T_LIST);
-	case MP_OP_DICT: return op_marked_build(m, MP_T_DICT);
+		return build_from(m, m->nstack - t.pops, MP_T_TUPLE);
+	case MP_OP_TUPLE: case MP_OP_LIST: case MP_OP_DICT:
+		if ((err = pop_mark(m, &first)) != MP_OK)
+			return err;
+		return build_from(m, first, t.op == MP_OP_TUPLE ? MP_T_TUPLE : t.op == MP_OP_LIST ? MP_T_LIST : MP_T_DICT);
 	case MP_OP_APPEND: case MP_OP_APPENDS: case MP_OP_SETITEM: case MP_OP_SETITEMS:
-		return op_setitems_or_appends(m, t.flags & MP_OPF_PAIRS, t.flags & MP_OPF_TO_MARK);
+		return op_fill(m, t.flags & MP_OPF_PAIRS, t.flags & MP_OPF_TO_MARK);
 	case MP_OP_BININT: return mp_pickle_push(m, mp_val_from_small_int((int32_t)(uint32_t)t.arg));
 	case MP_OP_BININT1: case MP_OP_BININT2: return mp_pickle_push(m, mp_val_from_small_int((int64_t)t.arg));
 	case MP_OP_LONG1: case MP_OP_LONG4: return push_long(m, &t);
@@ -469,10 +416,8 @@ mp_err mp_pickle_step(struct machine *m, bool *done)
 	}
 }
 
-static mp_err run(struct machine *m, mp_val *root)
+mp_err mp_pickle_run(struct machine *m, mp_err (*step)(void *ctx, bool *done), void *ctx)
 {
-	mp_pickle_progress_fn progress = m->opts ? m->opts->progress : NULL;
-	void *ctx = m->opts ? m->opts->progress_ctx : NULL;
 	size_t next_progress = PROGRESS_STEP;
 	bool done = false;
 	mp_err err;
@@ -481,18 +426,30 @@ static mp_err run(struct machine *m, mp_val *root)
 		if (m->pos >= m->len) {
 			m->opos = m->pos;
 			return mp_fail(m->diag, MP_E_TRUNCATED,
-				       m->len == 0 ? "pickle: empty input"
-						   : "pickle: data ends before STOP at byte %zu",
+				       m->len == 0 ? "pickle: empty input" : "pickle: data ends before STOP at byte %zu",
 				       m->pos);
 		}
-		err = mp_pickle_step(m, &done);
-		if (err != MP_OK)
+		if ((err = step(ctx, &done)) != MP_OK)
 			return err;
-		if (progress != NULL && m->pos >= next_progress) {
-			progress(ctx, m->opos);
+		if (m->opts != NULL && m->opts->progress != NULL && m->pos >= next_progress) {
+			m->opts->progress(m->opts->progress_ctx, m->opos);
 			next_progress = m->pos + PROGRESS_STEP;
 		}
 	}
+	return MP_OK;
+}
+
+static mp_err machine_step(void *m, bool *done)
+{
+	return mp_pickle_step(m, done);
+}
+
+static mp_err run(struct machine *m, mp_val *root)
+{
+	mp_err err = mp_pickle_run(m, machine_step, m);
+
+	if (err != MP_OK)
+		return err;
 	if (m->nstack == 0 || (m->nmarks && m->marks[m->nmarks - 1] == m->nstack))
 		return corrupt(m, "STOP with nothing on the stack");
 	err = mp_pickle_settle(m, &m->stack[m->nstack - 1], root);

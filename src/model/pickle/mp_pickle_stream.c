@@ -158,41 +158,9 @@ static mp_err end_list(struct stream *st, enum role r)
 	return MP_OK;
 }
 
-/* ---- a block as CPython writes it, read in one go
-
-   '}' MEMOIZE '(' then its pairs (mp_pickle_fast_pairs: keys strs, values
-   atoms, a list under a skip key passed over, frames read in one go), then
-   SETITEMS: nearly every block of a big snapshot. Its puts are done as the
-   machine does them. At anything else the machine reads the block from its
-   '}', the memo length as it was (what was done again is done the same way). */
-
-/* Read the block dict at m->pos into KV (*N pairs); *AFTER: the offset past its SETITEMS.
-   False: the machine reads it (m->pos and the memo length are as they were). */
-static bool fast_block(struct stream *st, mp_val *kv, size_t *n, size_t *after)
-{
-	struct machine *m = &st->m;
-	const unsigned char *d = m->data;
-	size_t start = m->pos, p = start + 1, memo_len = m->memo.len;
-
-	*n = 0;
-	if (m->len - p < 2 || d[p] != MP_OP_MEMOIZE || d[p + 1] != MP_OP_MARK)
-		return false;
-	mp_memo_count(&m->memo, start, true); /* the dict's own: a record */
-	p += 2;
-	if (mp_pickle_fast_pairs(m, &p, kv, n)) {
-		*after = p + 1;
-		m->pos = start;
-		return true;
-	}
-	m->memo.len = memo_len;
-	m->pos = start;
-	*n = 0;
-	return false;
-}
-
 /* The blocks of the list just opened at AT (its placeholder on top of the stack), read in
    one go and handed to the builder, batch after batch: MEMOIZE, then '(' blocks 'e'. At a
-   block fast_block does not take, the machine goes on from that block, its batch's MARK
+   block mp_pickle_fast_record does not take, the machine goes on from that block, its batch's MARK
    pushed and the blocks before it handed over, as if it had read them itself (they were the
    newest list's, in order); at anything else, from where this stopped. */
 static mp_err fast_blocks(struct stream *st, size_t at)
@@ -212,7 +180,7 @@ static mp_err fast_blocks(struct stream *st, size_t at)
 			return MP_E_NOMEM;
 		m->marks[m->nmarks++] = m->nstack;
 		for (m->pos = ++p; m->pos < m->len && d[m->pos] == MP_OP_EMPTY_DICT; m->pos = after) {
-			if (!fast_block(st, kv, &n, &after))
+			if (!mp_pickle_fast_record(m, kv, &n, &after))
 				return MP_OK; /* the machine reads this block */
 			if ((err = mp_sb_block(st->sb, kv, n)) != MP_OK)
 				return err;
@@ -255,7 +223,7 @@ static mp_err op_open(struct stream *st, bool is_dict, bool *taken)
 	if (is_record(r)) {
 		mp_val kv[2 * MP_FAST_PAIRS];
 		size_t n = 0, after = 0;
-		bool fast = r == R_BLOCK && fast_block(st, kv, &n, &after);
+		bool fast = r == R_BLOCK && mp_pickle_fast_record(m, kv, &n, &after);
 
 		if (mp_array_grow((void **)&st->recs, &st->recs_cap, st->nrecs + 1, sizeof *st->recs) != MP_OK ||
 		    mp_array_grow((void **)&st->kv, &st->kv_cap, st->nkv + 2 * n, sizeof *st->kv) != MP_OK)
@@ -483,25 +451,16 @@ static mp_err finish_root(struct stream *st)
 	return MP_OK;
 }
 
+static mp_err stream_step(void *st, bool *done)
+{
+	return step(st, done);
+}
+
 static mp_err run(struct stream *st)
 {
-	struct machine *m = &st->m;
-	mp_pickle_progress_fn progress = m->opts ? m->opts->progress : NULL;
-	size_t next_progress = PROGRESS_STEP;
-	bool done = false;
-	mp_err err;
+	mp_err err = mp_pickle_run(&st->m, stream_step, st);
 
-	while (!done) {
-		if (m->pos >= m->len)
-			return MP_E_UNSUPPORTED;
-		if ((err = step(st, &done)) != MP_OK)
-			return err;
-		if (progress != NULL && m->pos >= next_progress) {
-			progress(m->opts->progress_ctx, m->opos);
-			next_progress = m->pos + PROGRESS_STEP;
-		}
-	}
-	return finish_root(st);
+	return err != MP_OK ? err : finish_root(st);
 }
 
 mp_err mp_pickle_read_snapshot(mp_heap *heap, const unsigned char *data, size_t len,

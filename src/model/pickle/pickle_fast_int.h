@@ -23,11 +23,11 @@
 /* Most pairs in a dict read so. */
 #define MP_FAST_PAIRS 16
 
-/* The pairs of a dict from *P (just after its MARK) up to its SETITEMS, where
-   *P is left: keys strs, values atoms, lists passed over under a skip key,
-   small containers or values fetched from the memo; at most MP_FAST_PAIRS, no
-   key twice, no second batch. KV gets the *N pairs. */
-bool mp_pickle_fast_pairs(struct machine *m, size_t *p, mp_val *kv, size_t *n);
+/* A record of the stream reader at m->pos ('}' MEMOIZE '(' pairs SETITEMS, its own put counted as a
+   record's, never built): keys strs, values atoms, lists passed over under a skip key, small containers
+   or values fetched from the memo; at most MP_FAST_PAIRS, no key twice, no second batch. KV gets the *N
+   pairs, *AFTER the offset past its SETITEMS; false with the memo's count as it was. m->pos stays. */
+bool mp_pickle_fast_record(struct machine *m, mp_val *kv, size_t *n, size_t *after);
 
 /* Read the dict (IS_DICT) or list at m->pos and push it; false with m->pos and
    the memo length as they were. */

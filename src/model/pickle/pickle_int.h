@@ -57,6 +57,10 @@ mp_err mp_pickle_machine_start(struct machine *m, mp_heap *heap, const unsigned 
 				const struct mp_pickle_opts *opts, mp_diag *diag) MP_WUR;
 void mp_pickle_machine_end(struct machine *m);
 
+/* Run M with STEP (the machine's, or a reader's that takes some opcodes over) until it says STOP,
+   telling the progress function as the input is consumed; MP_E_TRUNCATED when the input ends first. */
+mp_err mp_pickle_run(struct machine *m, mp_err (*step)(void *ctx, bool *done), void *ctx) MP_WUR;
+
 /* Execute the opcode at m->pos; *DONE is set by STOP. */
 mp_err mp_pickle_step(struct machine *m, bool *done) MP_WUR;
 
