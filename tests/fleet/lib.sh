@@ -34,3 +34,19 @@ fleet_launch() {
 	fi
 	launcher=$(cat "$work/launcher")
 }
+
+# fleet_dist_job: for a test of a tests/testbed/dist.sh job: its OUTDIR $job (stopped at the end, with the
+# rest) and its build $torch (MEMPROF_DIST_TORCH, default pypi-2.14.1).
+fleet_dist_job() {
+	job=$work/job
+	torch=${MEMPROF_DIST_TORCH:-pypi-2.14.1}
+	trap '"$top/tests/testbed/dist.sh" --stop "$job" >/dev/null 2>&1; fleet_cleanup' EXIT
+}
+
+# fleet_stop_watch: Ctrl-C to the watch ($watcher); its exit status in $rc.
+fleet_stop_watch() {
+	kill -INT "$watcher"
+	wait "$watcher"
+	rc=$?
+	watcher=
+}

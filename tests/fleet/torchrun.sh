@@ -10,10 +10,7 @@
 set -uo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-job=$work/job
-stop_job() { "$top/tests/testbed/dist.sh" --stop "$job" >/dev/null 2>&1; fleet_cleanup; }
-trap stop_job EXIT
-torch=${MEMPROF_DIST_TORCH:-pypi-2.14.1}
+fleet_dist_job
 "$top/tests/testbed/dist.sh" "$torch" "$top/tests/testbed/jobs/uneven.py" live "$job" >"$work/dist.vars" \
 	2>"$work/dist.err"
 case $? in

@@ -37,10 +37,7 @@ oom_check_files "rank 0" "$work/out/rank-0" "$work/job-0" fragmentation
 	grep -q "first cause: fragmentation" "$work/fleet.txt" && grep -Eq "^ +1 +[0-9.]+MiB" "$work/fleet.txt" &&
 	ok "fleet over the watch's directory: rank 0's OOM explained beside rank 1's state at that moment" ||
 	bad "fleet over the watch's directory: $(head -30 "$work/fleet.txt" | tr '\n' ' ')"
-kill -INT "$watcher"
-wait "$watcher"
-rc=$?
-watcher=
+fleet_stop_watch
 [ "$rc" -eq 0 ] && grep -q "stopped watching; 1 OOM$" "$work/watch.out" && kill -0 "$(cat "$work/job-1/pid")" &&
 	"$top/tests/testbed/job.sh" --resume "$work/job-1" >/dev/null 2>&1 &&
 	ok "Ctrl-C: the watch let the ranks go on" || bad "Ctrl-C: rc $rc, $(tail -2 "$work/watch.out" | tr '\n' ' ')"

@@ -9,10 +9,7 @@
 set -uo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-job=$work/job
-stop_job() { "$top/tests/testbed/dist.sh" --stop "$job" >/dev/null 2>&1; fleet_cleanup; }
-trap stop_job EXIT
-torch=${MEMPROF_DIST_TORCH:-pypi-2.14.1}
+fleet_dist_job
 mkdir -p "$job"
 "$top/tests/testbed/dist.sh" --max-restarts 1 "$torch" "$top/tests/testbed/jobs/restart.py" live "$job" \
 	>"$work/dist.vars" 2>"$work/dist.err" &
@@ -63,10 +60,7 @@ grep -q "$said; the other 3 ranks' snapshots" "$work/watch.out" &&
 	grep -q "rank 1 ran out of memory (1 OOM; the first: $work/out/rank-1/oom-1.json)" "$work/fleet.txt" &&
 	ok "fleet over the watch's directory: rank 1's OOM beside the others' state" ||
 	bad "fleet: $(head -30 "$work/fleet.txt" | tr '\n' ' ')"
-kill -INT "$watcher"
-wait "$watcher"
-rc=$?
-watcher=
+fleet_stop_watch
 [ "$rc" -eq 0 ] && grep -q "stopped watching; 1 OOM$" "$work/watch.out" &&
 	ok "Ctrl-C: the watch ended cleanly" || bad "Ctrl-C: rc $rc, $(tail -2 "$work/watch.out" | tr '\n' ' ')"
 finish

@@ -40,6 +40,19 @@ report() {
 		head -80 | sed 's/^/    /'
 }
 
+# verdict NAME LOG RC [WHAT]: a program's run judged by its log and status: a report, a failure, or ok (WHAT).
+verdict() {
+	if grep -q 'ThreadSanitizer' "$2"; then
+		bad "$1: ThreadSanitizer reported:"
+		report "$2"
+	elif [ "$3" -ne 0 ]; then
+		bad "$1: status $3"
+		tail -20 "$2"
+	else
+		ok "$1${4:+: $4}"
+	fi
+}
+
 # ---- the compiler: a racy program must be caught (status 66, "data race"), or nothing below means anything
 phase "the compiler: $cc $tsan_cflags"
 runner=()
@@ -148,16 +161,7 @@ phase "the unit tests"
 for t in $unit_tests; do
 	(cd "$builddir" && MEMPROF_AHEAD_MIN=0 MEMPROF="$tsan" PYTHON="$py" srcdir="$top/tests" top_srcdir="$top" \
 		"${runner[@]}" "$builddir/$t") >"$tmp/unit.log" 2>&1
-	rc=$?
-	if grep -q 'ThreadSanitizer' "$tmp/unit.log"; then
-		bad "$t: ThreadSanitizer reported:"
-		report "$tmp/unit.log"
-	elif [ $rc -ne 0 ]; then
-		bad "$t: status $rc"
-		tail -20 "$tmp/unit.log"
-	else
-		ok "$t"
-	fi
+	verdict "$t" "$tmp/unit.log" $?
 done
 
 # ---- the fuzz harnesses' replays: the stream reader with the thread against the generic one-thread reader (the
@@ -168,16 +172,7 @@ replay() { # NAME DIR...
 	local name=$1
 	shift
 	MEMPROF_AHEAD_MIN=0 "${runner[@]}" "$builddir/tests/fuzz/replay_$name" "$@" >"$tmp/replay.log" 2>&1
-	rc=$?
-	if grep -q 'ThreadSanitizer' "$tmp/replay.log"; then
-		bad "replay_$name: ThreadSanitizer reported:"
-		report "$tmp/replay.log"
-	elif [ $rc -ne 0 ]; then
-		bad "replay_$name: status $rc"
-		tail -20 "$tmp/replay.log"
-	else
-		ok "replay_$name: $(tail -1 "$tmp/replay.log") (${*#"$top/"})"
-	fi
+	verdict "replay_$name" "$tmp/replay.log" $? "$(tail -1 "$tmp/replay.log") (${*#"$top/"})"
 }
 replay pickle "$fz/corpus/pickle" "$fz/regress/pickle"
 replay analyses "$fz/corpus/pickle" "$fz/corpus/json" "$fz/regress/analyses"
