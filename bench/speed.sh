@@ -26,10 +26,12 @@ oracle_runs=${BENCH_ORACLE_RUNS:-3} # the oracle's time varies most on a shared 
 bench_oracle_init
 oracle=$odir/trixie/_memory_viz.py
 
-# median CMD...: $runs runs; "wall_s peak_rss_kib" (medians) into $tmp/med; the last run's stdout in $tmp/out
+# median CMD...: one run not counted (the file back in the page cache after the oracle's gigabytes), then $runs
+# runs; "wall_s peak_rss_kib" (medians) into $tmp/med; the last run's stdout in $tmp/out
 median() {
 	local w r
 	: >"$tmp/w"; : >"$tmp/r"
+	"$@" >/dev/null 2>&1 || true
 	for _ in $(seq "$runs"); do
 		/usr/bin/time -f '%e %M' -o "$tmp/time" "$@" >"$tmp/out" 2>"$tmp/err" || [ $? -le 1 ] ||
 			{ echo "speed: '$*' failed: $(tail -1 "$tmp/err")" >&2; exit 1; }
