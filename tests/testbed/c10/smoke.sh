@@ -48,7 +48,8 @@ for variant in "${variants[@]}"; do
 	nm -D --undefined-only "$C10_LIBDIR/libc10_cuda.so" | awk '$2 ~ /^cuda/ {sub(/@.*/, "", $2); print $2}' |
 		sort -u >"$work/imports"
 	# (The list is of a build against CUDA 13 headers; with Debian's CUDA 12 headers some names carry _v2.)
-	if readelf -d "$C10_LIBDIR/libc10_cuda.so" | grep -q 'NEEDED.*libcudart\.so\.13' &&
+	# (readelf's output read whole: `readelf | grep -q` under pipefail fails when grep stops reading first)
+	if grep -q 'NEEDED.*libcudart\.so\.13' <<<"$(readelf -d "$C10_LIBDIR/libc10_cuda.so")" &&
 		! sed -n '/^# Runtime/,/^# Driver/p' "$here/cudart-imports.txt" | grep -v '^#' | sort -u |
 		diff -u - "$work/imports" >&2; then
 		fail "$variant: cudart-imports.txt is out of date"

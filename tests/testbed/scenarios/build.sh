@@ -74,7 +74,8 @@ grep -q "$cudart => $fake/$cudart" "$out/$name.ldd" || die "driver does not load
 grep -q "libcuda.so.1 => $fake/libcuda.so.1" "$out/$name.ldd" || die "driver does not load the fake libcuda.so.1"
 grep -q "libc10_cuda.so[.0-9]* => $C10_LIBDIR/libc10_cuda.so" "$out/$name.ldd" || die "driver does not load $C10_LIBDIR/libc10_cuda.so"
 if [ "$name" = driver ]; then
-	nm -D --defined-only "$out/$name.tmp" | grep -qw memprof_checkpoint || die "memprof_checkpoint is not exported"
+	grep -qw memprof_checkpoint <<<"$(nm -D --defined-only "$out/$name.tmp")" ||
+		die "memprof_checkpoint is not exported" # (nm's output read whole: grep -q may stop reading first)
 fi
 printf "DRIVER_LOADER='%s'\nDRIVER_LIBRARY_PATH='%s'\n" "$C10_LOADER" "$library_path" >"$out/driver.env"
 mv "$out/$name.tmp" "$out/$name"
