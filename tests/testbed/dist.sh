@@ -52,7 +52,7 @@ ours() { # OUTDIR
 	for p in /proc/[0-9]*; do
 		pid=${p#/proc/}
 		tb_job_ours "$pid" "$1" || continue
-		if tr '\0' '\n' 2>/dev/null <"$p/cmdline" | grep -qx 'torch.distributed.run'; then
+		if grep -qx 'torch.distributed.run' <<<"$(tr '\0' '\n' 2>/dev/null <"$p/cmdline")"; then
 			agents="$agents $pid"
 		else
 			echo "$pid"

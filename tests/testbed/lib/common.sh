@@ -355,8 +355,9 @@ tb_gcore() {
 # tb_job_ours PID OUTDIR - whether PID is still a process that job.sh or dist.sh started for OUTDIR (its
 # environment says MEMPROF_TESTBED_OUT=OUTDIR): pids get reused, and only our own may be killed.
 tb_job_ours() {
-	[ -r "/proc/$1/environ" ] && tr '\0' '\n' 2>/dev/null <"/proc/$1/environ" |
-		grep -qxF "MEMPROF_TESTBED_OUT=$2"
+	# (the environment read whole: `tr | grep -q` under pipefail fails when grep leaves at its match first, and
+	# a rank then taken for not ours was left running)
+	[ -r "/proc/$1/environ" ] && grep -qxF "MEMPROF_TESTBED_OUT=$2" <<<"$(tr '\0' '\n' 2>/dev/null <"/proc/$1/environ")"
 }
 
 # tb_job_kill PID OUTDIR - kill -9 PID if it is still ours (tb_job_ours) and wait until it is gone or a zombie
