@@ -14,7 +14,8 @@ int cmd_snapshot(mp_command_ctx *c, const mp_command_args *a, int i, unsigned lo
 {
 	*snap = NULL;
 	*owned = false;
-	if (load_flags & MP_LOAD_NO_FRAMES) /* what needs no frames from a file needs none from a walk */
+	/* what needs no frames from a file needs none from a walk (which reads both kinds or neither) */
+	if ((load_flags & MP_LOAD_NO_FRAMES) == MP_LOAD_NO_FRAMES)
 		walk_flags |= MP_SW_NO_FRAMES;
 	return c->front->snapshot(c, mp_command_positional_index(a->cmd, i, "snapshot"), i < a->npos ? a->pos[i] : NULL,
 				  load_flags, walk_flags, snap, owned);

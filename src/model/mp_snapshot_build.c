@@ -30,6 +30,7 @@ struct mp_snapshot_builder {
 	/* Where the record being read sits, formatted only for messages. */
 	enum mp_record where_rec;
 	size_t where_i, where_j;
+	unsigned frames_passed_over; /* bits 1 << MP_REC_* */
 	char where[160];
 	struct shape_cache shapes[MP_REC__COUNT];
 	mp_val children; /* the value of a MP_FK_CHILDREN key of the last record read */
@@ -99,7 +100,8 @@ static mp_err store_field(mp_snapshot_builder *c, const struct mp_field_spec *sp
 
 	if (v == MP_SKIPPED) {
 		/* Only frames and values memprof does not interpret may be left out. */
-		if (spec->kind != MP_FK_FRAMES && spec->kind != MP_FK_ANY)
+		if ((spec->kind != MP_FK_FRAMES || !(c->frames_passed_over & (1u << c->where_rec))) &&
+		    spec->kind != MP_FK_ANY)
 			return mp_fail(c->diag, MP_E_SKIPPED, "snapshot: %s: '%s' was not loaded",
 				       where(c), mp_heap_atom(c->heap, key, NULL));
 		c->snap->projected = true;
@@ -260,9 +262,15 @@ mp_err mp_sb_new(mp_heap *heap, mp_diag *diag, mp_snapshot_builder **out)
 	c->heap = heap;
 	c->k = mp_heap_keys(heap);
 	c->diag = diag;
+	c->frames_passed_over = ~0u;
 	c->snap->heap = heap;
 	*out = c;
 	return MP_OK;
+}
+
+void mp_sb_frames_passed_over(mp_snapshot_builder *c, unsigned records)
+{
+	c->frames_passed_over = records;
 }
 
 mp_err mp_sb_reserve_blocks(mp_snapshot_builder *c, size_t n)

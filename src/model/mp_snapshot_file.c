@@ -103,16 +103,25 @@ static struct mp_pickle_opts pickle_opts(mp_heap *heap, unsigned flags, struct m
 	if (flags & MP_LOAD_NO_FRAMES) {
 		opts.skip_keys = skip;
 		opts.nskip_keys = 1;
+		opts.skip_in = (flags & MP_LOAD_NO_BLOCK_FRAMES ? MP_PICKLE_SKIP_IN_BLOCKS : 0) |
+			       (flags & MP_LOAD_NO_TRACE_FRAMES ? MP_PICKLE_SKIP_IN_TRACE : 0);
 	}
 	opts.one_thread = (flags & MP_LOAD_GENERIC) != 0;
 	return opts;
+}
+
+/* FLAGS for a reader that cannot tell a snapshot's records apart: frames are passed over only
+   where none are needed. */
+static unsigned flags_without_records(unsigned flags)
+{
+	return (flags & MP_LOAD_NO_FRAMES) == MP_LOAD_NO_FRAMES ? flags : flags & ~MP_LOAD_NO_FRAMES;
 }
 
 static mp_err read_pickle(mp_heap *heap, const unsigned char *data, size_t len, unsigned flags,
 			  struct mapping *map, mp_val *root, mp_diag *diag)
 {
 	mp_val skip;
-	struct mp_pickle_opts opts = pickle_opts(heap, flags, map, &skip);
+	struct mp_pickle_opts opts = pickle_opts(heap, flags_without_records(flags), map, &skip);
 
 	return mp_pickle_read(heap, data, len, root, &opts, diag);
 }
@@ -129,7 +138,7 @@ static mp_err stream_pickle(mp_heap *heap, const unsigned char *data, size_t len
 /* The key whose lists the JSON readers pass over under FLAGS. */
 static mp_val json_skip_key(const mp_heap *heap, unsigned flags)
 {
-	return flags & MP_LOAD_NO_FRAMES ? mp_heap_keys(heap)->frames : MP_ABSENT;
+	return flags_without_records(flags) & MP_LOAD_NO_FRAMES ? mp_heap_keys(heap)->frames : MP_ABSENT;
 }
 
 static mp_err stream_json(mp_heap *heap, const unsigned char *data, size_t len, unsigned flags,
@@ -209,7 +218,7 @@ static mp_err load_data(const char *name, const unsigned char *data, size_t len,
 
 	/* A projection fails where a full read would not when a skipped value is
 	   wanted elsewhere (in a hand-made pickle): then read everything. */
-	if (err == MP_E_SKIPPED && (flags & MP_LOAD_NO_FRAMES)) {
+	if (err == MP_E_SKIPPED && (flags & MP_LOAD_NO_FRAMES) != 0) {
 		if (diag != NULL)
 			diag->msg[0] = '\0';
 		if (map != NULL)

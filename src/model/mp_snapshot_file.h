@@ -18,9 +18,14 @@ enum mp_format mp_format_from_name(const char *path);
 
 /* What a caller needs of a snapshot. */
 enum mp_load_flags {
-	/* Frames are not needed (segsum): pass over them when the input allows.
-	   The result is marked projected and cannot be saved. */
-	MP_LOAD_NO_FRAMES = 1u << 0,
+	/* The blocks' frames are not needed (trace), or the trace ring's (memory,
+	   segments, compare), or neither's (MP_LOAD_NO_FRAMES: segsum): a file's
+	   reader passes over them when the input allows (a pickle's stream reader
+	   over either; the other readers over frames only when neither is needed).
+	   The result is marked projected when it left some out, and cannot be saved. */
+	MP_LOAD_NO_BLOCK_FRAMES = 1u << 0,
+	MP_LOAD_NO_TRACE_FRAMES = 1u << 2,
+	MP_LOAD_NO_FRAMES = MP_LOAD_NO_BLOCK_FRAMES | MP_LOAD_NO_TRACE_FRAMES,
 	/* Read a pickle or JSON only the generic way (every value built, then
 	   converted; a pickle on one thread), not with the stream readers and the
 	   thread reading ahead: their reference, for tests and benchmarks. The

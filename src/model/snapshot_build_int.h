@@ -27,6 +27,10 @@ typedef struct mp_snapshot_builder mp_snapshot_builder;
 /* Start a snapshot whose values live in HEAP (the snapshot owns HEAP once finished). */
 mp_err mp_sb_new(mp_heap *heap, mp_diag *diag, mp_snapshot_builder **out) MP_WUR;
 
+/* The kinds of record (bits 1 << MP_REC_*) whose frames a projection may have passed over (all, unless
+   said): MP_SKIPPED in the frames of another kind is a value wanted that was not read (MP_E_SKIPPED). */
+void mp_sb_frames_passed_over(mp_snapshot_builder *sb, unsigned records);
+
 /* Room for N more blocks (a hint; nothing is required of it). */
 mp_err mp_sb_reserve_blocks(mp_snapshot_builder *sb, size_t n) MP_WUR;
 

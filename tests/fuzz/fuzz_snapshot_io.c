@@ -1,5 +1,6 @@
 /* fuzz_snapshot_io.c - the snapshot readers and writers on any bytes, the half of fuzz_pickle and fuzz_json
-   they share: the full read, the projection segsum reads (frames passed over), each of them also the generic
+   they share: the full read, the projection segsum reads (frames passed over) and those of trace and memory
+   (one kind of record's frames passed over), the first two also the generic
    way (a pickle's stream reader, and the thread that passes over frames ahead of it, must give what the
    generic machine alone and the conversion after it give, or give up; JSON's stream reader what the
    whole-text reader and the conversion give), and for what loads, the round trip through memprof's own writer in both formats: what it writes it must
@@ -10,9 +11,11 @@
 #include <string.h>
 
 #include "fuzz_front.h"
+#include "mp_flamelines.h"
 #include "mp_repr.h"
 #include "mp_segsum.h"
 #include "mp_snapshot_file.h"
+#include "mp_trace_text.h"
 
 /* Save SNAP as FMT into OUT; a failure is only allowed for what the writer cannot represent (said in DIAG). */
 static mp_err save(mp_snapshot *snap, enum mp_format fmt, mp_out *out)
@@ -114,28 +117,65 @@ static mp_err load_both(const uint8_t *data, size_t len, unsigned flags, mp_snap
 	return err;
 }
 
-/* segsum of SNAP as text: its output, or its error. */
-static void segsum_text(const mp_snapshot *snap, mp_out *out)
+typedef mp_err (*analysis_fn)(const mp_snapshot *snap, mp_out *out, mp_diag *diag);
+
+static mp_err trace_all(const mp_snapshot *snap, mp_out *out, mp_diag *diag)
+{
+	return mp_analysis_trace_last((mp_snapshot *)snap, 0, out, diag);
+}
+
+/* ANALYSIS of SNAP as text: its output, or its error. */
+static void analysis_text(analysis_fn analysis, const mp_snapshot *snap, mp_out *out)
 {
 	mp_diag diag = { 0 };
 
 	mp_out_init(out);
-	if (mp_analysis_segsum(snap, out, &diag) != MP_OK)
+	if (analysis(snap, out, &diag) != MP_OK)
 		mp_out_printf(out, "\nfailed: %s", diag.msg);
 }
 
-/* What passes over the frames must not change anything else: what the full read takes, the
-   projection takes, and segsum, which reads no frame, prints the same for both. */
-static void same_segsum(const mp_snapshot *projected, const mp_snapshot *full)
+/* What passes over frames must not change anything else: what the full read takes, the projection takes,
+   and ANALYSIS (NAME), which reads none of the frames passed over, prints the same for both. */
+static void same_output(const char *name, analysis_fn analysis, const mp_snapshot *projected,
+			const mp_snapshot *full)
 {
 	mp_out a, b;
 
-	segsum_text(projected, &a);
-	segsum_text(full, &b);
+	analysis_text(analysis, projected, &a);
+	analysis_text(analysis, full, &b);
 	if (a.len != b.len || memcmp(a.data, b.data, a.len) != 0)
-		fuzz_fail("segsum differs between the projection and the full read");
+		fuzz_fail(name);
 	mp_out_free(&a);
 	mp_out_free(&b);
+}
+
+/* The projections that pass over one kind of record's frames (the stream reader's alone; the other
+   readers then read everything): each loads where the full read does, and the analysis that wants the
+   other kind's frames prints what it prints on the full read. A frames list or frame dict that the
+   kept kind fetches from one passed over (PyTorch shares them) is read then. */
+static void one_kind(const uint8_t *data, size_t len, const mp_snapshot *full)
+{
+	static const struct {
+		unsigned flags;
+		analysis_fn analysis;
+		const char *differs;
+	} kinds[] = {
+		{ MP_LOAD_NO_BLOCK_FRAMES, trace_all, "trace differs between the blocks' frames passed over and the full read" },
+		{ MP_LOAD_NO_TRACE_FRAMES, mp_analysis_memory,
+		  "memory differs between the trace ring's frames passed over and the full read" },
+	};
+
+	for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
+		mp_snapshot *snap = NULL;
+		mp_diag diag = { 0 };
+
+		if (mp_snapshot_load_mem("input", data, len, kinds[i].flags, &snap, &diag) != MP_OK)
+			fuzz_fail("a projection of one kind's frames fails where the full read does not");
+		same_output(kinds[i].differs, kinds[i].analysis, snap, full);
+		same_output("segsum differs between a projection of one kind's frames and the full read",
+			    mp_analysis_segsum, snap, full);
+		mp_snapshot_free(snap);
+	}
 }
 
 void fuzz_snapshot_io(const uint8_t *data, size_t len)
@@ -157,8 +197,9 @@ void fuzz_snapshot_io(const uint8_t *data, size_t len)
 	}
 	if (projected == NULL)
 		fuzz_fail("the projection fails where the full read does not");
-	same_segsum(projected, snap);
+	same_output("segsum differs between the projection and the full read", mp_analysis_segsum, projected, snap);
 	mp_snapshot_free(projected);
+	one_kind(data, len, snap);
 	round_trip(snap, MP_FMT_PICKLE);
 	round_trip(snap, MP_FMT_JSON);
 	mp_snapshot_free(snap);

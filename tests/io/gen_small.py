@@ -4,7 +4,8 @@
 Complements tests/oracle/gen_corpus.py: every Python type memprof keeps (None, bool,
 int of any size, float incl. nan/inf/-0.0, str incl. NUL, surrogates and 70000-byte
 strings, bytes, list, tuple, dict with non-str or tag-shaped keys), long containers
-(batches of 1000, memo indexes past 255), shared objects, deep nesting and the legacy
+(batches of 1000, memo indexes past 255), shared objects (frames as PyTorch shares them),
+deep nesting and the legacy
 forms, each written with protocols 2 to 5 (bytes only from protocol 3: protocol 2
 pickles them through a REDUCE that memprof refuses). Files are DIR/small-NAME-pP.pickle.
 """
@@ -46,6 +47,31 @@ def snapshot(extra, blocks_extra=None, settings=None):
             "x_top_extra": extra}
 
 
+def sharing(lists):
+    """Frames shared as PyTorch's _snapshot() shares them (one list per traceback, one dict per frame,
+    whoever shows it): trace entries, some of which trace prints whole, whose frames are made of a
+    block's frame dicts, and (LISTS) are a block's list; a block's list that an earlier block holds."""
+    snap = snapshot(None)
+    blocks = snap["segments"][0]["blocks"]
+    mine = frames("step", "backward")
+    blocks[0]["frames"] = mine
+    blocks[1]["frames"] = mine
+    snap["segments"][0]["frames"] = []
+    trace = snap["device_traces"][0]
+    trace[0]["frames"] = list(mine) if not lists else mine
+    mixed = [mine[1], {"name": "new", "filename": "/src/new.py", "line": 7}, mine[0]]
+    trace += [
+        {"action": "segment_map", "addr": 0x7F0000000000, "size": 2 << 20, "stream": 0,
+         "time_us": 1700000000000003, "frames": mine if lists else [mine[1]]},
+        {"action": "snapshot", "addr": 0, "size": 0, "stream": 0, "time_us": 1700000000000004,
+         "frames": mixed},
+        {"action": "segment_unmap", "addr": 0x7F0000000000, "size": 2 << 20, "stream": 0,
+         "time_us": 1700000000000005, "frames": [mine[0]]},
+        {"action": "user_defined", "addr": 0, "size": 0, "stream": 0, "time_us": 1700000000000006,
+         "frames": mixed}]
+    return snap
+
+
 def nested(depth):
     v = []
     for _ in range(depth):
@@ -73,6 +99,8 @@ def cases(proto):
     yield "long", snapshot({"list": list(range(2500)), "dict": {i: i * i for i in range(1500)},
                             "memo": names + names, "shared": [shared, {"s": shared}, shared]})
     yield "deep", snapshot({"lists": nested(400), "tuples": [(((((),),),),)] * 3})
+    yield "shared-dicts", sharing(False)
+    yield "shared-lists", sharing(True)
     yield "settings", snapshot(None, settings=[1, (2.0, "x"), {"a": float("nan")}])
     yield "legacy", [{"device": 0, "address": 4096, "total_size": 8192, "allocated_size": 4096,
                       "active_size": 4096, "stream": 0, "segment_type": "small",

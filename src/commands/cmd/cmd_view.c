@@ -93,7 +93,8 @@ static int flame(mp_command_ctx *c, const mp_command_args *a, const char *title,
 	mp_diag diag;
 	mp_err err;
 	bool owned;
-	int rc = cmd_snapshot(c, a, 0, 0, 0, &snap, &owned);
+	/* the blocks' frames only: a file's reader passes over the trace ring's */
+	int rc = cmd_snapshot(c, a, 0, MP_LOAD_NO_TRACE_FRAMES, 0, &snap, &owned);
 
 	if (rc != MP_CMD_OK)
 		return rc;
@@ -140,7 +141,9 @@ static int run_trace(mp_command_ctx *c, const mp_command_args *a)
 	mp_diag diag;
 	mp_err err;
 	bool owned;
-	int rc = cmd_snapshot(c, a, 0, 0, 0, &snap, &owned);
+	/* the trace ring's frames only (printed with an entry the reference shows whole): a file's
+	   reader passes over the blocks' */
+	int rc = cmd_snapshot(c, a, 0, MP_LOAD_NO_BLOCK_FRAMES, 0, &snap, &owned);
 
 	if (rc != MP_CMD_OK)
 		return rc;
@@ -189,6 +192,16 @@ static int block_changes(mp_command_ctx *c, const mp_snapshot *before, const mp_
 	return rc;
 }
 
+/* Side I of compare: the block lines name each block's owner where the Python heap of the target
+   can be read (OWNERS); compare shows the blocks' frames, never the trace ring's. */
+static int compare_side(mp_command_ctx *c, const mp_command_args *a, int i, bool owners, mp_snapshot **snap,
+			bool *owned)
+{
+	if (owners)
+		return cmd_snapshot_annotated(c, a, i, 0, true, snap, owned);
+	return cmd_snapshot(c, a, i, MP_LOAD_NO_TRACE_FRAMES, 0, snap, owned);
+}
+
 static int run_compare(mp_command_ctx *c, const mp_command_args *a)
 {
 	mp_snapshot *before = NULL, *after = NULL;
@@ -201,10 +214,9 @@ static int run_compare(mp_command_ctx *c, const mp_command_args *a)
 
 	bool owners = (c->interactive || mp_arg_given(a, MP_O_BLOCKS)) && !mp_arg_given(a, MP_O_NO_OWNERS);
 
-	/* the block lines name each block's owner, where the Python heap of the target can be read */
-	if ((rc = cmd_snapshot_annotated(c, a, 0, 0, owners, &before, &owned_before)) != MP_CMD_OK)
+	if ((rc = compare_side(c, a, 0, owners, &before, &owned_before)) != MP_CMD_OK)
 		return rc;
-	if ((rc = cmd_snapshot_annotated(c, a, 1, 0, owners, &after, &owned_after)) != MP_CMD_OK) {
+	if ((rc = compare_side(c, a, 1, owners, &after, &owned_after)) != MP_CMD_OK) {
 		cmd_release(before, owned_before);
 		return rc;
 	}

@@ -152,7 +152,9 @@ void mp_pickle_ahead_start(struct machine *m)
 	const char *min = getenv("MEMPROF_AHEAD_MIN");
 
 	m->ahead = NULL;
-	if (m->opts == NULL || m->opts->nskip_keys == 0 || m->opts->nskip_keys > MAX_KEYS ||
+	/* (where the skip keys apply only in the trace ring, a small part, the thread would only
+	   pass over blocks' lists the machine reads) */
+	if (!mp_pickle_skips_in(m, MP_PICKLE_SKIP_IN_BLOCKS) || m->opts->nskip_keys > MAX_KEYS ||
 	    m->opts->one_thread || (env != NULL && strcmp(env, "1") == 0) ||
 	    m->len < (min != NULL ? strtoull(min, NULL, 10) : AHEAD_MIN_INPUT) ||
 	    (min == NULL && sysconf(_SC_NPROCESSORS_ONLN) < 2))

@@ -63,26 +63,19 @@ struct scan {
 static bool fast_dict(struct machine *m, size_t *p, mp_val *v, int depth);
 static bool fast_list(struct machine *m, size_t *p, mp_val *v, int depth);
 
-/* The value memo entry INDEX holds, if it was written and is complete: an atom, a frozen
-   container (a frames list shared by two blocks), or a value a projection passed over (as
-   the machine's fetch would push it). Not a string to be found again, a record, or a
-   container still being filled. */
-static bool memo_value(const struct machine *m, uint64_t index, mp_val *v)
+/* The value memo entry INDEX holds, if it is complete: an atom, a frozen container (a frames list
+   shared by two blocks), or a value a projection passed over, built now or MP_SKIPPED as the
+   machine's fetch would push it (mp_pickle_memo_later: a frame dict that a trace entry shares with a
+   block's frames passed over). Not a record, or a container still being filled. */
+static bool memo_value(struct machine *m, uint64_t index, mp_val *v)
 {
-	size_t text_op;
+	enum mp_memo_kind kind = mp_memo_fetch(&m->memo, index, v, &(size_t){ 0 });
 
-	if (mp_memo_fetch(&m->memo, index, v, &text_op) != MP_MEMO_VALUE || (*v & 15u) == MP_PICKLE_RECORD_TAG)
+	if ((kind != MP_MEMO_VALUE && (mp_pickle_fetch_later(m, index, v, &kind) != MP_OK || kind != MP_MEMO_VALUE)) ||
+	    (*v & 15u) == MP_PICKLE_RECORD_TAG)
 		return false; /* (a record put by BINPUT is the machine's to fetch) */
 	*v = mp_heap_resolve(m->heap, *v);
 	return !mp_heap_is_open(m->heap, *v);
-}
-
-static bool is_skip_key(const struct machine *m, mp_val key)
-{
-	for (size_t i = 0; m->opts != NULL && i < m->opts->nskip_keys; i++)
-		if (key == m->opts->skip_keys[i])
-			return true;
-	return false;
 }
 
 /* The value whose opcode is at *P, into *V; *P moves past it (and its MEMOIZE).
@@ -122,7 +115,7 @@ static bool fast_value(struct machine *m, mp_val key, size_t *p, mp_val *v, int 
 		}
 		return true;
 	case MP_OP_EMPTY_LIST:
-		if (!is_skip_key(m, key))
+		if (!mp_pickle_skip_key(m, key, m->fast_in))
 			return depth < FAST_DEPTH && fast_list(m, p, v, depth + 1);
 		m->pos = at;
 		if (!mp_pickle_skip_value(m, &end))
@@ -168,6 +161,7 @@ bool mp_pickle_fast_record(struct machine *m, mp_val *kv, size_t *n, size_t *aft
 	*n = 0;
 	if (m->len - p < 2 || d[p] != MP_OP_MEMOIZE || d[p + 1] != MP_OP_MARK)
 		return false;
+	m->fast_in = MP_PICKLE_SKIP_IN_BLOCKS; /* (a record read so is a block) */
 	mp_memo_count(&m->memo, start, true); /* the dict's own: a record */
 	p += 2;
 	if (pairs(m, &p, kv, n, 0)) {
@@ -431,11 +425,57 @@ static bool fast_list(struct machine *m, size_t *p, mp_val *v, int depth)
 	return mp_heap_make(m->heap, MP_T_LIST, items, n, v) == MP_OK && mp_pickle_put_late(m, index, *v) == MP_OK;
 }
 
+bool mp_pickle_fast_again(struct machine *m, uint64_t index, size_t at, mp_val *v)
+{
+	size_t memo_len = m->memo.len, pos = m->pos, p = at;
+	unsigned in = m->fast_in;
+	bool ok;
+
+	if (m->again_depth == FAST_DEPTH || index >= memo_len)
+		return false;
+	m->memo.len = index; /* its puts counted again from its own */
+	m->fast_in = MP_PICKLE_SKIP_NOWHERE;
+	m->again_depth++;
+	ok = m->data[at] == MP_OP_EMPTY_LIST ? fast_list(m, &p, v, 1)
+	     : m->data[at] == MP_OP_EMPTY_DICT && fast_dict(m, &p, v, 1);
+	m->again_depth--;
+	m->fast_in = in;
+	m->pos = pos;
+	m->memo.len = memo_len;
+	return ok;
+}
+
+mp_err mp_pickle_fetch_later(struct machine *m, uint64_t index, mp_val *v, enum mp_memo_kind *kind)
+{
+	size_t at = 0;
+	mp_err err = MP_OK;
+
+	if (*kind == MP_MEMO_COUNTED)
+		(void)mp_memo_resolve(&m->memo, m->data, m->len, index, m->len);
+	if ((*kind = mp_memo_fetch(&m->memo, index, v, &at)) != MP_MEMO_LATER) {
+		/* a value, or not one (said by *KIND) */
+	} else if (mp_pickle_is_text(m->data[at])) { /* a string the skipper passed over is wanted after all */
+		if ((err = mp_pickle_text_at(m, at, v)) == MP_OK && mp_memo_store(&m->memo, index, *v) != MP_OK) {
+			/* not kept (too many big handles): the entry still says where to build it again */
+		}
+	} else if (mp_pickle_skips_in(m, 0)) { /* a list or dict: nothing this projection reads wants one */
+		mp_memo_store_skipped(&m->memo, index);
+		*v = MP_SKIPPED;
+	} else if (!mp_pickle_fast_again(m, index, at, v)) {
+		*v = MP_SKIPPED;
+	}
+	*kind = *kind == MP_MEMO_LATER ? MP_MEMO_VALUE : *kind;
+	if (err == MP_OK && *kind == MP_MEMO_VALUE && *v == MP_SKIPPED && !mp_pickle_skips_in(m, 0))
+		return mp_fail(m->diag, MP_E_SKIPPED, "pickle: a value passed over is wanted at byte %zu", m->opos);
+	return err;
+}
+
 bool mp_pickle_fast_container(struct machine *m, bool is_dict)
 {
 	size_t start = m->pos, p = start, memo_len = m->memo.len;
 	mp_val v;
 
+	m->fast_in = 0;
 	if ((is_dict ? fast_dict(m, &p, &v, 1) : fast_list(m, &p, &v, 1)) && mp_pickle_push(m, v) == MP_OK) {
 		m->pos = p;
 		return true;

@@ -135,37 +135,23 @@ mp_err mp_pickle_put_late(struct machine *m, uint64_t index, mp_val v)
 	return err != MP_OK ? memo_error(m, err) : MP_OK;
 }
 
-static mp_err intern_text_at(struct machine *m, size_t at, mp_val *out);
-
 static mp_err memo_get(struct machine *m, uint64_t index)
 {
-	enum mp_memo_kind kind = mp_memo_fetch(&m->memo, index, &(mp_val){ 0 }, &(size_t){ 0 });
-	size_t text_op = 0;
 	mp_val v = MP_ABSENT;
+	enum mp_memo_kind kind = mp_memo_fetch(&m->memo, index, &v, &(size_t){ 0 });
 	mp_err err;
 
+	if (kind != MP_MEMO_VALUE && (err = mp_pickle_fetch_later(m, index, &v, &kind)) != MP_OK)
+		return err;
 	if (kind == MP_MEMO_RECORD)
 		return mp_pickle_push(m, MP_PICKLE_RECORD_TAG); /* the stream reader gives up */
-	if (kind == MP_MEMO_COUNTED)
-		(void)mp_memo_resolve(&m->memo, m->data, m->len, index, m->opos);
-	switch (mp_memo_fetch(&m->memo, index, &v, &text_op)) {
-	case MP_MEMO_TEXT:
-		/* A string the skipper passed over is wanted after all: build it now. */
-		if ((err = intern_text_at(m, text_op, &v)) != MP_OK)
-			return err;
-		if (mp_memo_store(&m->memo, index, v) != MP_OK) {
-			/* not kept (too many big handles): the entry still says where to build it again */
-		}
-		return mp_pickle_push(m, v);
-	case MP_MEMO_VALUE:
-		v = mp_heap_resolve(m->heap, v);
-		if (mp_heap_is_open(m->heap, v))
-			mp_memo_pin(&m->memo, index, true); /* now referenced from two places */
-		return mp_pickle_push(m, v);
-	default:
+	if (kind != MP_MEMO_VALUE)
 		return mp_fail(m->diag, MP_E_CORRUPT, "pickle: memo index %llu not defined at byte %zu",
 			       (unsigned long long)index, m->opos);
-	}
+	v = mp_heap_resolve(m->heap, v);
+	if (mp_heap_is_open(m->heap, v))
+		mp_memo_pin(&m->memo, index, true); /* now referenced from two places */
+	return mp_pickle_push(m, v);
 }
 
 /* ---- atoms */
@@ -198,8 +184,7 @@ static mp_err push_text(struct machine *m, const struct mp_pickle_tok *t)
 	return mp_pickle_push(m, v);
 }
 
-/* Build the str or bytes whose opcode sits at offset AT (validated when skipped). */
-static mp_err intern_text_at(struct machine *m, size_t at, mp_val *out)
+mp_err mp_pickle_text_at(struct machine *m, size_t at, mp_val *out)
 {
 	size_t saved_opos = m->opos;
 	struct mp_pickle_tok t;

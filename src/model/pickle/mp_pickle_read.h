@@ -12,6 +12,8 @@
    caller reading from a mapping can drop pages it will not need again. */
 typedef void (*mp_pickle_progress_fn)(void *ctx, size_t consumed);
 
+enum { MP_PICKLE_SKIP_IN_BLOCKS = 1u << 0, MP_PICKLE_SKIP_IN_TRACE = 1u << 1 };
+
 /* Options; a NULL pointer means none. */
 struct mp_pickle_opts {
 	mp_pickle_progress_fn progress;
@@ -21,6 +23,11 @@ struct mp_pickle_opts {
 	   value the skipper cannot delimit with certainty is built as usual. */
 	const mp_val *skip_keys;
 	size_t nskip_keys;
+	/* Where they apply, for the snapshot reader (mp_pickle_read_snapshot), which knows a
+	   snapshot's records: in blocks (MP_PICKLE_SKIP_IN_BLOCKS), in the trace ring's entries
+	   (MP_PICKLE_SKIP_IN_TRACE), or anywhere (0, or both). The generic reader cannot tell
+	   records apart: it passes over values only where they apply anywhere. */
+	unsigned skip_in;
 	/* Read with this thread only: no second thread passing over skipped
 	   values ahead (mp_pickle_ahead.c), as the reference for tests. */
 	bool one_thread;

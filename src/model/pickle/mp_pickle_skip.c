@@ -13,15 +13,8 @@ bool mp_pickle_at_skip_key(const struct machine *m)
 {
 	size_t floor = m->nmarks ? m->marks[m->nmarks - 1] : 0;
 	const struct slot *target = NULL;
-	mp_val key;
-	bool wanted = false;
 
-	if (m->opts == NULL || m->opts->nskip_keys == 0 || m->nstack < 2 || m->nstack - 1 < floor)
-		return false;
-	key = m->stack[m->nstack - 1].v;
-	for (size_t i = 0; i < m->opts->nskip_keys; i++)
-		wanted |= key == m->opts->skip_keys[i];
-	if (!wanted)
+	if (m->nstack < 2 || m->nstack - 1 < floor || !mp_pickle_skip_key(m, m->stack[m->nstack - 1].v, 0))
 		return false;
 	if (floor > 0 && (m->nstack - 1 - floor) % 2 == 0)
 		target = &m->stack[floor - 1];

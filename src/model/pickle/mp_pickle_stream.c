@@ -142,9 +142,9 @@ static enum role role_here(const struct stream *st, bool is_dict, bool *under_sk
 			key = m->stack[n - 1].v;
 		}
 	}
-	if (is_record(parent) && m->opts != NULL)
-		for (size_t i = 0; i < m->opts->nskip_keys; i++)
-			*under_skip_key |= key == m->opts->skip_keys[i];
+	*under_skip_key = is_record(parent) && mp_pickle_skip_key(m, key, parent == R_BLOCK   ? MP_PICKLE_SKIP_IN_BLOCKS
+									  : parent == R_TRACE ? MP_PICKLE_SKIP_IN_TRACE
+											      : 0);
 	return child_role(st, parent, key);
 }
 
@@ -475,8 +475,10 @@ mp_err mp_pickle_read_snapshot(mp_heap *heap, const unsigned char *data, size_t 
 	err = mp_pickle_machine_start(&st->m, heap, data, len, opts, NULL);
 	if (err == MP_OK)
 		err = mp_heap_make(heap, MP_T_LIST, NULL, 0, &st->children);
-	if (err == MP_OK)
-		err = mp_sb_new(heap, NULL, &st->sb);
+	if (err == MP_OK && (err = mp_sb_new(heap, NULL, &st->sb)) == MP_OK)
+		mp_sb_frames_passed_over(st->sb, (mp_pickle_skips_in(&st->m, 0) ? ~0u : 0) |
+						 (mp_pickle_skips_in(&st->m, MP_PICKLE_SKIP_IN_BLOCKS) ? 1u << MP_REC_BLOCK : 0) |
+						 (mp_pickle_skips_in(&st->m, MP_PICKLE_SKIP_IN_TRACE) ? 1u << MP_REC_TRACE : 0));
 	/* Room for as many blocks as the input could plausibly hold, so that the array is not copied
 	   as it grows (a block with its frames takes hundreds of bytes in a pickle; untouched room
 	   costs address space only). */

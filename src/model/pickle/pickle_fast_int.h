@@ -23,8 +23,9 @@
 /* Most pairs in a dict read so. */
 #define MP_FAST_PAIRS 16
 
-/* A record of the stream reader at m->pos ('}' MEMOIZE '(' pairs SETITEMS, its own put counted as a
-   record's, never built): keys strs, values atoms, lists passed over under a skip key, small containers
+/* A block of the stream reader at m->pos ('}' MEMOIZE '(' pairs SETITEMS, its own put counted as a
+   record's, never built): keys strs, values atoms, lists passed over under a skip key where the skip
+   keys apply in blocks, small containers
    or values fetched from the memo; at most MP_FAST_PAIRS, no key twice, no second batch. KV gets the *N
    pairs, *AFTER the offset past its SETITEMS; false with the memo's count as it was. m->pos stays. */
 bool mp_pickle_fast_record(struct machine *m, mp_val *kv, size_t *n, size_t *after);
@@ -32,6 +33,11 @@ bool mp_pickle_fast_record(struct machine *m, mp_val *kv, size_t *n, size_t *aft
 /* Read the dict (IS_DICT) or list at m->pos and push it; false with m->pos and
    the memo length as they were. */
 bool mp_pickle_fast_container(struct machine *m, bool is_dict);
+
+/* Read again, into *V, the list or dict at AT that a projection passed over, memo INDEX its own put (the
+   puts inside it found again at the indices they were counted at, and written); false when it is not one
+   the reads in one go take. The machine's place and count are as they were. */
+bool mp_pickle_fast_again(struct machine *m, uint64_t index, size_t at, mp_val *v);
 
 /* Free what the reads in one go kept for M (the cache of dicts seen). */
 void mp_pickle_fast_end(struct machine *m);

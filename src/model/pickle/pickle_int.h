@@ -44,7 +44,34 @@ struct machine {
 	struct mp_pickle_spans *spans; /* dicts read in one go, by their bytes (mp_pickle_fast.c), or NULL */
 	bool spans_off;                /* the input does not repeat them: not cached */
 	struct mp_pickle_ahead *ahead; /* the second thread passing over skip keys' lists, or NULL */
+	unsigned fast_in; /* where the reads in one go are (MP_PICKLE_SKIP_IN_*, 0: a plain dict's; mp_pickle_fast.c) */
+	int again_depth; /* containers being read again for a fetch, one inside the other */
 };
+
+/* Whether the skip keys apply in WHERE (MP_PICKLE_SKIP_IN_*; 0: in a value no record kind
+   names, which only a projection that applies anywhere passes over; MP_PICKLE_SKIP_NOWHERE: a value
+   read again because it is wanted). */
+#define MP_PICKLE_SKIP_NOWHERE (1u << 8)
+static inline bool mp_pickle_skips_in(const struct machine *m, unsigned where)
+{
+	const unsigned both = MP_PICKLE_SKIP_IN_BLOCKS | MP_PICKLE_SKIP_IN_TRACE;
+	unsigned in;
+
+	if (m->opts == NULL || m->opts->nskip_keys == 0)
+		return false;
+	in = m->opts->skip_in == 0 ? both : m->opts->skip_in;
+	return where == 0 ? in == both : (in & where) != 0;
+}
+
+/* The one decision of every pass: whether a value stored under KEY in WHERE (as for mp_pickle_skips_in)
+   is passed over. */
+static inline bool mp_pickle_skip_key(const struct machine *m, mp_val key, unsigned where)
+{
+	for (size_t i = 0; mp_pickle_skips_in(m, where) && i < m->opts->nskip_keys; i++)
+		if (key == m->opts->skip_keys[i])
+			return true;
+	return false;
+}
 
 /* The type tag of the stream reader's records on the stack, never a built value (mp_pickle_stream.c). */
 #define MP_PICKLE_RECORD_TAG 11u
@@ -69,6 +96,16 @@ mp_err mp_pickle_step(struct machine *m, bool *done) MP_WUR;
    its container opened and written now that the container is complete. */
 mp_err mp_pickle_put_late(struct machine *m, uint64_t index, mp_val v) MP_WUR;
 
+/* A fetch of memo INDEX whose entry is not a value (*KIND, mp_memo_fetch's): one only counted is found
+   again (mp_memo_resolve); one passed over (MP_MEMO_LATER) is built now, a str or bytes from its opcode, a
+   list or dict read in one go (mp_pickle_fast_again) where the projection applies only in some records (a
+   trace entry fetches the frames of a block passed over), else MP_SKIPPED; *KIND and *V say what came of
+   it. MP_E_SKIPPED when a value passed over is wanted and cannot be read so: read the input in full. */
+mp_err mp_pickle_fetch_later(struct machine *m, uint64_t index, mp_val *v, enum mp_memo_kind *kind) MP_WUR;
+
+/* Build the str or bytes whose opcode sits at offset AT (validated when passed over). */
+mp_err mp_pickle_text_at(struct machine *m, size_t at, mp_val *out) MP_WUR;
+
 /* Push V (no memo slot refers to it yet). */
 mp_err mp_pickle_push(struct machine *m, mp_val v) MP_WUR;
 
@@ -76,7 +113,8 @@ mp_err mp_pickle_push(struct machine *m, mp_val v) MP_WUR;
    its canonical handle in *OUT (see the memo's bookkeeping in mp_pickle_read.c). */
 mp_err mp_pickle_settle(struct machine *m, struct slot *s, mp_val *out) MP_WUR;
 
-/* Whether the value about to be built is stored under one of the skip keys. */
+/* Whether the value about to be built is stored under one of the skip keys of a plain dict
+   (where the skip keys apply anywhere). */
 bool mp_pickle_at_skip_key(const struct machine *m);
 
 /* Pass over the list whose first opcode is at m->pos without building it; on success the offset after

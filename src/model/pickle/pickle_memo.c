@@ -93,7 +93,7 @@ mp_err mp_memo_store(struct mp_memo *memo, uint64_t index, mp_val v)
 	return MP_OK;
 }
 
-bool mp_memo_store_text(struct mp_memo *memo, uint64_t index, size_t text_op, bool grow)
+bool mp_memo_store_later(struct mp_memo *memo, uint64_t index, size_t text_op, bool grow)
 {
 	uint32_t enc = TEXT_BIT | (uint32_t)text_op;
 
@@ -139,11 +139,12 @@ void mp_memo_count_range(struct mp_memo *memo, size_t start, size_t after)
 /* Write at AT the entry of a put whose value the opcode at VALUE_OP made. */
 static bool resolve_entry(struct mp_memo *memo, const unsigned char *data, uint64_t at, size_t value_op)
 {
-	if (!mp_pickle_is_text(data[value_op])) {
+	if (!mp_pickle_is_text(data[value_op]) && data[value_op] != MP_OP_EMPTY_LIST &&
+	    data[value_op] != MP_OP_EMPTY_DICT) {
 		mp_memo_store_skipped(memo, at);
 		return true;
 	}
-	return mp_memo_store_text(memo, at, value_op, true);
+	return mp_memo_store_later(memo, at, value_op, true);
 }
 
 bool mp_memo_resolve(struct mp_memo *memo, const unsigned char *data, size_t len, uint64_t index, size_t upto)

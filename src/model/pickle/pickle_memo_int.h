@@ -1,8 +1,9 @@
 /* pickle_memo_int.h - the pickle's memo (private to src/model/pickle): what MEMOIZE and BINPUT stored, by
    index, for BINGET to fetch. Its encodings are pickle_memo.c's own.
 
-   An entry holds a built value, or a str or bytes passed over (built when fetched, from its opcode's
-   place in the input), or MP_SKIPPED (a value a projection passed over), or nothing yet: most puts of a
+   An entry holds a built value, or a value passed over, built when fetched from its opcode's place in
+   the input (a str or bytes; a list or dict a projection skipped: mp_pickle_memo_later), or MP_SKIPPED
+   (a value a projection passed over, not to be built), or nothing yet: most puts of a
    big snapshot are only counted (a str just read, whatever a skipped list memoizes, a record of the
    stream reader), and writing them (tens of megabytes) cost more than the rest of a projection. Such an
    entry, should it be fetched, is found again by reading the input once more from the checkpoint of its
@@ -50,7 +51,7 @@ struct mp_memo {
 enum mp_memo_kind {
 	MP_MEMO_UNDEFINED, /* never put */
 	MP_MEMO_VALUE,     /* a value (its handle, to resolve in the heap) */
-	MP_MEMO_TEXT,      /* a str or bytes passed over: the offset of its opcode */
+	MP_MEMO_LATER,     /* a value passed over (str, bytes, list, dict): the offset of its opcode */
 	MP_MEMO_COUNTED,   /* put, but only counted: mp_memo_resolve writes it */
 	MP_MEMO_RECORD,    /* a record of the stream reader: never a value */
 };
@@ -62,15 +63,15 @@ void mp_memo_unmap(struct mp_memo *memo);
 /* Write value V at INDEX (< memo->cap), unpinned, the length made to count it; MP_E_LIMIT (too many big
    handles) or MP_E_NOMEM. */
 mp_err mp_memo_store(struct mp_memo *memo, uint64_t index, mp_val v) MP_WUR;
-/* Write at INDEX the text whose opcode is at TEXT_OP, built when fetched. GROW: the table of far offsets
+/* Write at INDEX the value passed over whose opcode is at TEXT_OP, built when fetched. GROW: the table of far offsets
    may grow (not in a second thread); false when it would have to and may not, or cannot. The length is
    the caller's to count (a skipper counts its own). */
-bool mp_memo_store_text(struct mp_memo *memo, uint64_t index, size_t text_op, bool grow);
-/* Write MP_SKIPPED at INDEX (the length, as for mp_memo_store_text). */
+bool mp_memo_store_later(struct mp_memo *memo, uint64_t index, size_t text_op, bool grow);
+/* Write MP_SKIPPED at INDEX (the length, as for mp_memo_store_later). */
 void mp_memo_store_skipped(struct mp_memo *memo, uint64_t index);
 
 /* The encoding of an entry, pickle_memo.c's and the inline fetch's only. 32 bits: a value's handle when
-   it fits below TEXT_BIT; a text passed over, as the offset of its opcode with TEXT_BIT set (inputs
+   it fits below TEXT_BIT; a value passed over, as the offset of its opcode with TEXT_BIT set (inputs
    under 2 GiB), or as an index into texts[] tagged FAR_TEXT in its low 4 bits; a handle that does not
    fit, as an index into big[] tagged BIG; or EMPTY (0, MP_ABSENT: never a stored value), for a put
    only counted. Tags 14 and 15 are types no handle has. */
@@ -79,7 +80,7 @@ void mp_memo_store_skipped(struct mp_memo *memo, uint64_t index);
 #define MEMO_ENC_FAR_TEXT 14u
 #define MEMO_ENC_BIG 15u
 
-/* What entry INDEX holds: *V for a value, *TEXT_OP for a text. Inline: the reads in one go fetch every
+/* What entry INDEX holds: *V for a value, *TEXT_OP for one passed over. Inline: the reads in one go fetch every
    frame's keys. */
 static inline enum mp_memo_kind mp_memo_fetch(const struct mp_memo *memo, uint64_t index, mp_val *v,
 					      size_t *text_op)
@@ -92,7 +93,7 @@ static inline enum mp_memo_kind mp_memo_fetch(const struct mp_memo *memo, uint64
 		return (memo->records[index / 64] >> (index % 64)) & 1 ? MP_MEMO_RECORD : MP_MEMO_COUNTED;
 	if ((enc & MEMO_ENC_TEXT_BIT) || (enc & 15u) == MEMO_ENC_FAR_TEXT) {
 		*text_op = (enc & MEMO_ENC_TEXT_BIT) ? enc & ~MEMO_ENC_TEXT_BIT : (size_t)memo->texts[enc >> 4];
-		return MP_MEMO_TEXT;
+		return MP_MEMO_LATER;
 	}
 	*v = (enc & 15u) == MEMO_ENC_BIG ? memo->big[enc >> 4] : (mp_val)enc;
 	return MP_MEMO_VALUE;
@@ -138,8 +139,8 @@ static inline void mp_memo_count(struct mp_memo *memo, size_t value_op, bool rec
 void mp_memo_count_range(struct mp_memo *memo, size_t start, size_t after);
 
 /* Write the counted entries of INDEX's group, reading the LEN bytes at DATA again from the group's
-   checkpoint up to offset UPTO as they were read the first time: texts built when fetched, the rest
-   MP_SKIPPED. False when INDEX was never put. */
+   checkpoint up to offset UPTO as they were read the first time: texts, lists and dicts built when
+   fetched, the rest MP_SKIPPED. False when INDEX was never put. */
 bool mp_memo_resolve(struct mp_memo *memo, const unsigned char *data, size_t len, uint64_t index, size_t upto);
 
 #endif

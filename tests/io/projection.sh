@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# projection.sh - the pickle stream reader's projections (frames a command does not show passed over:
+# segsum all of them, trace the blocks', memory, segments and compare the trace ring's) against the generic
+# reader (MEMPROF_NO_PICKLE_STREAM=1), which passes over frames only where no command here wants any: the
+# same output, errors and status, on the test pickles, gen_small.py's (frames shared as PyTorch shares them,
+# fetched by what is kept from what was passed over), with the second thread on every input and off.
+# Environment: MEMPROF (the CLI), PYTHON (default python3), srcdir (the tests folder).
+set -u
+: "${MEMPROF:?set MEMPROF to the memprof binary}"
+PYTHON=${PYTHON:-python3}
+srcdir=${srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$srcdir/io/direct_memprof.sh"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-projection.XXXXXX") || exit 2
+trap 'rm -rf "$work"' EXIT
+# shellcheck source=../lib/check.sh
+. "$srcdir/lib/check.sh"
+
+"$PYTHON" "$srcdir/io/gen_small.py" --out "$work/small" || { echo "projection: gen_small.py failed"; exit 1; }
+
+# same NAME ARGS...: memprof ARGS by the stream reader (the thread as MEMPROF_AHEAD_MIN says) and by the
+# generic reader: the same stdout, stderr and status.
+same() {
+	local name=$1
+	shift
+	"$MEMPROF" "$@" >"$work/on.out" 2>"$work/on.err"
+	echo $? >>"$work/on.out"
+	MEMPROF_NO_PICKLE_STREAM=1 "$MEMPROF" "$@" >"$work/off.out" 2>"$work/off.err"
+	echo $? >>"$work/off.out"
+	if cmp -s "$work/on.out" "$work/off.out" && cmp -s "$work/on.err" "$work/off.err"; then
+		ok
+	else
+		bad "$name"
+		diff "$work/off.out" "$work/on.out" | head -8
+	fi
+}
+
+for p in "$srcdir/data/example.pickle" "$work"/small/*.pickle; do
+	n=$(basename "$p" .pickle)
+	for ahead in 0 ''; do
+		export MEMPROF_AHEAD_MIN=$ahead
+		[ -n "$ahead" ] || unset MEMPROF_AHEAD_MIN
+		for cmd in segsum trace memory segments; do
+			same "$n: $cmd${ahead:+ (thread)}" "$cmd" "$p"
+		done
+		same "$n: compare${ahead:+ (thread)}" compare "$p" "$p" --blocks
+	done
+done
+# The case made for it must show the frames it fetched from the blocks' (else the test proves nothing).
+for n in dicts lists; do
+	grep -q "'frames': \[{'name': 'backward'" <<<"$(MEMPROF_AHEAD_MIN=0 "$MEMPROF" trace "$work/small/small-shared-$n-p4.pickle")" &&
+		ok || bad "small-shared-$n: trace shows no frames shared with a block"
+done
+finish projection
