@@ -27,22 +27,10 @@ printf '{"segments": [{"address": 0, "total_size": 4, "stream": 0, "blocks": [{"
 	>"$work/giveup-tag.json"
 printf '{"segments": [{"address": 0, "total_size": 4, "stream": 0, "blocks": []}' >"$work/giveup-cut.json"
 
+. "$srcdir/io/same_reader.sh"
+
 # same NAME ARGS...: memprof ARGS with the stream reader and without it: the same stdout, stderr, status.
-same() {
-	local name=$1
-	shift
-	"$MEMPROF" "$@" >"$work/on.out" 2>"$work/on.err"
-	echo $? >>"$work/on.out"
-	MEMPROF_NO_JSON_STREAM=1 "$MEMPROF" "$@" >"$work/off.out" 2>"$work/off.err"
-	echo $? >>"$work/off.out"
-	if cmp -s "$work/on.out" "$work/off.out" && cmp -s "$work/on.err" "$work/off.err"; then
-		ok
-	else
-		bad "$name: memprof $* differs with MEMPROF_NO_JSON_STREAM=1"
-		diff "$work/on.out" "$work/off.out" | head -5
-		diff "$work/on.err" "$work/off.err" | head -5
-	fi
-}
+same() { same_without MEMPROF_NO_JSON_STREAM "$@"; }
 
 n=0
 for j in "$work"/*.json; do

@@ -18,22 +18,11 @@ trap 'rm -rf "$work"' EXIT
 
 "$PYTHON" "$srcdir/io/gen_small.py" --out "$work/small" || { echo "projection: gen_small.py failed"; exit 1; }
 
+. "$srcdir/io/same_reader.sh"
+
 # same NAME ARGS...: memprof ARGS by the stream reader (the thread as MEMPROF_AHEAD_MIN says) and by the
 # generic reader: the same stdout, stderr and status.
-same() {
-	local name=$1
-	shift
-	"$MEMPROF" "$@" >"$work/on.out" 2>"$work/on.err"
-	echo $? >>"$work/on.out"
-	MEMPROF_NO_PICKLE_STREAM=1 "$MEMPROF" "$@" >"$work/off.out" 2>"$work/off.err"
-	echo $? >>"$work/off.out"
-	if cmp -s "$work/on.out" "$work/off.out" && cmp -s "$work/on.err" "$work/off.err"; then
-		ok
-	else
-		bad "$name"
-		diff "$work/off.out" "$work/on.out" | head -8
-	fi
-}
+same() { same_without MEMPROF_NO_PICKLE_STREAM "$@"; }
 
 for p in "$srcdir/data/example.pickle" "$work"/small/*.pickle; do
 	n=$(basename "$p" .pickle)
