@@ -1,11 +1,14 @@
 # gen_big.py - write a large, realistic protocol-4 CUDA memory snapshot pickle for the speed benchmark.
-"""Usage: python3 gen_big.py [--blocks N] [--frames F] [--seed S] OUT.pickle
+"""Usage: python3 gen_big.py [--blocks N] [--frames F] [--seed S] [--frames-as-2.1] OUT.pickle
 
 About N blocks (default 1,000,000) in segments of realistic sizes on two devices; every active
 block has F frames (default 6).  Frame strings are fresh str objects per frame, so pickle cannot
-memoize them (as in a real `_snapshot()`), except for a pool of shared frames lists (one list
-object referenced by many blocks).  Device 0 gets a ~10,000-entry trace ring.  Segment sums are
-consistent, so _memory_viz.py's stats accepts the file.  With the defaults the file is ~340 MB.
+memoize them (as PyTorch up to 2.0 wrote them), except for a pool of shared frames lists (one list
+object referenced by many blocks).  With --frames-as-2.1, frames as PyTorch 2.1 and later write
+them (py_symbolize: one dict object per distinct frame, which every traceback showing it refers
+to, so pickle writes it once and fetches it from the memo after; a list per traceback).  Device 0
+gets a ~10,000-entry trace ring.  Segment sums are consistent, so _memory_viz.py's stats accepts
+the file.  With the defaults the file is ~340 MB (~140 MB with --frames-as-2.1).
 """
 import argparse
 import pickle
@@ -40,10 +43,17 @@ CPP_FRAMES = [
 STATES = ("active_allocated", "inactive", "active_pending_free")
 
 
+DISTINCT = {}  # --frames-as-2.1: the one dict object of each distinct frame
+
+
 def fresh_frame(rng):
-    """A frame dict whose strings are new objects (built by concatenation), like a real snapshot."""
+    """A frame dict whose strings are new objects (built by concatenation), as PyTorch 2.0 wrote them;
+    or, once DISTINCT is in use, the dict object of that frame, made the first time it is drawn."""
     root, rel, name, line = rng.choice(PY_FRAMES) if rng.random() < 0.8 else rng.choice(CPP_FRAMES)
-    return {"name": name[:1] + name[1:], "filename": root + rel, "line": line + rng.randrange(3)}
+    frame = {"name": name[:1] + name[1:], "filename": root + rel, "line": line + rng.randrange(3)}
+    if DISTINCT.get("on"):
+        return DISTINCT.setdefault((frame["name"], frame["filename"], frame["line"]), frame)
+    return frame
 
 
 def frames_for(rng, nframes, shared):
@@ -99,8 +109,10 @@ def main():
     ap.add_argument("--blocks", type=int, default=1_000_000)
     ap.add_argument("--frames", type=int, default=6)
     ap.add_argument("--seed", default="bench")
+    ap.add_argument("--frames-as-2.1", dest="as21", action="store_true")
     ap.add_argument("out")
     a = ap.parse_args()
+    DISTINCT["on"] = a.as21
     rng = random.Random(a.seed)
     shared = [[fresh_frame(rng) for _ in range(a.frames)] for _ in range(64)]
     segs, left = [], a.blocks

@@ -1,15 +1,16 @@
 # bench/lib.sh - what the benchmarks share (sourced): the big snapshot and best-of-N timing.
 # Needs: $here (bench/), $tmp (a scratch directory), $runs (BENCH_RUNS).
 
-# bench_big_pickle BLOCKS: the path of the generated BLOCKS-block snapshot, made once (gen_big.py) under
+# bench_big_pickle BLOCKS [2.1]: the path of the generated BLOCKS-block snapshot (with 2.1: its frames as
+# PyTorch 2.1 and later write them, gen_big.py --frames-as-2.1), made once under
 # ${MEMPROF_CACHE:-~/.cache/memprof}/bench and remade when gen_big.py changes.
 bench_big_pickle() {
 	local cache=${MEMPROF_CACHE:-$HOME/.cache/memprof}/bench big
-	big=$cache/big-$1-$(md5sum "$here/gen_big.py" | cut -c1-8).pickle
+	big=$cache/big-$1${2:+-as$2}-$(md5sum "$here/gen_big.py" | cut -c1-8).pickle
 	mkdir -p "$cache"
 	if [ ! -f "$big" ]; then
 		echo "bench: generating $big (once)" >&2
-		"${PYTHON:-python3}" "$here/gen_big.py" --blocks "$1" --frames 6 "$big.tmp.$$" >&2
+		"${PYTHON:-python3}" "$here/gen_big.py" --blocks "$1" --frames 6 ${2:+--frames-as-$2} "$big.tmp.$$" >&2
 		mv "$big.tmp.$$" "$big"
 	fi
 	echo "$big"

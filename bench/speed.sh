@@ -8,16 +8,18 @@
 # JSON (converted once, cached beside the pickle), checked against the whole-text JSON reader.
 #
 # Usage, from the build directory:  MEMPROF=./memprof ../bench/speed.sh
-# Environment: MEMPROF, PYTHON, BENCH_SIZES (blocks; default "100000 1000000 3000000": the last is a
-# ~1 GB pickle, made once in ~90 s with ~8 GB of memory), BENCH_COMMANDS_AT (the size every command
-# runs at; default 1000000), BENCH_RUNS (default 3), BENCH_ORACLE_RUNS (default 3), MEMPROF_CACHE.
+# Environment: MEMPROF, PYTHON, BENCH_SIZES (blocks; default "100000 1000000 3000000 1000000:2.1": 3000000
+# is a ~1 GB pickle, made once in ~90 s with ~8 GB of memory; N:2.1 has its frames as PyTorch 2.1 and later
+# write them, one dict per distinct frame fetched from the memo after, gen_big.py --frames-as-2.1),
+# BENCH_COMMANDS_AT (the sizes every command runs at; default "1000000 1000000:2.1"), BENCH_RUNS (default 3),
+# BENCH_ORACLE_RUNS (default 3), MEMPROF_CACHE.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PYTHON=${PYTHON:-python3}
 MEMPROF=${MEMPROF:-./memprof}
-sizes=${BENCH_SIZES:-100000 1000000 3000000}
-at=${BENCH_COMMANDS_AT:-1000000}
+sizes=${BENCH_SIZES:-100000 1000000 3000000 1000000:2.1}
+at=" ${BENCH_COMMANDS_AT:-1000000 1000000:2.1} "
 runs=${BENCH_RUNS:-3}
 oracle_runs=${BENCH_ORACLE_RUNS:-3} # the oracle's time varies most on a shared machine
 
@@ -49,8 +51,10 @@ row() { # NAME WALL RSS_KIB SIZE_BYTES RATIO_TEXT
 
 echo "| what | wall s | peak RSS MiB | RSS / file | ratio |"
 echo "|---|---|---|---|---|"
-for n in $sizes; do
-	big=$(bench_big_pickle "$n")
+for spec in $sizes; do
+	n=${spec%%:*}
+	shape=${spec#"$n"}
+	big=$(bench_big_pickle "$n" "${shape#:}")
 	size=$(stat -c %s "$big")
 	runs=$oracle_runs median "$PYTHON" "$here/../tests/oracle/oracle.py" "$oracle" stats "$big"
 	read -r ow orr <"$tmp/med"
@@ -58,10 +62,10 @@ for n in $sizes; do
 	median "$MEMPROF" segsum "$big"
 	read -r sw sr <"$tmp/med"
 	cmp -s "$tmp/out" "$tmp/oracle.txt" || { echo "speed: segsum differs from the oracle on $big" >&2; exit 1; }
-	label="$n blocks, $(awk -v s="$size" 'BEGIN { printf "%.0f MB", s / 1e6 }')"
+	label="$n blocks${shape:+ (frames as 2.1)}, $(awk -v s="$size" 'BEGIN { printf "%.0f MB", s / 1e6 }')"
 	row "_memory_viz.py stats (2.6), $label" "$ow" "$orr" "$size" ""
 	row "memprof segsum, $label" "$sw" "$sr" "$size" "$(awk -v a="$ow" -v b="$sw" 'BEGIN { printf "%.1fx faster", a / b }')"
-	[ "$n" = "$at" ] || continue
+	[[ $at == *" $spec "* ]] || continue
 	for cmd in "segments" "memory" "compare $big" "trace" "categories" "categories --sites 20" "timeline"; do
 		# shellcheck disable=SC2086 # CMD is words
 		MEMPROF_NO_PICKLE_STREAM=1 MEMPROF_THREADS=1 "$MEMPROF" $cmd "$big" >"$tmp/ref.txt" 2>/dev/null || true
@@ -71,6 +75,7 @@ for n in $sizes; do
 		cmp -s "$tmp/out" "$tmp/ref.txt" || { echo "speed: '$cmd' differs from the generic reader's" >&2; exit 1; }
 		row "memprof ${cmd//$big/FILE}" "$w" "$r" "$size" "$(awk -v a="$w" -v b="$sw" 'BEGIN { printf "%.1fx segsum'"'"'s time", a / b }')"
 	done
+	[ -z "$shape" ] || continue
 	# The same snapshot as memprof's JSON: the stream reader, against the whole-text reader's output.
 	json=$(bench_big_json "$big")
 	jsize=$(stat -c %s "$json")
