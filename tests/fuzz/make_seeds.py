@@ -24,11 +24,20 @@ TOP = os.path.dirname(os.path.dirname(HERE))
 CORPUS = os.path.join(HERE, "corpus")
 
 
+PENDING = []  # (target, name, data): written in place of the old corpora only once all are made
+
+
 def out(target, name, data):
-    d = os.path.join(CORPUS, target)
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, name), "wb") as f:
-        f.write(data)
+    PENDING.append((target, name, data))
+
+
+def write_corpora():
+    shutil.rmtree(CORPUS, ignore_errors=True)
+    for target, name, data in PENDING:
+        d = os.path.join(CORPUS, target)
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(data)
 
 
 def minimise_core(path, keep=256):
@@ -79,7 +88,6 @@ def frames_heavy():
 
 def main():
     memprof = sys.argv[1] if len(sys.argv) > 1 else os.path.join(TOP, "_build", "memprof")
-    shutil.rmtree(CORPUS, ignore_errors=True)
     work = tempfile.mkdtemp(prefix="memprof-seeds-")
     try:
         pickles = {"example.pickle": open(os.path.join(TOP, "tests", "data", "example.pickle"), "rb").read(),
@@ -131,6 +139,7 @@ def main():
         out("python", "clean-no-frames", b"\1")
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    write_corpora()  # (a failure above left the committed corpora as they were)
     total = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(CORPUS) for f in fs)
     print("make_seeds: %d files, %d bytes" % (sum(len(fs) for _, _, fs in os.walk(CORPUS)), total))
 
