@@ -65,7 +65,7 @@ static bool fast_list(struct machine *m, size_t *p, mp_val *v, int depth);
 
 /* The value memo entry INDEX holds, if it is complete: an atom, a frozen container (a frames list
    shared by two blocks), or a value a projection passed over, built now or MP_SKIPPED as the
-   machine's fetch would push it (mp_pickle_memo_later: a frame dict that a trace entry shares with a
+   machine's fetch would push it (mp_pickle_fetch_later: a frame dict that a trace entry shares with a
    block's frames passed over). Not a record, or a container still being filled. */
 static bool memo_value(struct machine *m, uint64_t index, mp_val *v)
 {

@@ -2,7 +2,7 @@
    index, for BINGET to fetch. Its encodings are pickle_memo.c's own.
 
    An entry holds a built value, or a value passed over, built when fetched from its opcode's place in
-   the input (a str or bytes; a list or dict a projection skipped: mp_pickle_memo_later), or MP_SKIPPED
+   the input (a str or bytes; a list or dict a projection skipped: mp_pickle_fetch_later), or MP_SKIPPED
    (a value a projection passed over, not to be built), or nothing yet: most puts of a
    big snapshot are only counted (a str just read, whatever a skipped list memoizes, a record of the
    stream reader), and writing them (tens of megabytes) cost more than the rest of a projection. Such an
