@@ -3,14 +3,8 @@
 # Environment: MEMPROF (the CLI), PYTHON (default python3), srcdir (the tests folder).
 # badinput.py writes the cases (truncations, byte flips, random corruptions, hostile pickles,
 # bad JSON, odd paths) and says what each must do; they run two at a time under `timeout 10`.
-set -u
-: "${MEMPROF:?set MEMPROF to the memprof binary}"
-PYTHON=${PYTHON:-python3}
 srcdir=${srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
-. "$srcdir/io/direct_memprof.sh"
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-badinput.XXXXXX") || exit 2
-trap 'rm -rf "$work"' EXIT
+. "$srcdir/io/setup.sh" badinput
 "$PYTHON" "$srcdir/io/badinput.py" --out "$work" || { echo "badinput: badinput.py failed"; exit 1; }
 mkdir -p "$work/res" "$work/run"
 

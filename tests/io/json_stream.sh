@@ -4,18 +4,10 @@
 # run here, on the JSON that memprof convert writes from the test pickles, and on JSON the stream reader leaves
 # to the old way (each case of which must still load, or fail, as before).
 # Environment: MEMPROF (the CLI), PYTHON (default python3), srcdir (the tests folder).
-set -u
-: "${MEMPROF:?set MEMPROF to the memprof binary}"
-PYTHON=${PYTHON:-python3}
 srcdir=${srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
-. "$srcdir/io/direct_memprof.sh"
+. "$srcdir/io/setup.sh" json-stream
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-json-stream.XXXXXX") || exit 2
-trap 'rm -rf "$work"' EXIT
-# shellcheck source=../lib/check.sh
-. "$srcdir/lib/check.sh"
-
-"$PYTHON" "$srcdir/io/gen_small.py" --out "$work/small" || { echo "json_stream: gen_small.py failed"; exit 1; }
+small_pickles json_stream
 for p in "$srcdir/data/example.pickle" "$work"/small/*.pickle; do
 	"$MEMPROF" convert "$p" "$work/$(basename "$p" .pickle).json" 2>/dev/null
 done

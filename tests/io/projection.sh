@@ -5,18 +5,10 @@
 # same output, errors and status, on the test pickles, gen_small.py's (frames shared as PyTorch shares them,
 # fetched by what is kept from what was passed over), with the second thread on every input and off.
 # Environment: MEMPROF (the CLI), PYTHON (default python3), srcdir (the tests folder).
-set -u
-: "${MEMPROF:?set MEMPROF to the memprof binary}"
-PYTHON=${PYTHON:-python3}
 srcdir=${srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
-. "$srcdir/io/direct_memprof.sh"
+. "$srcdir/io/setup.sh" projection
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-projection.XXXXXX") || exit 2
-trap 'rm -rf "$work"' EXIT
-# shellcheck source=../lib/check.sh
-. "$srcdir/lib/check.sh"
-
-"$PYTHON" "$srcdir/io/gen_small.py" --out "$work/small" || { echo "projection: gen_small.py failed"; exit 1; }
+small_pickles projection
 
 . "$srcdir/io/same_reader.sh"
 

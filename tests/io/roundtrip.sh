@@ -3,20 +3,14 @@
 # Environment: MEMPROF (the CLI), PYTHON (default python3), srcdir (the tests folder).
 # The corpora: tests/oracle/gen_corpus.py --seed 7 --count 200, and tests/io/gen_small.py
 # (odd values: every type, protocols 2-5). roundtrip_check.py says what is checked.
-set -u
-: "${MEMPROF:?set MEMPROF to the memprof binary}"
-PYTHON=${PYTHON:-python3}
 srcdir=${srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
-. "$srcdir/io/direct_memprof.sh"
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/memprof-roundtrip.XXXXXX") || exit 2
-trap 'rm -rf "$work"' EXIT
+. "$srcdir/io/setup.sh" roundtrip
 
 if [ -f "$srcdir/oracle/gen_corpus.py" ]; then
 	"$PYTHON" "$srcdir/oracle/gen_corpus.py" --seed 7 --count 200 --out "$work/corpus" >/dev/null ||
 		{ echo "roundtrip: gen_corpus.py failed"; exit 1; }
 fi
-"$PYTHON" "$srcdir/io/gen_small.py" --out "$work/small" || { echo "roundtrip: gen_small.py failed"; exit 1; }
+small_pickles roundtrip
 ls "$work"/corpus/*.pickle "$work"/small/*.pickle 2>/dev/null >"$work/cases"
 
 # convert_one K SRC: the three conversions of source K, exit status and stderr kept.
