@@ -93,12 +93,14 @@ mp_err mp_memo_store(struct mp_memo *memo, uint64_t index, mp_val v)
 	return MP_OK;
 }
 
-bool mp_memo_store_later(struct mp_memo *memo, uint64_t index, size_t text_op, bool grow)
+/* Write at INDEX the value passed over whose opcode is at TEXT_OP, built when fetched; false when the
+   table of far offsets cannot take it. */
+static bool store_later(struct mp_memo *memo, uint64_t index, size_t text_op)
 {
 	uint32_t enc = TEXT_BIT | (uint32_t)text_op;
 
 	if (text_op >= TEXT_BIT) {
-		if (!grow || memo->ntexts >= MAX_FAR ||
+		if (memo->ntexts >= MAX_FAR ||
 		    mp_array_grow((void **)&memo->texts, &memo->texts_cap, memo->ntexts + 1, sizeof *memo->texts) !=
 			    MP_OK)
 			return false;
@@ -144,7 +146,7 @@ static bool resolve_entry(struct mp_memo *memo, const unsigned char *data, uint6
 		mp_memo_store_skipped(memo, at);
 		return true;
 	}
-	return mp_memo_store_later(memo, at, value_op, true);
+	return store_later(memo, at, value_op);
 }
 
 bool mp_memo_resolve(struct mp_memo *memo, const unsigned char *data, size_t len, uint64_t index, size_t upto)

@@ -63,11 +63,7 @@ void mp_memo_unmap(struct mp_memo *memo);
 /* Write value V at INDEX (< memo->cap), unpinned, the length made to count it; MP_E_LIMIT (too many big
    handles) or MP_E_NOMEM. */
 mp_err mp_memo_store(struct mp_memo *memo, uint64_t index, mp_val v) MP_WUR;
-/* Write at INDEX the value passed over whose opcode is at TEXT_OP, built when fetched. GROW: the table of far offsets
-   may grow (not in a second thread); false when it would have to and may not, or cannot. The length is
-   the caller's to count (a skipper counts its own). */
-bool mp_memo_store_later(struct mp_memo *memo, uint64_t index, size_t text_op, bool grow);
-/* Write MP_SKIPPED at INDEX (the length, as for mp_memo_store_later). */
+/* Write MP_SKIPPED at INDEX (the length is the caller's to count). */
 void mp_memo_store_skipped(struct mp_memo *memo, uint64_t index);
 
 /* The encoding of an entry, pickle_memo.c's and the inline fetch's only. 32 bits: a value's handle when
