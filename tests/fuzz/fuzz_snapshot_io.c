@@ -7,6 +7,7 @@
    read back, and writing that again must give the same bytes. */
 #include "fuzz_snapshot_io.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,6 +95,21 @@ static void digest(mp_snapshot *snap, mp_out *out)
 		mp_out_printf(out, "\nno value: %s", diag.msg);
 }
 
+/* Fail with WHAT unless A and B hold the same text; where they differ is printed first, for whoever replays the input. */
+static void same_text(const mp_out *a, const mp_out *b, const char *what)
+{
+	size_t at = 0;
+
+	if (a->len == b->len && (a->len == 0 || memcmp(a->data, b->data, a->len) == 0))
+		return;
+	while (at < a->len && at < b->len && a->data[at] == b->data[at])
+		at++;
+	at = at > 40 ? at - 40 : 0;
+	fprintf(stderr, "fuzz: at byte %zu:\n  %.160s\nagainst\n  %.160s\n", at, a->len > at ? a->data + at : "",
+		b->len > at ? b->data + at : "");
+	fuzz_fail(what);
+}
+
 /* Load the input with FLAGS, once as memprof does and once the generic way: the same result, or the same error. */
 static mp_err load_both(const uint8_t *data, size_t len, unsigned flags, mp_snapshot **snap, mp_diag *diag)
 {
@@ -108,8 +124,7 @@ static mp_err load_both(const uint8_t *data, size_t len, unsigned flags, mp_snap
 	if (err == MP_OK) {
 		digest(*snap, &a);
 		digest(ref, &b);
-		if (a.len != b.len || memcmp(a.data, b.data, a.len) != 0)
-			fuzz_fail("the stream reader gives another snapshot than the generic reader");
+		same_text(&a, &b, "the stream reader gives another snapshot than the generic reader");
 		mp_out_free(&a);
 		mp_out_free(&b);
 	}
@@ -143,8 +158,7 @@ static void same_output(const char *name, analysis_fn analysis, const mp_snapsho
 
 	analysis_text(analysis, projected, &a);
 	analysis_text(analysis, full, &b);
-	if (a.len != b.len || (a.len > 0 && memcmp(a.data, b.data, a.len) != 0))
-		fuzz_fail(name);
+	same_text(&a, &b, name);
 	mp_out_free(&a);
 	mp_out_free(&b);
 }

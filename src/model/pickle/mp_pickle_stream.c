@@ -210,7 +210,8 @@ static mp_err op_open(struct stream *st, bool is_dict, bool *taken)
 	if (r == R__COUNT) /* the root: a dict, or a bare list of segments */
 		r = is_dict ? R_TOP : R_SEGMENTS;
 	if (r == R_GENERIC) {
-		if (!is_dict && skip && mp_pickle_skip_value(m, &end)) {
+		/* under a record's skip key, or a plain dict's where the projection passes over frames everywhere */
+		if (!is_dict && (skip || mp_pickle_at_skip_key(m)) && mp_pickle_skip_value(m, &end)) {
 			m->pos = end;
 			*taken = true;
 			return mp_pickle_push(m, MP_SKIPPED);
