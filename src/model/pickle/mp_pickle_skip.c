@@ -91,15 +91,6 @@ static inline enum skip_step skip_consume(const struct mp_skip_run *m, struct sk
 	return SKIP_ON;
 }
 
-static inline enum skip_step skip_put(struct mp_skip_run *m, struct skip_state *st, uint64_t index)
-{
-	enum skip_step r = skip_consume(m, st, 1, 1, true);
-
-	if (r == SKIP_ON && !skip_memo(m, index, st->prev_op))
-		return SKIP_ABORT;
-	return r;
-}
-
 /* Pass over one opcode at *P, updating ST and the count: what it does to the stack and the memo is
    the opcode table's. */
 static inline enum skip_step skip_opcode(struct mp_skip_run *m, size_t *p, struct skip_state *st)
@@ -115,7 +106,9 @@ static inline enum skip_step skip_opcode(struct mp_skip_run *m, size_t *p, struc
 	} else if (flags & MP_OPF_TO_MARK) {
 		r = skip_to_mark(m, st, t.pushes, flags & MP_OPF_PAIRS);
 	} else if (flags & MP_OPF_PUT) {
-		r = skip_put(m, st, t.op == MP_OP_MEMOIZE ? m->memo_len : t.arg);
+		r = skip_consume(m, st, 1, 1, true);
+		if (r == SKIP_ON && !skip_memo(m, t.op == MP_OP_MEMOIZE ? m->memo_len : t.arg, st->prev_op))
+			r = SKIP_ABORT;
 	} else if (t.pops > 0) {
 		r = skip_consume(m, st, t.pops, t.pushes, flags & MP_OPF_KEEPS);
 	} else {
