@@ -382,8 +382,9 @@ static size_t consumed_plainly(unsigned char op)
 	return i->flags & (MP_OPF_PUT | MP_OPF_STOP) ? 0 : i->pops; /* (a put of a record is the machine's) */
 }
 
-static mp_err step(struct stream *st, bool *done)
+static mp_err step(void *ctx, bool *done)
 {
+	struct stream *st = ctx;
 	struct machine *m = &st->m;
 	unsigned char op = m->data[m->pos];
 	bool taken = false;
@@ -452,18 +453,6 @@ static mp_err finish_root(struct stream *st)
 	return MP_OK;
 }
 
-static mp_err stream_step(void *st, bool *done)
-{
-	return step(st, done);
-}
-
-static mp_err run(struct stream *st)
-{
-	mp_err err = mp_pickle_run(&st->m, stream_step, st);
-
-	return err != MP_OK ? err : finish_root(st);
-}
-
 mp_err mp_pickle_read_snapshot(mp_heap *heap, const unsigned char *data, size_t len,
 			       const struct mp_pickle_opts *opts, mp_snapshot **out)
 {
@@ -485,8 +474,8 @@ mp_err mp_pickle_read_snapshot(mp_heap *heap, const unsigned char *data, size_t 
 	   costs address space only). */
 	if (err == MP_OK && mp_sb_reserve_blocks(st->sb, len / BYTES_PER_BLOCK) != MP_OK)
 		err = MP_OK;
-	if (err == MP_OK)
-		err = run(st);
+	if (err == MP_OK && (err = mp_pickle_run(&st->m, step, st)) == MP_OK)
+		err = finish_root(st);
 	mp_pickle_machine_end(&st->m);
 	free(st->recs);
 	free(st->kv);
