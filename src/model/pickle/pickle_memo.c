@@ -8,10 +8,6 @@
 #include "mp_array.h"
 #include "pickle_ops_int.h"
 
-#define EMPTY MEMO_ENC_EMPTY
-#define TEXT_BIT MEMO_ENC_TEXT_BIT
-#define FAR_TEXT_TAG MEMO_ENC_FAR_TEXT
-#define BIG_TAG MEMO_ENC_BIG
 /* At most this many big handles and far texts (an index and a tag in 32 bits). */
 #define MAX_FAR (1u << 27)
 
@@ -73,42 +69,23 @@ void mp_memo_pin(struct mp_memo *memo, uint64_t index, bool on)
 		memo->pinned[index / 64] &= ~((uint64_t)1 << (index % 64));
 }
 
-
 mp_err mp_memo_store(struct mp_memo *memo, uint64_t index, mp_val v)
 {
 	uint32_t enc = (uint32_t)v;
 
-	if (v >= TEXT_BIT) {
+	if (v >= MEMO_ENC_TEXT_BIT) {
 		if (memo->nbig >= MAX_FAR)
 			return MP_E_LIMIT;
 		if (mp_array_grow((void **)&memo->big, &memo->big_cap, memo->nbig + 1, sizeof *memo->big) != MP_OK)
 			return MP_E_NOMEM;
 		memo->big[memo->nbig] = v;
-		enc = (uint32_t)(memo->nbig++ << 4) | BIG_TAG;
+		enc = (uint32_t)(memo->nbig++ << 4) | MEMO_ENC_BIG;
 	}
 	memo->entry[index] = enc;
 	if (index >= memo->len)
 		memo->len = index + 1;
 	mp_memo_pin(memo, index, false);
 	return MP_OK;
-}
-
-/* Write at INDEX the value passed over whose opcode is at TEXT_OP, built when fetched; false when the
-   table of far offsets cannot take it. */
-static bool store_later(struct mp_memo *memo, uint64_t index, size_t text_op)
-{
-	uint32_t enc = TEXT_BIT | (uint32_t)text_op;
-
-	if (text_op >= TEXT_BIT) {
-		if (memo->ntexts >= MAX_FAR ||
-		    mp_array_grow((void **)&memo->texts, &memo->texts_cap, memo->ntexts + 1, sizeof *memo->texts) !=
-			    MP_OK)
-			return false;
-		memo->texts[memo->ntexts] = text_op;
-		enc = (uint32_t)(memo->ntexts++ << 4) | FAR_TEXT_TAG;
-	}
-	memo->entry[index] = enc;
-	return true;
 }
 
 void mp_memo_store_skipped(struct mp_memo *memo, uint64_t index)
@@ -138,15 +115,26 @@ void mp_memo_count_range(struct mp_memo *memo, size_t start, size_t after)
 
 /* ---- entries found again */
 
-/* Write at AT the entry of a put whose value the opcode at VALUE_OP made. */
-static bool resolve_entry(struct mp_memo *memo, const unsigned char *data, uint64_t at, size_t value_op)
+/* Write at INDEX the entry of a put whose value the opcode at VALUE_OP made, found again: a text, list
+   or dict passed over, built when fetched, or MP_SKIPPED; false when the table of far offsets cannot
+   take it. */
+static bool store_later(struct mp_memo *memo, const unsigned char *data, uint64_t index, size_t value_op)
 {
+	uint32_t enc = MEMO_ENC_TEXT_BIT | (uint32_t)value_op;
+
 	if (!mp_pickle_is_text(data[value_op]) && data[value_op] != MP_OP_EMPTY_LIST &&
 	    data[value_op] != MP_OP_EMPTY_DICT) {
-		mp_memo_store_skipped(memo, at);
-		return true;
+		enc = (uint32_t)MP_SKIPPED;
+	} else if (value_op >= MEMO_ENC_TEXT_BIT) {
+		if (memo->ntexts >= MAX_FAR ||
+		    mp_array_grow((void **)&memo->texts, &memo->texts_cap, memo->ntexts + 1, sizeof *memo->texts) !=
+			    MP_OK)
+			return false;
+		memo->texts[memo->ntexts] = value_op;
+		enc = (uint32_t)(memo->ntexts++ << 4) | MEMO_ENC_FAR_TEXT;
 	}
-	return store_later(memo, at, value_op);
+	memo->entry[index] = enc;
+	return true;
 }
 
 bool mp_memo_resolve(struct mp_memo *memo, const unsigned char *data, size_t len, uint64_t index, size_t upto)
@@ -169,13 +157,13 @@ bool mp_memo_resolve(struct mp_memo *memo, const unsigned char *data, size_t len
 		size = t.size;
 		if (t.flags & MP_OPF_PUT) {
 			at = t.op == MP_OP_MEMOIZE ? next : t.arg;
-			if (at >> MEMO_GROUP_SHIFT == group && at < memo->len && memo->entry[at] == EMPTY &&
-			    !bit(memo->records, at) && prev != SIZE_MAX && !resolve_entry(memo, data, at, prev))
+			if (at >> MEMO_GROUP_SHIFT == group && at < memo->len && memo->entry[at] == MEMO_ENC_EMPTY &&
+			    !bit(memo->records, at) && prev != SIZE_MAX && !store_later(memo, data, at, prev))
 				return false;
 			if (at >= next)
 				next = at + 1;
 		}
 		prev = p;
 	}
-	return memo->entry[index] != EMPTY;
+	return memo->entry[index] != MEMO_ENC_EMPTY;
 }
