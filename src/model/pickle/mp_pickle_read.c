@@ -42,7 +42,6 @@ static mp_err heap_error(struct machine *m, mp_err err)
 	return mp_fail(m->diag, err, "pickle: %s at byte %zu", mp_strerror(err), m->opos);
 }
 
-
 /* ---- the stack */
 
 mp_err mp_pickle_push(struct machine *m, mp_val v)
@@ -208,15 +207,13 @@ static mp_err push_long(struct machine *m, const struct mp_pickle_tok *t)
 	return mp_pickle_push(m, v);
 }
 
-static mp_err push_binfloat(struct machine *m)
+static mp_err push_binfloat(struct machine *m, const struct mp_pickle_tok *t)
 {
-	uint64_t bits = 0;
+	uint64_t bits = __builtin_bswap64(t->arg); /* big-endian IEEE 754 */
 	double d;
 	mp_val v;
 	mp_err err;
 
-	for (int i = 1; i <= 8; i++) /* big-endian IEEE 754 */
-		bits = (bits << 8) | m->data[m->opos + i];
 	memcpy(&d, &bits, sizeof d);
 	err = mp_heap_float(m->heap, d, &v);
 	if (err != MP_OK)
@@ -225,16 +222,6 @@ static mp_err push_binfloat(struct machine *m)
 }
 
 /* ---- containers */
-
-static mp_err push_empty(struct machine *m, enum mp_vtype type)
-{
-	mp_val v;
-	mp_err err = mp_heap_open(m->heap, type, &v);
-
-	if (err != MP_OK)
-		return heap_error(m, err);
-	return mp_pickle_push(m, v);
-}
 
 /* Pop the items above the topmost mark; their first index in *FIRST. */
 static mp_err pop_mark(struct machine *m, size_t *first)
@@ -329,9 +316,11 @@ static mp_err op_dup(struct machine *m)
 
 /* Build an empty container, unless it is the value of a skip key and can be
    passed over whole. */
-static mp_err push_container(struct machine *m, enum mp_vtype type)
+static mp_err push_empty(struct machine *m, enum mp_vtype type)
 {
 	size_t end;
+	mp_val v;
+	mp_err err;
 
 	/* Only lists are skipped: frames are lists. */
 	if (type == MP_T_LIST && mp_pickle_at_skip_key(m)) {
@@ -342,7 +331,9 @@ static mp_err push_container(struct machine *m, enum mp_vtype type)
 		}
 		m->pos = m->opos + 1;
 	}
-	return push_empty(m, type);
+	if ((err = mp_heap_open(m->heap, type, &v)) != MP_OK)
+		return heap_error(m, err);
+	return mp_pickle_push(m, v);
 }
 
 /* Execute one opcode; *DONE is set by STOP. */
@@ -375,7 +366,7 @@ mp_err mp_pickle_step(struct machine *m, bool *done)
 	case MP_OP_POP_MARK: return pop_mark(m, &m->nstack);
 	case MP_OP_DUP: return op_dup(m);
 	case MP_OP_EMPTY_DICT: return push_empty(m, MP_T_DICT);
-	case MP_OP_EMPTY_LIST: return push_container(m, MP_T_LIST);
+	case MP_OP_EMPTY_LIST: return push_empty(m, MP_T_LIST);
 	case MP_OP_EMPTY_TUPLE: case MP_OP_TUPLE1: case MP_OP_TUPLE2: case MP_OP_TUPLE3:
 		return build_from(m, m->nstack - t.pops, MP_T_TUPLE);
 	case MP_OP_TUPLE: case MP_OP_LIST: case MP_OP_DICT:
@@ -390,7 +381,7 @@ mp_err mp_pickle_step(struct machine *m, bool *done)
 	case MP_OP_NONE: return mp_pickle_push(m, MP_NONE);
 	case MP_OP_NEWTRUE: return mp_pickle_push(m, MP_TRUE);
 	case MP_OP_NEWFALSE: return mp_pickle_push(m, MP_FALSE);
-	case MP_OP_BINFLOAT: return push_binfloat(m);
+	case MP_OP_BINFLOAT: return push_binfloat(m, &t);
 	case MP_OP_SHORT_BINUNICODE: case MP_OP_BINUNICODE: case MP_OP_BINUNICODE8:
 	case MP_OP_SHORT_BINBYTES: case MP_OP_BINBYTES: case MP_OP_BINBYTES8:
 		return push_text(m, &t);

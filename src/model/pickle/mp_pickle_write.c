@@ -130,9 +130,6 @@ static void commit_frame(struct writer *w)
 
 /* ---- where we are, for messages */
 
-
-
-
 /* The path of the value being written. */
 static const char *where(const struct writer *w, mp_path *p)
 {
@@ -253,15 +250,9 @@ static mp_err put_bigint(struct writer *w, mp_val v)
 static void put_float(struct writer *w, double d)
 {
 	uint64_t bits;
-	unsigned char *p = room(w, 9);
 
-	if (p == NULL)
-		return;
 	memcpy(&bits, &d, sizeof bits);
-	p[0] = MP_OP_BINFLOAT;
-	for (int k = 0; k < 8; k++) /* big-endian IEEE 754 */
-		p[1 + k] = (unsigned char)(bits >> (56 - 8 * k));
-	w->len += 9;
+	put_op(w, MP_OP_BINFLOAT, __builtin_bswap64(bits), 8); /* big-endian IEEE 754 */
 }
 
 static void put_str(struct writer *w, mp_val v)
@@ -291,7 +282,6 @@ static void put_str(struct writer *w, mp_val v)
 }
 
 /* ---- containers */
-
 
 static mp_err push_frame(struct writer *w, mp_val v)
 {
@@ -389,13 +379,10 @@ static void open_batch(struct writer *w, struct frame *f)
 
 static void close_batch(struct writer *w, struct frame *f)
 {
-	unsigned char op;
-
 	if (f->type == MP_T_DICT)
-		op = f->batch_multi ? MP_OP_SETITEMS : MP_OP_SETITEM;
+		put_op(w, f->batch_multi ? MP_OP_SETITEMS : MP_OP_SETITEM, 0, 0);
 	else
-		op = f->batch_multi ? MP_OP_APPENDS : MP_OP_APPEND;
-	put_op(w, op, 0, 0);
+		put_op(w, f->batch_multi ? MP_OP_APPENDS : MP_OP_APPEND, 0, 0);
 	f->in_batch = false;
 }
 
