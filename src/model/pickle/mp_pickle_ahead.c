@@ -148,7 +148,6 @@ void mp_pickle_ahead_start(struct machine *m)
 {
 	struct mp_pickle_ahead *a;
 	const char *env = getenv("MEMPROF_THREADS");
-
 	const char *min = getenv("MEMPROF_AHEAD_MIN");
 
 	m->ahead = NULL;

@@ -288,7 +288,6 @@ static void span_add(struct machine *m, size_t at, const struct scan *s, mp_val 
 {
 	struct mp_pickle_spans *c = m->spans;
 	mp_table_probe pr;
-
 	size_t len = s->end - at;
 	bool full = false;
 

@@ -91,7 +91,6 @@ mp_err mp_pickle_run(struct machine *m, mp_err (*step)(void *ctx, bool *done), v
 /* Execute the opcode at m->pos; *DONE is set by STOP. */
 mp_err mp_pickle_step(struct machine *m, bool *done) MP_WUR;
 
-
 /* Write frozen value V to memo INDEX, a put counted (mp_memo_count) when
    its container opened and written now that the container is complete. */
 mp_err mp_pickle_put_late(struct machine *m, uint64_t index, mp_val v) MP_WUR;
