@@ -87,7 +87,7 @@ if [ -n "${MEMPROF_TESTBED_PYTHON:-}" ]; then
 fi
 
 [ "$mode" != kernel ] || tb_kernel_cores_land_here
-[ "$mode" != gcore ] || tb_install_debs gdb
+[ "$mode" != gcore ] || command -v cuda-gdb >/dev/null || tb_install_debs gdb
 
 rm -rf "$out/core" "$out"/core.[0-9]* "$out/pid" "$out/READY" "$out/RESUME" "$out/UNCAUGHT" "$out"/*.tmp \
 	"$out/snapshot.pickle" "$out/memory_stats.json" "$out/manifest.json" "$out/threads.txt" "$out/threads-stop.txt" \

@@ -336,8 +336,11 @@ tb_take_kernel_core() {
 # tb_gcore PID OUT - gdb's gcore of process PID as OUT/core (its log OUT/gcore.log); the process is killed and, when
 # it is our child, reaped, whatever the outcome. Exit 77 where ptrace is refused, die on other failures.
 tb_gcore() {
-	local pid=$1 out=$2
-	if ! gcore -o "$out/core" "$pid" >"$out/gcore.log" 2>&1 || [ ! -s "$out/core.$pid" ]; then
+	local pid=$1 out=$2 dump=(gcore -o "$out/core" "$pid")
+	# A GPU machine may have cuda-gdb (gdb's gcore command) and no gdb.
+	command -v gcore >/dev/null || ! command -v cuda-gdb >/dev/null ||
+		dump=(cuda-gdb -p "$pid" -batch -iex 'set auto-solib-add off' -ex "gcore $out/core.$pid")
+	if ! "${dump[@]}" >"$out/gcore.log" 2>&1 || [ ! -s "$out/core.$pid" ]; then
 		kill -9 "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
 		cat "$out/gcore.log" >&2
@@ -375,8 +378,8 @@ tb_job_kill() {
 	wait "$pid" 2>/dev/null || true
 }
 
-# tb_job_args TORCH SCRIPT OUTDIR - the arguments job.sh and dist.sh share: TORCH a Python build (pypi-X.Y.Z or
-# debian-2.6: the listed builds are the ones the tests run by default, any PyPI 2.x release runs the same way;
+# tb_job_args TORCH SCRIPT OUTDIR - the arguments job.sh and dist.sh share: TORCH a Python build (pypi-X.Y.Z,
+# debian-2.6, or system: the machine's own torch on its GPU; the listed builds are the ones the tests run by default, any PyPI 2.x release runs the same way;
 # else the caller's usage), SCRIPT a file. Sets script (its absolute path) and out (OUTDIR, made, absolute), sets
 # the build up (python/build.sh; exits with its status, 77 when it cannot be fetched) and sources its job.env
 # (JOB_PYTHON, JOB_ROOT, JOB_PRELOAD, JOB_BIND, JOB_TORCH_LIBDIR, JOB_TORCH_VERSION).
@@ -384,7 +387,7 @@ tb_job_args() {
 	local testbed build
 	testbed=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 	case $1 in
-	pypi-2.[0-9]*.[0-9]* | debian-2.6) ;;
+	pypi-2.[0-9]*.[0-9]* | debian-2.6 | system) ;;
 	*)
 		log "unknown build '$1' (debian-2.6 or pypi-X.Y.Z; the tests run $("$testbed/python/build.sh" --list))"
 		usage

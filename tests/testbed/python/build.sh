@@ -9,7 +9,8 @@
 #   JOB_TORCH_LIBDIR where PyTorch's libc10_cuda.so lies (as the job maps it: a host path, also for a chroot)
 #   JOB_TORCH        TORCH;   JOB_TORCH_VERSION  torch.__version__ as the installed files say
 # TORCH: pypi-X.Y.Z (PyPI's CUDA wheel in a venv of CPython 3.11: ./pypi.sh), debian-2.6 (Debian trixie's
-# python3-torch-cuda with trixie's CPython 3.13, chrooted: ../debian/python-root.sh). `build.sh --list` prints them.
+# python3-torch-cuda with trixie's CPython 3.13, chrooted: ../debian/python-root.sh), or system (the machine's own
+# python3, torch and GPU; not listed). `build.sh --list` prints the listed ones.
 # Exit 77 when a registry cannot be reached and nothing is cached.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -48,6 +49,29 @@ stubs() {
 }
 
 case $torch in
+system)
+	# The machine's own python3 and its torch, on the machine's own GPU: nothing fake, nothing preloaded, cuDNN
+	# real; the allocator capped at the scenario's FAKECUDA_CAPACITY (boot/sitecustomize.py). Not in the default
+	# list; for a machine with a GPU (MEMPROF_JOB_BUILDS=system tests/walker/jobs.sh).
+	python=$(command -v python3) || die "system: no python3"
+	torch_version=$("$python" -c 'import torch; print(torch.__version__)') || die "system: python3 cannot import torch"
+	torch_libdir=$("$python" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
+	"$python" -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' || die "system: torch sees no GPU"
+	dir=$tb_cache/job-system
+	mkdir -p "$dir"
+	cat >"$dir/job.env" <<ENV
+JOB_TORCH='$torch'
+JOB_TORCH_VERSION='$torch_version'
+JOB_PYTHON='$python'
+JOB_ROOT=''
+JOB_PRELOAD=''
+JOB_BIND=''
+JOB_TORCH_LIBDIR='$torch_libdir'
+export MEMPROF_TESTBED_CUDNN=1 MEMPROF_TESTBED_CAPACITY="\${FAKECUDA_CAPACITY:-1G}"
+ENV
+	echo "$dir"
+	exit 0
+	;;
 pypi-*)
 	version=${torch#pypi-}
 	venv=$("$here/pypi.sh" "$version") || exit $?

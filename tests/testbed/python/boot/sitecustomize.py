@@ -5,6 +5,9 @@ convolutions would fail inside it; with torch.backends.cudnn.enabled False, PyTo
 convolutions instead, which the fake device runs like any kernel. This sets that flag right after `import torch`
 finishes, before the script can use it, without importing torch itself. Set MEMPROF_TESTBED_CUDNN=1 to leave cuDNN
 on. With USE_LIBUV=0 (../../dist.sh, Debian's build) it also makes torch.distributed's TCP stores do without libuv.
+On a real GPU (job.sh's `system` build) MEMPROF_TESTBED_CAPACITY (bytes, or with a K, M or G suffix, as
+FAKECUDA_CAPACITY) caps what the caching allocator may hold on each device (set_per_process_memory_fraction), so
+that the scenarios, written for the fake device's 1 GiB, run out of memory where they do there.
 The distribution's own sitecustomize (this one shadows it) is run first.
 """
 import importlib.abc
@@ -35,15 +38,31 @@ class _AfterTorch(importlib.abc.MetaPathFinder):
             return spec
         exec_module = spec.loader.exec_module
 
-        def exec_then_disable(module):
+        def exec_then_adjust(module):
             exec_module(module)
             if os.environ.get("MEMPROF_TESTBED_CUDNN") != "1":
                 module.backends.cudnn.enabled = False
             if os.environ.get("USE_LIBUV") == "0":
                 _tcp_store_without_libuv(module)
+            if os.environ.get("MEMPROF_TESTBED_CAPACITY"):
+                _cap_devices(module, _bytes(os.environ["MEMPROF_TESTBED_CAPACITY"]))
 
-        spec.loader.exec_module = exec_then_disable
+        spec.loader.exec_module = exec_then_adjust
         return spec
+
+
+def _bytes(text):
+    """'1G', '138M', '4096' as bytes (binary units, as the fake device reads FAKECUDA_CAPACITY)."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    text = text.strip().upper()
+    return int(text[:-1]) * units[text[-1]] if text[-1:] in units else int(text)
+
+
+def _cap_devices(torch, capacity):
+    """Let the caching allocator hold at most CAPACITY bytes on each device (its own OOM past that)."""
+    for device in range(torch.cuda.device_count()):
+        total = torch.cuda.get_device_properties(device).total_memory
+        torch.cuda.set_per_process_memory_fraction(min(1.0, capacity / total), device)
 
 
 def _tcp_store_without_libuv(torch):
@@ -69,5 +88,6 @@ def _tcp_store_without_libuv(torch):
 
 
 _run_shadowed_sitecustomize()
-if os.environ.get("MEMPROF_TESTBED_CUDNN") != "1" or os.environ.get("USE_LIBUV") == "0":
+if os.environ.get("MEMPROF_TESTBED_CUDNN") != "1" or os.environ.get("USE_LIBUV") == "0" or \
+        os.environ.get("MEMPROF_TESTBED_CAPACITY"):
     sys.meta_path.insert(0, _AfterTorch())
