@@ -6,6 +6,8 @@ oracles except where index.tsv's oracle_crash column names a command (bare lists
 without device_traces make trace() raise KeyError).  DIR/pairs.tsv lists BEFORE AFTER pairs for
 `compare` (self pairs, "after" variants with segments added/removed/resized, unrelated pairs).
 --edge: instead write DIR/edge-NNNN.pickle, inputs on which an oracle is expected to raise.
+--real DIR2: also copy the snapshots real jobs wrote (DIR2/*.pickle, tests/data/real) into the normal set, as
+real-NAME, each paired with itself.
 
 index.tsv columns: file, protocol, traces (1 = some device_traces entry), legacy (1 = blocks
 with history / without frames), annotate (1 = 2.14-style annotate entries), oracle_crash
@@ -453,7 +455,22 @@ def write_index(out, rows):
             f.write("\t".join(str(x) for x in r) + "\n")
 
 
-def gen_normal(seed, count, out):
+def add_real(real, rows, pairs, out):
+    """Snapshots real jobs wrote, copied as they are; their columns read from the files."""
+    for name in sorted(n for n in os.listdir(real) if n.endswith(".pickle")):
+        with open(os.path.join(real, name), "rb") as f:
+            blob = f.read()
+        obj = pickle.loads(blob)
+        traces = obj.get("device_traces", []) if isinstance(obj, dict) else []
+        annotate = int(any(e.get("action") == "annotate" for t in traces for e in t))
+        proto = blob[1] if blob[:1] == b"\x80" else 0
+        with open(os.path.join(out, "real-" + name), "wb") as f:
+            f.write(blob)
+        rows.append(("real-" + name, proto, int(any(traces)), 0, annotate, "-", "real-job"))
+        pairs.append(("real-" + name, "real-" + name))
+
+
+def gen_normal(seed, count, out, real=None):
     rows, pairs, objs = [], [], []
     for i in range(count):
         rng = random.Random(f"{seed}:{i}")
@@ -478,6 +495,8 @@ def gen_normal(seed, count, out):
     rng = random.Random(f"{seed}:pairs")
     for _ in range(count // 10):
         pairs.append((rows[rng.randrange(count)][0], rows[rng.randrange(count)][0]))
+    if real:
+        add_real(real, rows, pairs, out)
     write_index(out, rows)
     with open(os.path.join(out, "pairs.tsv"), "w") as f:
         f.writelines(f"{a}\t{b}\n" for a, b in pairs)
@@ -504,12 +523,13 @@ def main():
     ap.add_argument("--count", type=int, default=300)
     ap.add_argument("--out", required=True)
     ap.add_argument("--edge", action="store_true", help="write the oracle-crash edge set instead")
+    ap.add_argument("--real", help="a directory of snapshots real jobs wrote, added to the normal set")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     if a.edge:
         gen_edge(a.seed, a.out)
     else:
-        gen_normal(a.seed, a.count, a.out)
+        gen_normal(a.seed, a.count, a.out, a.real)
     return 0
 
 

@@ -1,5 +1,6 @@
 #!/bin/bash
-# run-differential.sh - diff memprof's analyses byte-for-byte against PyTorch 2.6 and 2.14.1 _memory_viz.py on a seeded corpus.
+# run-differential.sh - diff memprof's analyses byte-for-byte against PyTorch 2.6 and 2.14.1 _memory_viz.py on a seeded corpus
+# and on the snapshots real jobs wrote (tests/data/real).
 #
 # Environment: MEMPROF (memprof CLI, default ./memprof), PYTHON (default python3),
 # MEMPROF_CORPUS_SEED (default 20261121), MEMPROF_CORPUS_COUNT (default 300),
@@ -35,7 +36,8 @@ oracle_dir=$(dirname "$(dirname "$(echo "$oracles" | head -n1)")")
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/memprof-diff.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 echo "run-differential: corpus seed $seed, $count files, $jobs jobs"
-"$PYTHON" "$here/gen_corpus.py" --seed "$seed" --count "$count" --out "$tmp/corpus" || fail "gen_corpus.py failed"
+"$PYTHON" "$here/gen_corpus.py" --seed "$seed" --count "$count" --out "$tmp/corpus" --real "$here/../data/real" ||
+    fail "gen_corpus.py failed"
 "$PYTHON" "$here/gen_corpus.py" --edge --seed "$seed" --out "$tmp/edge" || fail "gen_corpus.py --edge failed"
 
 rc=0
