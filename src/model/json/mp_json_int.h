@@ -30,15 +30,6 @@ enum tag mp_json_tag_of(const char *s, size_t n);
    so that it goes in __str__. This function can't fail. */
 bool mp_json_plain_str(const char *s, size_t n);
 
-/* Append the padded base64 (RFC 4648) of B (N bytes) to OUT. Once OUT has
-   failed (its sticky error) nothing is appended. */
-void mp_json_put_base64(mp_out *out, const unsigned char *b, size_t n);
-
-/* Decode the padded base64 S (N chars) into a malloc'd buffer, returned in
-   *OUT (the caller frees it) with its length in *OUTLEN. Returns true, or
-   false with *OUT untouched when S is not padded base64 or memory runs out. */
-bool mp_json_base64_decode(const char *s, size_t n, unsigned char **out, size_t *outlen);
-
 /* The int in LE (N bytes of two's complement, low byte first) in decimal, as
    a malloc'd NUL-terminated string the caller frees; NULL when out of memory. */
 char *mp_json_int_to_decimal(const unsigned char *le, size_t n);

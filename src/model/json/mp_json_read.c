@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mp_base64.h"
 #include "mp_json_int.h"
 #include "mp_path.h"
 #include "mp_utf8.h"
@@ -128,7 +129,7 @@ static mp_err read_tagged(struct jreader *r, enum tag tag, const char *s, mp_val
 				    out);
 		return err == MP_OK ? MP_OK : rfail(r, err, NULL);
 	default: /* TAG_BYTES, TAG_STR */
-		if (!mp_json_base64_decode(s, n, &b, &len))
+		if (!mp_base64_decode(s, n, &b, &len))
 			return rfail(r, MP_E_CORRUPT, "bad base64 in a __bytes__ or __str__ tag");
 		if (tag == TAG_STR && !mp_utf8_valid(b, len, true)) {
 			free(b);

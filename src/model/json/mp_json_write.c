@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mp_base64.h"
 #include "mp_json_int.h"
 #include "mp_path.h"
 
@@ -183,7 +184,7 @@ static mp_err put_text(struct jwriter *w, mp_val v)
 	if (err != MP_OK)
 		return err;
 	mp_out_putc(w->out, '"');
-	mp_json_put_base64(w->out, (const unsigned char *)s, n);
+	mp_base64_put(w->out, (const unsigned char *)s, n);
 	mp_out_puts(w->out, "\"}");
 	return MP_OK;
 }
