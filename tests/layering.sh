@@ -5,7 +5,7 @@
 set -u
 top=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$top" || exit 1
-layers=(src/base coredump src/target src/symbols src/python src/torch src/watch src/context src/walker src/model src/analysis src/allocsim src/whatif src/owners src/oom src/categories src/timeline src/fleet src/commands src/session src/cli)
+layers=(src/base coredump src/target src/symbols src/python src/torch src/watch src/context src/walker src/model src/analysis src/allocsim src/whatif src/owners src/oom src/categories src/timeline src/viz src/fleet src/commands src/session src/cli)
 # shellcheck source=lib/check.sh
 . "$top/tests/lib/check.sh"
 

@@ -5,12 +5,14 @@
 
 /* Each is declared in its own file (cmd_*.c): a new command is its file and one line here. */
 extern const mp_command mp_cmd_segsum, mp_cmd_summary, mp_cmd_segments, mp_cmd_memory, mp_cmd_compare,
-	mp_cmd_blocks, mp_cmd_block, mp_cmd_categories, mp_cmd_timeline, mp_cmd_info;
+	mp_cmd_blocks, mp_cmd_block, mp_cmd_categories, mp_cmd_timeline, mp_cmd_trace_plot, mp_cmd_segment_plot,
+	mp_cmd_info;
 extern const mp_command mp_cmd_pystack, mp_cmd_owners, mp_cmd_oom, mp_cmd_whatif, mp_cmd_fleet, mp_cmd_version;
 
 const mp_command *const mp_commands[] = {
 	&mp_cmd_segsum, &mp_cmd_summary, &mp_cmd_segments, &mp_cmd_memory, &mp_cmd_compare, &mp_cmd_trace,
-	&mp_cmd_blocks, &mp_cmd_block, &mp_cmd_categories, &mp_cmd_timeline, &mp_cmd_info, &mp_cmd_snapshot_save,
+	&mp_cmd_blocks, &mp_cmd_block, &mp_cmd_categories, &mp_cmd_timeline, &mp_cmd_trace_plot, &mp_cmd_segment_plot,
+	&mp_cmd_info, &mp_cmd_snapshot_save,
 	&mp_cmd_pystack, &mp_cmd_owners, &mp_cmd_oom, &mp_cmd_whatif, &mp_cmd_fleet, &mp_cmd_version,
 };
 const size_t mp_ncommands = sizeof mp_commands / sizeof mp_commands[0];

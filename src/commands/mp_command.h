@@ -55,9 +55,11 @@ enum mp_option_kind {
 	X(CONF, "--conf") \
 	X(CONTINUE, "--continue") \
 	X(CXX_EXCEPTION, "--cxx-exception") \
+	X(D3, "--d3") \
 	X(DEPTH, "--depth") \
 	X(DEVICE, "--device") \
 	X(EXPLAIN, "--explain") \
+	X(FILTER_FREED, "--filter-freed") \
 	X(FORMAT, "--format") \
 	X(LAST, "--last") \
 	X(LAYOUT, "--layout") \
@@ -66,9 +68,11 @@ enum mp_option_kind {
 	X(NO_FRAMES, "--no-frames") \
 	X(NO_OWNERS, "--no-owners") \
 	X(NO_STOP, "--no-stop") \
+	X(OFFLINE, "--offline") \
 	X(OUTPUT, "-o") \
 	X(OWNERS, "--owners") \
 	X(PID, "--pid") \
+	X(PLOT_SEGMENTS, "--plot-segments") \
 	X(RANKS, "--ranks") \
 	X(RELEASE, "--release") \
 	X(RULES, "--rules") \
@@ -84,6 +88,7 @@ enum mp_option_kind {
 	X(SYSROOT, "--sysroot") \
 	X(TO, "--to") \
 	X(TOP, "--top") \
+	X(TORCH, "--torch") \
 	X(UNITS, "--units")
 
 enum mp_option_id {
@@ -174,6 +179,11 @@ struct mp_command_ctx {
 	enum mp_units units;      /* when no --units is given */
 	long device;              /* when no --device is given: -1 all */
 	long one_device;          /* the device a one-device view (summary) shows when no --device is given */
+	/* Where the pages (trace_plot, segment_plot) take PyTorch's viewer when no --offline, --torch is given:
+	   NULL by URL, as PyTorch's page does; "" inlined from python3's torch; else inlined from that path. And
+	   the d3 inlined with it when no --d3 is given: NULL this machine's. */
+	const char *viewer;
+	const char *d3;
 	/* A person at a prompt (the debugger): a file written is named in the output, "nothing found" is
 	   said there rather than as an error, and compare lists the blocks allocated and freed too. */
 	bool interactive;

@@ -55,6 +55,8 @@ void mp_session_free(mp_session *s)
 	free(s->snaps);
 	session_catch_free(s);
 	free(s->layout_path);
+	free(s->viewer);
+	free(s->d3);
 	free(s->completion);
 	mp_out_free(&s->out);
 	mp_out_free(&s->warnings);

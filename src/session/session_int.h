@@ -57,6 +57,8 @@ struct mp_session {
 	size_t max_blocks; /* 0: the walker's default */
 	unsigned walk_flags; /* MP_SW_NO_FRAMES when frames are off */
 	bool stop;           /* a live process is held still while each command reads it (and let go after) */
+	char *viewer;        /* pages' viewer: NULL online (by URL), "" python3's torch's, else a path (mp_command_ctx) */
+	char *d3;            /* pages' d3 when inlined: NULL this machine's, else a path */
 	char show_buf[32];
 	struct session_catch catching;
 	/* Named snapshots. */

@@ -1,9 +1,11 @@
 /* session_settings.c - the session's settings, declared once: name, kind, help, default, and how each is
    set and shown. mp_session_set/show read this table, and so do the front ends through the session API:
    gdb's `set/show memprof NAME`, the Python API's options of memprof.open(), `info`'s settings line. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "mp_snapshot_walk.h"
 #include "session_int.h"
@@ -157,6 +159,60 @@ static const char *show_stop(const mp_session *s, char *buf, size_t size)
 	return s->stop ? "on" : "off";
 }
 
+/* *SLOT = VALUE as a path that is there, or NULL for WORD (the default), or "" for OTHER (when not NULL). NAME
+   names the setting in an error. */
+static int set_path(mp_session *s, const char *name, char **slot, const char *value, const char *word,
+		    const char *other)
+{
+	struct stat st;
+	char *copy = NULL;
+
+	if (other != NULL && strcmp(value, other) == 0)
+		copy = strdup("");
+	else if (strcmp(value, word) != 0 && value[0] != '\0') {
+		if (stat(value, &st) != 0) {
+			session_error(s, "%s: '%s': %s", name, value, strerror(errno));
+			return -1;
+		}
+		copy = strdup(value);
+	} else {
+		free(*slot);
+		*slot = NULL;
+		return 0;
+	}
+	if (copy == NULL) {
+		session_error(s, "out of memory");
+		return -1;
+	}
+	free(*slot);
+	*slot = copy;
+	return 0;
+}
+
+static int set_viewer(mp_session *s, const char *value)
+{
+	return set_path(s, "viewer", &s->viewer, value, "online", "offline");
+}
+
+static const char *show_viewer(const mp_session *s, char *buf, size_t size)
+{
+	(void)buf;
+	(void)size;
+	return s->viewer == NULL ? "online" : s->viewer[0] == '\0' ? "offline" : s->viewer;
+}
+
+static int set_d3(mp_session *s, const char *value)
+{
+	return set_path(s, "d3", &s->d3, value, "auto", NULL);
+}
+
+static const char *show_d3(const mp_session *s, char *buf, size_t size)
+{
+	(void)buf;
+	(void)size;
+	return s->d3 == NULL ? "auto" : s->d3;
+}
+
 static const session_setting settings[] = {
 	{ "units", "choice " MP_UNITS_CHOICES, "auto", 0,
 	  "Units of sizes in the tables: auto (as _memory_viz chooses), B, KiB, MiB or GiB.", set_units, show_units },
@@ -175,6 +231,12 @@ static const session_setting settings[] = {
 	  "Whether a live process is held still (ptrace) while each command reads it and let go after (on),\n"
 	  "or read as it runs (off: read again when it moves under the read). A debugger that holds the\n"
 	  "process itself sets it off.", set_stop, show_stop },
+	{ "viewer", "file online offline", "online", 0,
+	  "Where trace_plot's and segment_plot's pages take PyTorch's viewer (MemoryViz.js): online (by URL, as\n"
+	  "PyTorch's page), offline (inlined from python3's torch), or a PyTorch source tree or the file to inline.",
+	  set_viewer, show_viewer },
+	{ "d3", "file auto", "auto", 0,
+	  "The d3 bundle an inlined viewer gets: auto (Debian's node-d3 on this machine), or a file.", set_d3, show_d3 },
 };
 
 #define NSETTINGS (sizeof settings / sizeof settings[0])

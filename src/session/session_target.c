@@ -355,6 +355,8 @@ void session_ctx_init(mp_session *s, mp_command_ctx *c, const char *typed)
 	c->units = s->units;
 	c->device = s->device;
 	c->one_device = s->device;
+	c->viewer = s->viewer;
+	c->d3 = s->d3;
 	c->interactive = true;
 	c->name = typed;
 }

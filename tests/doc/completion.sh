@@ -40,8 +40,9 @@ expect() {
 # sorted WORDS...: the words sorted, blank-separated.
 sorted() { printf '%s\n' "$@" | sed '/^$/d' | sort -u | tr '\n' ' ' | sed 's/ $//'; }
 
-# Commands: the first word of each command `memprof --help` lists, and the top-level options.
-mapfile -t commands < <("$memprof" --help | sed -n 's/^  \([a-z]\+\)\( [a-z]\+\)\?  .*/\1/p' | sort -u)
+# Commands: the first word of each command `memprof --help` lists (trace_plot has an underscore, as
+# _memory_viz.py's), and the top-level options.
+mapfile -t commands < <("$memprof" --help | sed -n 's/^  \([a-z_]\+\)\( [a-z]\+\)\?  .*/\1/p' | sort -u)
 [ "${#commands[@]}" -ge 10 ] && ok || bad "memprof --help lists ${#commands[@]} commands"
 expect "memprof " "$(sorted "${commands[@]}" help -h --help -V --version)"
 expect "memprof se" "$(sorted $(printf '%s\n' "${commands[@]}" | grep '^se'))"
@@ -50,7 +51,7 @@ expect "memprof --v" "--version"
 # Options: each command's, as its -h lists them (-h and --help too), and only those.
 choices=0
 while read -r name; do
-	opts=$("$memprof" $name -h | sed -n '/^Options:$/,$s/^  \(-[-a-z]*\).*/\1/p')
+	opts=$("$memprof" $name -h | sed -n '/^Options:$/,$s/^  \(-[-a-z0-9]*\).*/\1/p')
 	expect "memprof $name -" "$(sorted $opts -h --help)"
 	# Choice values: an option its usage line shows as [--opt a|b|c] offers a, b and c.
 	while read -r opt values; do
@@ -58,7 +59,7 @@ while read -r name; do
 		expect "memprof $name $opt=" "$(sorted ${values//|/ })"
 		choices=$((choices + 1))
 	done < <("$memprof" $name -h | head -1 | grep -o '\[\(-[-a-z]*\) [a-z]*\(|[a-z]*\)\+\]' | tr -d '[]')
-done < <("$memprof" --help | sed -n 's/^  \([a-z]\+\( [a-z]\+\)\?\)  .*/\1/p')
+done < <("$memprof" --help | sed -n 's/^  \([a-z_]\+\( [a-z]\+\)\?\)  .*/\1/p')
 [ "$choices" -ge 5 ] && ok || bad "only $choices choice options found in the usage lines"
 expect "memprof owners --format j" "json"
 expect "memprof blocks --device " "all"

@@ -1,0 +1,175 @@
+/* viz_page.c - the memory_viz page around a snapshot (mp_viz.h), and trace_plot's --filter_freed. */
+#include "mp_viz.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mp_base64.h"
+#include "mp_i64map.h"
+#include "mp_pickle_write.h"
+
+/* Where PyTorch's page loads the viewer from (_memory_viz.py's template, 2.1 to 2.14). */
+#define VIEWER_URL "https://cdn.jsdelivr.net/gh/pytorch/pytorch@main/torch/utils/viz/MemoryViz.js"
+
+const char *mp_viz_kind_name(enum mp_viz_kind kind)
+{
+	switch (kind) {
+	/* _memory_viz.py's trace_plot -s asks for 'Active Cached Memory Timeline', a view no MemoryViz.js has (2.1 to
+	   main name it this): memprof's page asks for the view meant. */
+	case MP_VIZ_ACTIVE_CACHED: return "Active Cached Segment Timeline";
+	case MP_VIZ_STATE_HISTORY: return "Allocator State History";
+	default: return "Active Memory Timeline";
+	}
+}
+
+/* ---- trace_plot --filter_freed */
+
+/* The entries of one device's ring [FIRST, FIRST + N) that --filter_freed drops, marked in DROP (which is
+   indexed from FIRST); the warnings for a 'free_completed' whose address had no 'free_requested'. Keyed by
+   address: the newest 'alloc' not yet paired (its entry), and the addresses with a 'free_requested'. */
+static mp_err mark_freed(const mp_snapshot *snap, size_t first, size_t n, bool *drop, size_t *dropped,
+			 mp_out *warnings)
+{
+	const mp_keys *k = mp_heap_keys(snap->heap);
+	mp_i64map allocs = { 0 }, requested = { 0 };
+	mp_err err = MP_OK;
+	int64_t at;
+
+	for (size_t i = first; i < first + n && err == MP_OK; i++) {
+		const mp_trace_entry *e = &snap->trace[i];
+
+		if (!(e->present & MP_F_TR_ADDR))
+			continue;
+		if (mp_val_is(e->action, k->alloc)) {
+			err = mp_i64map_put(&allocs, e->addr, (int64_t)i);
+		} else if (mp_val_is(e->action, k->free_requested)) {
+			err = mp_i64map_put(&requested, e->addr, 1);
+			if (mp_i64map_get(&allocs, e->addr, &at)) { /* paired: both go */
+				drop[i - first] = drop[(size_t)at - first] = true;
+				*dropped += 2;
+				mp_i64map_del(&allocs, e->addr);
+			}
+		} else if (mp_val_is(e->action, k->free_completed)) {
+			if (mp_i64map_get(&requested, e->addr, NULL)) {
+				mp_i64map_del(&requested, e->addr);
+				drop[i - first] = true;
+				++*dropped;
+			} else if (warnings != NULL) {
+				mp_out_printf(warnings, "free_completed without free_requested: entry %zu, address 0x%llx\n",
+					      i - first, (unsigned long long)e->addr);
+			}
+		}
+	}
+	mp_i64map_fini(&allocs);
+	mp_i64map_fini(&requested);
+	return err;
+}
+
+mp_err mp_viz_filter_freed(mp_snapshot *snap, size_t *dropped, mp_out *warnings, mp_diag *diag)
+{
+	size_t to = 0;
+	bool *drop = calloc(snap->ntrace ? snap->ntrace : 1, sizeof *drop);
+	mp_err err = drop == NULL ? MP_E_NOMEM : MP_OK;
+
+	*dropped = 0;
+	for (size_t d = 0; d < snap->ndevice_traces && err == MP_OK; d++)
+		err = mark_freed(snap, snap->device_traces[d].first, snap->device_traces[d].n,
+				 drop + snap->device_traces[d].first, dropped, warnings);
+	if (err != MP_OK) {
+		free(drop);
+		return mp_fail(diag, err, "--filter-freed: %s", mp_strerror(err));
+	}
+	/* Each device's entries are contiguous and in device order: compact them in place. */
+	for (size_t d = 0; d < snap->ndevice_traces; d++) {
+		mp_trace_list *l = &snap->device_traces[d];
+		size_t first = to;
+
+		for (size_t i = l->first; i < l->first + l->n; i++)
+			if (!drop[i])
+				snap->trace[to++] = snap->trace[i];
+		l->first = first;
+		l->n = to - first;
+	}
+	snap->ntrace = to;
+	free(drop);
+	return MP_OK;
+}
+
+/* ---- the page */
+
+/* The snapshot as the pickle PyTorch's CLI embeds: _memory_viz.py loads a bare list of segments as
+   {'segments': list, 'traces': []}. */
+static mp_err embedded_pickle(mp_snapshot *snap, mp_out *pickle, mp_diag *diag)
+{
+	mp_val root, kv[4];
+	mp_err err;
+
+	if (snap->projected)
+		return mp_fail(diag, MP_E_SKIPPED, "the snapshot was read without its frames: no page of it");
+	if ((err = mp_snapshot_to_value(snap, 0, &root, diag)) != MP_OK)
+		return err;
+	if (snap->bare_list) {
+		kv[1] = root;
+		if ((err = mp_heap_str(snap->heap, "segments", 8, &kv[0])) != MP_OK ||
+		    (err = mp_heap_str(snap->heap, "traces", 6, &kv[2])) != MP_OK ||
+		    (err = mp_heap_make(snap->heap, MP_T_LIST, NULL, 0, &kv[3])) != MP_OK ||
+		    (err = mp_heap_make(snap->heap, MP_T_DICT, kv, 2, &root)) != MP_OK)
+			return mp_fail(diag, err, "page: %s", mp_strerror(err));
+	}
+	return mp_pickle_write(snap->heap, root, pickle, diag);
+}
+
+/* PICKLE as the page's local_files: what json.dumps writes for [{"name": "snapshot.pickle", "base64": B}], B the
+   base64 of PICKLE padded with NULs (PyTorch pads 3 - len % 3 of them: 1 to 3), which the viewer's unpickler
+   stops reading at STOP. */
+static void put_local_files(mp_out *out, const mp_out *pickle)
+{
+	size_t rest = pickle->len % 3;
+	unsigned char tail[3] = { 0 }; /* the last REST bytes and the NULs: always 3 */
+
+	memcpy(tail, pickle->data + pickle->len - rest, rest);
+	mp_out_puts(out, "[{\"name\": \"snapshot.pickle\", \"base64\": \"");
+	mp_base64_put(out, (const unsigned char *)pickle->data, pickle->len - rest);
+	mp_base64_put(out, tail, sizeof tail);
+	mp_out_puts(out, "\"}]");
+}
+
+/* JS text of MP_VIZ_* as Python's repr() writes the str: in single quotes. */
+static void put_kind(mp_out *out, enum mp_viz_kind kind)
+{
+	mp_out_printf(out, "'%s'", mp_viz_kind_name(kind));
+}
+
+mp_err mp_viz_page(mp_snapshot *snap, enum mp_viz_kind kind, const mp_viz_viewer *offline, mp_out *out,
+		   mp_diag *diag)
+{
+	mp_out pickle;
+	mp_err err;
+
+	mp_out_init(&pickle);
+	if ((err = embedded_pickle(snap, &pickle, diag)) != MP_OK || (err = pickle.err) != MP_OK) {
+		mp_out_free(&pickle);
+		return err == MP_E_NOMEM ? mp_fail(diag, err, "page: out of memory") : err;
+	}
+	if (offline == NULL) { /* _memory_viz.py's template, as it writes it */
+		mp_out_puts(out, "\n<!DOCTYPE html>\n<html>\n<head>\n</head>\n<body>\n<script type=\"module\">\n"
+				 "import {add_local_files} from \"" VIEWER_URL "\"\nconst local_files = ");
+		put_local_files(out, &pickle);
+		mp_out_puts(out, "\nadd_local_files(local_files, ");
+		put_kind(out, kind);
+		mp_out_puts(out, ")\n</script>\n</body>\n");
+	} else { /* the same, the viewer and d3 inlined: a module script from no URL needs no network */
+		mp_out_puts(out, "\n<!DOCTYPE html>\n<html>\n<head>\n</head>\n<body>\n");
+		mp_out_puts(out, "<script>\n");
+		mp_out_write(out, offline->d3.data, offline->d3.len);
+		mp_out_puts(out, "\n</script><script type=\"module\">\n"); /* adjacent: no text node between */
+		mp_out_write(out, offline->memoryviz.data, offline->memoryviz.len);
+		mp_out_puts(out, "\n{\nconst local_files = ");
+		put_local_files(out, &pickle);
+		mp_out_puts(out, "\nadd_local_files(local_files, ");
+		put_kind(out, kind);
+		mp_out_puts(out, ")\n}\n</script>\n</body>\n");
+	}
+	mp_out_free(&pickle);
+	return MP_OK;
+}
