@@ -23,11 +23,12 @@
 #
 # Checks (one line each):
 # 1. four test-bed states (tests/testbed/target.sh SCENARIO VARIANT gcore: training and multi_device on debug,
-#    history and private_pool on stripped): `memprof snapshot CORE -o mp.pickle`, and the reference pickle that
+#    history and private_pool on stripped): memprof's own page of the core (`memprof trace_plot|segment_plot
+#    CORE`), `memprof snapshot CORE -o mp.pickle` for what it should show, and the reference pickle that
 #    torch.cuda.memory._dump_snapshot() would write at the core (pickle.dump of the allocator's own snapshot() in
 #    truth.json, made into _snapshot()'s value at that moment: memoryviz_page.py reference() lists each step;
-#    frames emptied while memprof decodes none from a core). For each of trace_plot's and segment_plot's page and
-#    each pickle: no JS error, every view on every device drawn, and enough drawn for the snapshot (a polygon
+#    frames emptied while memprof decodes none from a core), in PyTorch's page. For each of trace_plot's and
+#    segment_plot's page, memprof's and PyTorch's: no JS error, every view on every device drawn, and enough drawn for the snapshot (a polygon
 #    per active block in the timeline, a polygon per segment in the cached-segment timeline, a rect per segment
 #    and per active block and a line per listed trace entry in the segment view, every settings key); then the
 #    DOM of memprof's page EQUALS the DOM of the reference's.
@@ -36,6 +37,9 @@
 # 3. controls, which must render DIFFERENTLY: example.pickle with its largest segment 2 MiB larger, against the
 #    original; the training truth with its frames kept, against memprof's pickle (while memprof writes no frames:
 #    shows that the frames left out of the reference are drawn, so emptying them is a real, stated difference).
+# 4. memprof's --offline pages of example.pickle (the viewer and d3 inlined: the files the site serves, given as
+#    --torch and --d3): the same checks, each page equal to PyTorch's online one.
+# Chromium resolves no host name (--host-resolver-rules): a page that reached for the network would not draw.
 #
 # What is not compared: the <script> elements of the DOM (their text is the input, the base64 of the pickle:
 # memprof's bytes and Python's legitimately differ, e.g. memo order) and the data-memprof-* attributes our
@@ -104,17 +108,26 @@ esac
 page_name() {
 	case $1 in
 	*.memprof) echo "memprof's page" ;;
+	*.offline) echo "memprof's --offline page" ;;
 	*.pytorch) echo "the control page (the pickle PyTorch would write)" ;;
 	*.original) echo "the control page (example.pickle as PyTorch wrote it)" ;;
 	*) echo "the must-differ control's page" ;;
 	esac
 }
 
-# draw LABEL KIND PICKLE: PyTorch's KIND page (trace_plot|segment_plot) around PICKLE, drawn by Chromium, checked;
-# leaves the DOM without scripts in $tmp/site/LABEL.txt
+# draw LABEL KIND PICKLE [TARGET OPTION...]: PyTorch's KIND page (trace_plot|segment_plot) around PICKLE, or with
+# TARGET memprof's own (`memprof KIND TARGET OPTION...`: PICKLE is then what it should show), drawn by Chromium,
+# checked; leaves the DOM without scripts in $tmp/site/LABEL.txt
 draw() {
 	local label=$1 kind=$2 pickle=$3 out=$tmp/site/$1 line secs=$wait_first try=1 n=$tries t0 took rc waits=
-	if ! "$py" "$page_py" page "$oracle" "$kind" "$pickle" /MemoryViz.js "$out.html"; then
+	shift 3
+	if [ $# -gt 0 ]; then
+		if ! "$MEMPROF" "$kind" "$@" -o "$out.raw.html" 2>"$out.mp.err" ||
+			! "$py" "$page_py" instrument "$out.raw.html" /MemoryViz.js "$out.html"; then
+			bad "$label: memprof $kind: $(head -c 300 "$out.mp.err")"
+			return 1
+		fi
+	elif ! "$py" "$page_py" page "$oracle" "$kind" "$pickle" /MemoryViz.js "$out.html"; then
 		bad "$label: could not build the page"
 		return 1
 	fi
@@ -122,6 +135,7 @@ draw() {
 	while :; do
 		t0=$EPOCHREALTIME
 		TZ=UTC timeout $((secs + 60)) "$browser" --headless --disable-gpu --no-sandbox --no-first-run \
+			--host-resolver-rules='MAP * ~NOTFOUND, EXCLUDE 127.0.0.1' \
 			--hide-scrollbars --user-data-dir="$tmp/chrome" --enable-logging=stderr --v=0 \
 			--dump-dom "http://127.0.0.1:$port/$label.html?memprof-wait=$((secs * 1000))" >"$out.dom" 2>"$out.err"
 		rc=$?
@@ -202,10 +216,10 @@ for sv in $states; do
 	fi
 	for kind in trace_plot segment_plot; do
 		# Both pages drawn even when the first fails: a failure then says which of the two did not finish.
-		draw "$s.$kind.memprof" "$kind" "$d/mp.pickle"
+		draw "$s.$kind.memprof" "$kind" "$d/mp.pickle" "$d/core"
 		a=$?
 		draw "$s.$kind.pytorch" "$kind" "$d/ref.pickle" && [ $a -eq 0 ] &&
-			same "$s/$v $kind: memprof's pickle and PyTorch's ($frames)" "$s.$kind.memprof" "$s.$kind.pytorch"
+			same "$s/$v $kind: memprof's page of the core and PyTorch's of its pickle ($frames)" "$s.$kind.memprof" "$s.$kind.pytorch"
 	done
 	if [ "$s" = training ]; then
 		# ---- 3. control: the frames the reference leaves out are drawn
@@ -228,6 +242,11 @@ if "$MEMPROF" convert "$ex" "$tmp/example.json" && "$MEMPROF" convert "$tmp/exam
 		a=$?
 		draw "example.$kind.original" "$kind" "$ex" && [ $a -eq 0 ] &&
 			same "example.pickle $kind: after memprof convert to JSON and back" "example.$kind.memprof" "example.$kind.original"
+	done
+	# ---- 4. memprof's --offline page (the viewer and d3 inlined, no URL to load): what the online page draws
+	for kind in trace_plot segment_plot; do
+		draw "example.$kind.offline" "$kind" "$ex" "$ex" --offline --torch "$viz/MemoryViz.js" --d3 "$viz/d3.js" &&
+			same "example.pickle $kind: memprof's --offline page and PyTorch's page" "example.$kind.offline" "example.$kind.original"
 	done
 	# ---- 3. control: a wrong pickle draws a different page
 	"$py" "$page_py" corrupt "$ex" "$tmp/bad.pickle" &&

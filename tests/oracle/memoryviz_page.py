@@ -17,6 +17,9 @@ given pickle bytes, and what headless Chromium made of it.
       its pickle.dumps(data), the CDN URL of MemoryViz.js replaced by URL, and three scripts of ours added at the
       end of the body (see page() below). Loaded with ?memprof-wait=MS, the page holds its load event back until
       it is done, MS ms at most (HOLD_SCRIPT).
+  memoryviz_page.py instrument PAGE.html URL OUT.html
+      a page memprof wrote (trace_plot, segment_plot; online or --offline) made ready the same way: the CDN URL
+      replaced by URL where it has one, our three scripts added.
   memoryviz_page.py dom DUMP.html PICKLE OUT.txt
       check Chromium's --dump-dom of such a page (no error, every view of every device drawn, enough SVG for the
       snapshot) and write the DOM without its scripts to OUT.txt for comparison. Prints one line; exit 1 when a
@@ -276,11 +279,25 @@ def page(memory_viz_py, kind, pickle_path, url, out_path):
 
     mv.pickle = FileBytes
     html = {"trace_plot": mv.trace_plot, "segment_plot": mv.segment_plot}[kind](None)
-    if html.count(CDN) != 1 or html.count("</body>") != 1:
-        sys.exit(f"memoryviz_page: {memory_viz_py}: its page does not import {CDN} once")
+    with_scripts(html, url, out_path, memory_viz_py)
+
+
+def with_scripts(html, url, out_path, whose):
+    """HTML with the CDN URL of MemoryViz.js replaced by URL (an offline page, which has the viewer inlined,
+    has none) and our three scripts added at the end of its body, into OUT_PATH."""
+    if html.count(CDN) > 1 or (html.count(CDN) == 0 and "export function add_local_files" not in html) or \
+            html.count("</body>") != 1:
+        sys.exit(f"memoryviz_page: {whose}: its page neither imports {CDN} once nor inlines the viewer")
     html = html.replace(CDN, url).replace("</body>", HOLD_SCRIPT + ERRORS_SCRIPT + DRIVER_SCRIPT + "</body>")
     with open(out_path, "w", encoding="utf-8") as f:
         f.write(html)
+
+
+def instrument(page_path, url, out_path):
+    """A page someone else wrote (memprof's trace_plot/segment_plot), made ready for Chromium as page() makes
+    PyTorch's."""
+    with open(page_path, encoding="utf-8") as f:
+        with_scripts(f.read(), url, out_path, page_path)
 
 
 # The views of MemoryViz.js 2.6 (its `kinds`), in the page's order, and the two _memory_viz.py's page functions
@@ -471,7 +488,7 @@ def serve(directory, port_file):
 
 
 def main(argv):
-    cmds = {"site": (site, 3), "reference": (reference, 3), "corrupt": (corrupt, 2), "page": (page, 5),
+    cmds = {"site": (site, 3), "reference": (reference, 3), "corrupt": (corrupt, 2), "page": (page, 5), "instrument": (instrument, 3),
             "dom": (dom, 3), "serve": (serve, 2)}
     if len(argv) < 2 or argv[1] not in cmds or len(argv) - 2 != cmds[argv[1]][1]:
         sys.exit(__doc__)
