@@ -1,7 +1,8 @@
 /* fuzz_analyses.c - libFuzzer harness: every analysis over what the snapshot reader accepts, through the command
    table as the CLI runs them: segsum (stats), summary, segments, memory, compare of the input with itself, trace,
-   blocks, categories (default rules; by call site), timeline (text; SVG written to /dev/null), oom and whatif (the
-   trace replayed through the allocator model). Each loads
+   blocks, categories (default rules; by call site), timeline (text; SVG written to /dev/null), the pages of
+   trace_plot (its ring filtered) and segment_plot (to /dev/null), oom and whatif (the trace replayed through the
+   allocator model). Each loads
    the input with the flags it asks for. Seeds: the pickle and JSON corpora. */
 #include "fuzz_front.h"
 #include "mp_snapshot_file.h"
@@ -18,6 +19,8 @@ static const char *const runs[][8] = {
 	{ "categories", "in", "--sites", "--scheme", "tracker", NULL },
 	{ "timeline", "in", NULL },
 	{ "timeline", "in", "--format", "svg", "-o", "/dev/null", NULL },
+	{ "trace_plot", "in", "--filter-freed", "-o", "/dev/null", NULL },
+	{ "segment_plot", "in", "-o", "/dev/null", NULL },
 	{ "oom", "in", NULL },
 	{ "whatif", "in", "--conf", "expandable_segments:True,max_split_size_mb:64", NULL },
 };
