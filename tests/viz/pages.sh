@@ -88,6 +88,8 @@ fi
 lib=$(dirname "$MEMPROF")/.libs/libmemprof.so.0
 if [ ! -f "$lib" ]; then
 	echo "not run: the Python API (no $lib: not a build tree)"
+elif [[ $(ldd "$lib" 2>/dev/null) == *libasan.so* ]]; then
+	echo "not run: the Python API (a sanitizer's library loads into no interpreter: tests/pyapi/check.sh)"
 elif out=$(cd "$tmp" && MEMPROF_LIBRARY=$lib PYTHONPATH=$top/pymemprof "$PYTHON" "$top/tests/viz/api_page.py" \
 	"$top/tests/data/example.pickle" "$tmp/viewer.js" "$tmp/d3.js" "$tmp/api.html" 2>&1) && [ "$out" = ok ]; then
 	ok "Python API: memprof.open(viewer=, d3=).segment_plot(output=) inlines them; a viewer not there is refused"
