@@ -97,8 +97,43 @@ mp_err mp_viz_filter_freed(mp_snapshot *snap, size_t *dropped, mp_out *warnings,
 
 /* ---- the page */
 
+/* Whether K is the str NAME. */
+static bool is_key(const mp_heap *heap, mp_val k, const char *name)
+{
+	size_t len;
+	const char *s = mp_heap_atom(heap, k, &len);
+
+	return s != NULL && len == strlen(name) && memcmp(s, name, len) == 0;
+}
+
+/* ROOT (a dict) without its key NAME, in *OUT (ROOT itself when it has none). */
+static mp_err without_key(mp_heap *heap, mp_val root, const char *name, mp_val *out)
+{
+	size_t n = mp_heap_len(heap, root), kept = 0, at = 0;
+	const mp_val *kv = mp_heap_items(heap, root);
+	mp_val *copy;
+	mp_err err;
+
+	*out = root;
+	while (at < n && !is_key(heap, kv[2 * at], name))
+		at++;
+	if (at == n)
+		return MP_OK;
+	if ((copy = malloc(2 * n * sizeof *copy)) == NULL)
+		return MP_E_NOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (i != at) {
+			copy[2 * kept] = kv[2 * i];
+			copy[2 * kept++ + 1] = kv[2 * i + 1];
+		}
+	err = mp_heap_make(heap, MP_T_DICT, copy, kept, out);
+	free(copy);
+	return err;
+}
+
 /* The snapshot as the pickle PyTorch's CLI embeds: _memory_viz.py loads a bare list of segments as
-   {'segments': list, 'traces': []}. */
+   {'segments': list, 'traces': []}; what _snapshot() returns, without the 'device_stats' memprof adds to the
+   debugger's snapshots. */
 static mp_err embedded_pickle(mp_snapshot *snap, mp_out *pickle, mp_diag *diag)
 {
 	mp_val root, kv[4];
@@ -108,6 +143,8 @@ static mp_err embedded_pickle(mp_snapshot *snap, mp_out *pickle, mp_diag *diag)
 		return mp_fail(diag, MP_E_SKIPPED, "the snapshot was read without its frames: no page of it");
 	if ((err = mp_snapshot_to_value(snap, 0, &root, diag)) != MP_OK)
 		return err;
+	if (mp_val_type(root) == MP_T_DICT && (err = without_key(snap->heap, root, "device_stats", &root)) != MP_OK)
+		return mp_fail(diag, err, "page: %s", mp_strerror(err));
 	if (snap->bare_list) {
 		kv[1] = root;
 		if ((err = mp_heap_str(snap->heap, "segments", 8, &kv[0])) != MP_OK ||

@@ -15,7 +15,7 @@
 #   - reading through gdb (`set memprof backend gdb`) gives the same segsum and blocks as memprof's own reads;
 #   - the commands wrote nothing: digests of every writable mapping before and after are equal;
 #   - gdb on the core (`gdb DRIVER CORE`) prints the same segsum, summary and blocks, read from the core, and the
-#     same categories (the table, --sites and --segsum) and timeline as the CLI's; where the scenario records
+#     same categories (the table, --sites and --segsum), segment_plot page and timeline as the CLI's; where the scenario records
 #     history, the timeline of the real ring ends at the active blocks' requested bytes.
 # Prints one line per check and "N passed, M failed".
 set -uo pipefail
@@ -111,6 +111,7 @@ for variant in $variants; do
 			mp-capture $dir/core.sites memprof categories --sites 5 --by function
 			mp-capture $dir/core.catsegsum memprof categories --segsum
 			mp-capture $dir/core.timeline memprof timeline
+			memprof segment_plot -o $dir/core.page.html
 		GDB
 		mgdb -x "$dir/core.gdb" "$exe" "$dir/core" >"$dir/gdb-core.out" 2>&1
 		grep -q "^core $dir/core\$" "$dir/core.target" || bad "$label: the core's target was '$(cat "$dir/core.target")'"
@@ -123,6 +124,8 @@ for variant in $variants; do
 		same "$label: core: memprof categories --sites == the CLI's" "$dir/core.sites" "$dir/cli.sites"
 		cli categories "$dir/core" --segsum >"$dir/cli.catsegsum" 2>"$dir/cli.catsegsum.err"
 		same "$label: core: memprof categories --segsum == the CLI's" "$dir/core.catsegsum" "$dir/cli.catsegsum"
+		cli segment_plot "$dir/core" -o "$dir/cli.page.html" 2>"$dir/cli.page.err"
+		same "$label: core: memprof segment_plot's page == the CLI's" "$dir/core.page.html" "$dir/cli.page.html"
 		# The timeline of the real trace ring (scenarios that record history): as the CLI's, and its end
 		# equal to the active blocks of the same allocator.
 		if cli timeline "$dir/core" >"$dir/cli.timeline" 2>"$dir/cli.timeline.err"; then
