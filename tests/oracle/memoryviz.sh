@@ -37,6 +37,9 @@
 # 3. controls, which must render DIFFERENTLY: example.pickle with its largest segment 2 MiB larger, against the
 #    original; the training truth with its frames kept, against memprof's pickle (while memprof writes no frames:
 #    shows that the frames left out of the reference are drawn, so emptying them is a real, stated difference).
+# 5. a real Python job's kernel core (tests/testbed/jobs history on PyPI's 2.14.1: frames recorded): memprof's pages
+#    of the core against PyTorch's pages of the job's own _snapshot() pickled at the same checkpoint, with the
+#    'snapshot' entry that call appended to the ring after copying it (memoryviz_page.py job-reference).
 # 4. memprof's --offline pages of example.pickle (the viewer and d3 inlined: the files the site serves, given as
 #    --torch and --d3): the same checks, each page equal to PyTorch's online one.
 # Chromium resolves no host name (--host-resolver-rules): a page that reached for the network would not draw.
@@ -233,6 +236,30 @@ for sv in $states; do
 		esac
 	fi
 done
+
+# ---- 5. a real Python job (PyTorch 2.14.1, history on): memprof's pages of its kernel core against PyTorch's pages
+# of the job's own _snapshot() at the same checkpoint (frames and all)
+if [ "${MEMPROF_TESTBED_SKIP:-}" != 1 ]; then
+	d=$tmp/job
+	"$top/tests/testbed/jobs/run.sh" history pypi-2.14.1 kernel "$d" >"$tmp/job.vars" 2>"$tmp/job.log"
+	rc=$?
+	if [ $rc -eq 77 ]; then
+		echo "skip: the history job: the test bed cannot run it here ($(tail -1 "$tmp/job.log"))"
+	elif [ $rc -ne 0 ] || [ ! -f "$d/core" ]; then
+		bad "the history job failed (exit $rc): $(tail -n 3 "$tmp/job.log")"
+	elif ! "$MEMPROF" snapshot "$d/core" -o "$d/mp.pickle" 2>"$d/snapshot.err" ||
+		! added=$("$py" "$page_py" job-reference "$d/snapshot.pickle" "$d/mp.pickle" "$d/ref.pickle"); then
+		bad "the history job: its reference pickle: $(head -c 300 "$d/snapshot.err")"
+	else
+		for kind in trace_plot segment_plot; do
+			draw "job.$kind.memprof" "$kind" "$d/mp.pickle" "$d/core"
+			a=$?
+			draw "job.$kind.pytorch" "$kind" "$d/ref.pickle" && [ $a -eq 0 ] &&
+				same "a real job's core (2.14.1, history) $kind: memprof's page and PyTorch's of the job's own snapshot ($added)" \
+					"job.$kind.memprof" "job.$kind.pytorch"
+		done
+	fi
+fi
 
 # ---- 2. the shipped example through memprof convert, pickle -> JSON -> pickle
 ex=$top/tests/data/example.pickle

@@ -10,6 +10,9 @@ given pickle bytes, and what headless Chromium made of it.
       pickle.dump (protocol 4, as torch.cuda.memory._dump_snapshot) of the test bed's truth made into the value
       _snapshot() would return at the moment of the core (see reference() below); its frames emptied when
       MEMPROF.pickle has no frame at all, kept with '-'. Prints which.
+  memoryviz_page.py job-reference JOB.pickle MEMPROF.pickle OUT.pickle
+      a job's own _snapshot() with the 'snapshot' entry its call appended to each ring after copying it (which a
+      core taken right after holds), taken from memprof's snapshot of that core.
   memoryviz_page.py corrupt IN.pickle OUT.pickle
       the negative control: IN with its largest segment 2 MiB larger (and its last block with it).
   memoryviz_page.py page MEMORY_VIZ_PY trace_plot|segment_plot PICKLE URL OUT.html
@@ -262,6 +265,25 @@ def corrupt(in_path, out_path):
         pickle.dump(snap, f, protocol=4)
 
 
+def job_reference(job_path, memprof_path, out_path):
+    """A job's own _snapshot() (JOB_PATH, pickled at its checkpoint) as the ring stood at the core taken right
+    after: _snapshot() appends a 'snapshot' entry to each ring it copied, after copying it, so the core holds one
+    entry more than the job's pickle. That entry is taken from memprof's snapshot of the core (MEMPROF_PATH) where
+    it is the one entry memprof's ring has beyond the job's; nothing else changes."""
+    with open(job_path, "rb") as f:
+        snap = pickle.load(f)
+    with open(memprof_path, "rb") as f:
+        mine = pickle.load(f)
+    added = 0
+    for ring, theirs in zip(snap.get("device_traces", []), mine.get("device_traces", [])):
+        if len(theirs) == len(ring) + 1 and theirs[-1].get("action") == "snapshot":
+            ring.append(theirs[-1])
+            added += 1
+    with open(out_path, "wb") as f:
+        pickle.dump(snap, f, protocol=4)
+    print(f"{added} 'snapshot' entr{'y' if added == 1 else 'ies'} added")
+
+
 def page(memory_viz_py, kind, pickle_path, url, out_path):
     """PyTorch's own page: _format_viz() pickles `data` with pickle.dumps and base64s it into its template; here
     its module's `pickle` is a stand-in whose dumps() returns the file's bytes, so the page carries exactly the
@@ -488,7 +510,7 @@ def serve(directory, port_file):
 
 
 def main(argv):
-    cmds = {"site": (site, 3), "reference": (reference, 3), "corrupt": (corrupt, 2), "page": (page, 5), "instrument": (instrument, 3),
+    cmds = {"site": (site, 3), "reference": (reference, 3), "corrupt": (corrupt, 2), "job-reference": (job_reference, 3), "page": (page, 5), "instrument": (instrument, 3),
             "dom": (dom, 3), "serve": (serve, 2)}
     if len(argv) < 2 or argv[1] not in cmds or len(argv) - 2 != cmds[argv[1]][1]:
         sys.exit(__doc__)
