@@ -3,8 +3,9 @@
 #include "mp_viz.h"
 
 #include <ctype.h>
-#include <stdio.h>
 #include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
@@ -126,7 +127,7 @@ static bool is_d3(const char *q, size_t qn)
    const {zoom, zoomIdentity: zi} = globalThis.d3;) and *USED its length. Anything else is refused. */
 static mp_err rewrite_import(const char *s, size_t n, size_t *used, mp_out *out, mp_diag *diag)
 {
-	size_t i = 6, clause = skip_space(s, n, 6), clause_end, q0, q1;
+	size_t i, clause = skip_space(s, n, 6), clause_end, q0, q1;
 	char quote;
 
 	for (i = clause; i < n && s[i] != '"' && s[i] != '\'' && s[i] != ';'; i++)
@@ -194,7 +195,8 @@ static mp_err rewrite_imports(const mp_out *raw, mp_out *out, const char *path, 
 			mp_out_write(&js, s + i, start - i);
 			if ((err = rewrite_import(s + start, n - start, &used, &js, diag)) != MP_OK)
 				break;
-			i = start + used;
+			for (i = start; i < start + used; i++) /* a statement over several lines */
+				line += s[i] == '\n';
 		}
 		for (; i < n && s[i] != '\n'; i++)
 			mp_out_putc(&js, s[i]);
