@@ -39,8 +39,14 @@ static int write_page(mp_command_ctx *c, const mp_command_args *a, const char *n
 	mp_out_init(&page);
 	mp_out_init(&warnings);
 	if (mp_arg_given(a, MP_O_FILTER_FREED) && (err = mp_viz_filter_freed(snap, &dropped, &warnings, &diag)) == MP_OK &&
-	    warnings.len > 0)
-		mp_warn(&diag, "%s --filter-freed: %.*s", name, (int)strcspn(warnings.data, "\n"), warnings.data);
+	    warnings.len > 0) { /* one line per entry: the first, and how many */
+		size_t lines = 0;
+
+		for (size_t i = 0; i < warnings.len; i++)
+			lines += warnings.data[i] == '\n';
+		mp_warn(&diag, "%s --filter-freed: %.*s (%zu such entr%s, kept)", name, (int)strcspn(warnings.data, "\n"),
+			warnings.data, lines, lines == 1 ? "y" : "ies");
+	}
 	if (err == MP_OK)
 		err = mp_viz_page(snap, kind, offline ? &viewer : NULL, &page, &diag);
 	rc = err != MP_OK ? mp_command_fail(c, name, err, &diag) : cmd_write_file(c, name, path, &page);
