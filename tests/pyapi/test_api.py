@@ -212,7 +212,7 @@ def test_keywords_come_from_the_command_table(job):
 
 
 def test_settings_come_from_the_setting_table(job):
-    assert set(memprof.settings()) == {"units", "device", "layout", "max_blocks", "frames", "stop"}
+    assert set(memprof.settings()) == {"units", "device", "layout", "max_blocks", "frames", "stop", "viewer", "d3"}
     with memprof.open(job.core, units="KiB", device=0, max_blocks=0) as t:
         assert "KiB" in t.categories(format="plain")
     with pytest.raises(TypeError):
