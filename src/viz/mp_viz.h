@@ -46,17 +46,20 @@ typedef struct mp_viz_sources {
 mp_err mp_viz_viewer_load(const mp_viz_sources *src, mp_viz_viewer *v, mp_diag *diag) MP_WUR;
 void mp_viz_viewer_free(mp_viz_viewer *v);
 
-/* Drop from each device's trace ring the allocations freed within it, as trace_plot --filter_freed (PyTorch
-   2.14) does: an 'alloc' and its address's next 'free_requested', and a 'free_completed' whose address had a
-   'free_requested'. Each 'free_completed' without one is named in WARNINGS (one line each, as PyTorch prints
-   them), WARNINGS may be NULL. The number of entries dropped in *DROPPED; MP_E_NOMEM (DIAG), SNAP unchanged. */
-mp_err mp_viz_filter_freed(mp_snapshot *snap, size_t *dropped, mp_out *warnings, mp_diag *diag) MP_WUR;
+/* The entries of each device's trace ring that trace_plot --filter_freed (PyTorch 2.14) leaves out: an 'alloc'
+   and its address's next 'free_requested', and a 'free_completed' whose address had a 'free_requested'. *DROP: a
+   malloc'd flag per entry of SNAP's trace (the caller frees it), their number in *DROPPED. Each 'free_completed'
+   without a 'free_requested' is named in WARNINGS (one line each, as PyTorch prints them; WARNINGS may be NULL).
+   SNAP is not changed. MP_E_NOMEM (DIAG). */
+mp_err mp_viz_freed_entries(const mp_snapshot *snap, bool **drop, size_t *dropped, mp_out *warnings,
+			    mp_diag *diag) MP_WUR;
 
 /* Append to OUT the page for SNAP opening on KIND: PyTorch's page, byte for byte around the embedded snapshot,
    with OFFLINE NULL; the viewer and d3 inlined with it. The embedded pickle loads to what PyTorch's CLI would
-   embed for the same file (a bare list of segments as {'segments': list, 'traces': []}). Fails as
-   mp_snapshot_save does (a projected snapshot: MP_E_SKIPPED). */
-mp_err mp_viz_page(mp_snapshot *snap, enum mp_viz_kind kind, const mp_viz_viewer *offline, mp_out *out,
-		   mp_diag *diag) MP_WUR;
+   embed for the same file (a bare list of segments as {'segments': list, 'traces': []}), without the trace
+   entries DROP marks (mp_viz_freed_entries; NULL: none). SNAP's heap gains the values written, SNAP is otherwise
+   unchanged. Fails as mp_snapshot_save does (a projected snapshot: MP_E_SKIPPED). */
+mp_err mp_viz_page(mp_snapshot *snap, enum mp_viz_kind kind, const bool *drop, const mp_viz_viewer *offline,
+		   mp_out *out, mp_diag *diag) MP_WUR;
 
 #endif

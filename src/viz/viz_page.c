@@ -1,11 +1,10 @@
-/* viz_page.c - the memory_viz page around a snapshot (mp_viz.h), and trace_plot's --filter_freed. */
+/* viz_page.c - the memory_viz page around a snapshot (mp_viz.h). */
 #include "mp_viz.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "mp_base64.h"
-#include "mp_i64map.h"
 #include "mp_pickle_write.h"
 
 /* Where PyTorch's page loads the viewer from (_memory_viz.py's template, 2.1 to 2.14). */
@@ -22,79 +21,6 @@ const char *mp_viz_kind_name(enum mp_viz_kind kind)
 	}
 }
 
-/* ---- trace_plot --filter_freed */
-
-/* The entries of one device's ring [FIRST, FIRST + N) that --filter_freed drops, marked in DROP (which is
-   indexed from FIRST); the warnings for a 'free_completed' whose address had no 'free_requested'. Keyed by
-   address: the newest 'alloc' not yet paired (its entry), and the addresses with a 'free_requested'. */
-static mp_err mark_freed(const mp_snapshot *snap, size_t first, size_t n, bool *drop, size_t *dropped,
-			 mp_out *warnings)
-{
-	const mp_keys *k = mp_heap_keys(snap->heap);
-	mp_i64map allocs = { 0 }, requested = { 0 };
-	mp_err err = MP_OK;
-	int64_t at;
-
-	for (size_t i = first; i < first + n && err == MP_OK; i++) {
-		const mp_trace_entry *e = &snap->trace[i];
-
-		if (!(e->present & MP_F_TR_ADDR))
-			continue;
-		if (mp_val_is(e->action, k->alloc)) {
-			err = mp_i64map_put(&allocs, e->addr, (int64_t)i);
-		} else if (mp_val_is(e->action, k->free_requested)) {
-			err = mp_i64map_put(&requested, e->addr, 1);
-			if (mp_i64map_get(&allocs, e->addr, &at)) { /* paired: both go */
-				drop[i - first] = drop[(size_t)at - first] = true;
-				*dropped += 2;
-				mp_i64map_del(&allocs, e->addr);
-			}
-		} else if (mp_val_is(e->action, k->free_completed)) {
-			if (mp_i64map_get(&requested, e->addr, NULL)) {
-				mp_i64map_del(&requested, e->addr);
-				drop[i - first] = true;
-				++*dropped;
-			} else if (warnings != NULL) {
-				mp_out_printf(warnings, "free_completed without free_requested: entry %zu, address 0x%llx\n",
-					      i - first, (unsigned long long)e->addr);
-			}
-		}
-	}
-	mp_i64map_fini(&allocs);
-	mp_i64map_fini(&requested);
-	return err;
-}
-
-mp_err mp_viz_filter_freed(mp_snapshot *snap, size_t *dropped, mp_out *warnings, mp_diag *diag)
-{
-	size_t to = 0;
-	bool *drop = calloc(snap->ntrace ? snap->ntrace : 1, sizeof *drop);
-	mp_err err = drop == NULL ? MP_E_NOMEM : MP_OK;
-
-	*dropped = 0;
-	for (size_t d = 0; d < snap->ndevice_traces && err == MP_OK; d++)
-		err = mark_freed(snap, snap->device_traces[d].first, snap->device_traces[d].n,
-				 drop + snap->device_traces[d].first, dropped, warnings);
-	if (err != MP_OK) {
-		free(drop);
-		return mp_fail(diag, err, "--filter-freed: %s", mp_strerror(err));
-	}
-	/* Each device's entries are contiguous and in device order: compact them in place. */
-	for (size_t d = 0; d < snap->ndevice_traces; d++) {
-		mp_trace_list *l = &snap->device_traces[d];
-		size_t first = to;
-
-		for (size_t i = l->first; i < l->first + l->n; i++)
-			if (!drop[i])
-				snap->trace[to++] = snap->trace[i];
-		l->first = first;
-		l->n = to - first;
-	}
-	snap->ntrace = to;
-	free(drop);
-	return MP_OK;
-}
-
 /* ---- the page */
 
 /* Whether K is the str NAME. */
@@ -106,8 +32,9 @@ static bool is_key(const mp_heap *heap, mp_val k, const char *name)
 	return s != NULL && len == strlen(name) && memcmp(s, name, len) == 0;
 }
 
-/* ROOT (a dict) without its key NAME, in *OUT (ROOT itself when it has none). */
-static mp_err without_key(mp_heap *heap, mp_val root, const char *name, mp_val *out)
+/* ROOT (a dict) with its key NAME's value VALUE, or without the key for MP_ABSENT, in *OUT (ROOT itself when it
+   has no such key). */
+static mp_err replace_key(mp_heap *heap, mp_val root, const char *name, mp_val value, mp_val *out)
 {
 	size_t n = mp_heap_len(heap, root), kept = 0, at = 0;
 	const mp_val *kv = mp_heap_items(heap, root);
@@ -122,19 +49,59 @@ static mp_err without_key(mp_heap *heap, mp_val root, const char *name, mp_val *
 	if ((copy = malloc(2 * n * sizeof *copy)) == NULL)
 		return MP_E_NOMEM;
 	for (size_t i = 0; i < n; i++)
-		if (i != at) {
+		if (i != at || value != MP_ABSENT) {
 			copy[2 * kept] = kv[2 * i];
-			copy[2 * kept++ + 1] = kv[2 * i + 1];
+			copy[2 * kept++ + 1] = i == at ? value : kv[2 * i + 1];
 		}
 	err = mp_heap_make(heap, MP_T_DICT, copy, kept, out);
 	free(copy);
 	return err;
 }
 
+/* ROOT's 'device_traces' (one list per device, in the order of SNAP's rings) without the entries DROP marks. */
+static mp_err without_entries(mp_snapshot *snap, mp_val root, const bool *drop, mp_val *out)
+{
+	size_t n = mp_heap_len(snap->heap, root), ndev;
+	const mp_val *kv = mp_heap_items(snap->heap, root);
+	mp_val traces = MP_ABSENT, *rings = NULL, *items = NULL;
+	mp_err err = MP_OK;
+
+	*out = root;
+	for (size_t i = 0; i < n; i++)
+		if (is_key(snap->heap, kv[2 * i], "device_traces"))
+			traces = kv[2 * i + 1];
+	if (traces == MP_ABSENT || mp_val_type(traces) != MP_T_LIST ||
+	    (ndev = mp_heap_len(snap->heap, traces)) != snap->ndevice_traces)
+		return MP_OK; /* nothing the rings' entries line up with */
+	if ((rings = malloc((ndev ? ndev : 1) * sizeof *rings)) == NULL ||
+	    (items = malloc((snap->ntrace ? snap->ntrace : 1) * sizeof *items)) == NULL)
+		err = MP_E_NOMEM;
+	for (size_t d = 0; d < ndev && err == MP_OK; d++) {
+		const mp_trace_list *l = &snap->device_traces[d];
+		mp_val ring = mp_heap_items(snap->heap, traces)[d];
+		const mp_val *entries = mp_heap_items(snap->heap, ring);
+		size_t kept = 0;
+
+		if (mp_heap_len(snap->heap, ring) != l->n) {
+			err = MP_E_CORRUPT; /* cannot happen: the value is made from the rings */
+			break;
+		}
+		for (size_t i = 0; i < l->n; i++)
+			if (!drop[l->first + i])
+				items[kept++] = entries[i];
+		err = mp_heap_make(snap->heap, MP_T_LIST, items, kept, &rings[d]);
+	}
+	if (err == MP_OK && (err = mp_heap_make(snap->heap, MP_T_LIST, rings, ndev, &traces)) == MP_OK)
+		err = replace_key(snap->heap, root, "device_traces", traces, out);
+	free(rings);
+	free(items);
+	return err;
+}
+
 /* The snapshot as the pickle PyTorch's CLI embeds: _memory_viz.py loads a bare list of segments as
    {'segments': list, 'traces': []}; what _snapshot() returns, without the 'device_stats' memprof adds to the
-   debugger's snapshots. */
-static mp_err embedded_pickle(mp_snapshot *snap, mp_out *pickle, mp_diag *diag)
+   debugger's snapshots; without the trace entries DROP marks (when not NULL). */
+static mp_err embedded_pickle(mp_snapshot *snap, const bool *drop, mp_out *pickle, mp_diag *diag)
 {
 	mp_val root, kv[4];
 	mp_err err;
@@ -143,7 +110,9 @@ static mp_err embedded_pickle(mp_snapshot *snap, mp_out *pickle, mp_diag *diag)
 		return mp_fail(diag, MP_E_SKIPPED, "the snapshot was read without its frames: no page of it");
 	if ((err = mp_snapshot_to_value(snap, 0, &root, diag)) != MP_OK)
 		return err;
-	if (mp_val_type(root) == MP_T_DICT && (err = without_key(snap->heap, root, "device_stats", &root)) != MP_OK)
+	if (mp_val_type(root) == MP_T_DICT &&
+	    ((err = replace_key(snap->heap, root, "device_stats", MP_ABSENT, &root)) != MP_OK ||
+	     (drop != NULL && (err = without_entries(snap, root, drop, &root)) != MP_OK)))
 		return mp_fail(diag, err, "page: %s", mp_strerror(err));
 	if (snap->bare_list) {
 		kv[1] = root;
@@ -177,14 +146,14 @@ static void put_kind(mp_out *out, enum mp_viz_kind kind)
 	mp_out_printf(out, "'%s'", mp_viz_kind_name(kind));
 }
 
-mp_err mp_viz_page(mp_snapshot *snap, enum mp_viz_kind kind, const mp_viz_viewer *offline, mp_out *out,
-		   mp_diag *diag)
+mp_err mp_viz_page(mp_snapshot *snap, enum mp_viz_kind kind, const bool *drop, const mp_viz_viewer *offline,
+		   mp_out *out, mp_diag *diag)
 {
 	mp_out pickle;
 	mp_err err;
 
 	mp_out_init(&pickle);
-	if ((err = embedded_pickle(snap, &pickle, diag)) != MP_OK || (err = pickle.err) != MP_OK) {
+	if ((err = embedded_pickle(snap, drop, &pickle, diag)) != MP_OK || (err = pickle.err) != MP_OK) {
 		mp_out_free(&pickle);
 		return err == MP_E_NOMEM ? mp_fail(diag, err, "page: out of memory") : err;
 	}

@@ -15,7 +15,8 @@
 #   - reading through gdb (`set memprof backend gdb`) gives the same segsum and blocks as memprof's own reads;
 #   - the commands wrote nothing: digests of every writable mapping before and after are equal;
 #   - gdb on the core (`gdb DRIVER CORE`) prints the same segsum, summary and blocks, read from the core, and the
-#     same categories (the table, --sites and --segsum), segment_plot page and timeline as the CLI's; where the scenario records
+#     same categories (the table, --sites and --segsum), segment_plot page and timeline as the CLI's (and trace_plot
+#     --filter-freed leaves trace as it was); where the scenario records
 #     history, the timeline of the real ring ends at the active blocks' requested bytes.
 # Prints one line per check and "N passed, M failed".
 set -uo pipefail
@@ -112,6 +113,9 @@ for variant in $variants; do
 			mp-capture $dir/core.catsegsum memprof categories --segsum
 			mp-capture $dir/core.timeline memprof timeline
 			memprof segment_plot -o $dir/core.page.html
+			mp-capture $dir/core.trace1 memprof trace
+			memprof trace_plot --filter-freed -o $dir/core.filtered.html
+			mp-capture $dir/core.trace2 memprof trace
 		GDB
 		mgdb -x "$dir/core.gdb" "$exe" "$dir/core" >"$dir/gdb-core.out" 2>&1
 		grep -q "^core $dir/core\$" "$dir/core.target" || bad "$label: the core's target was '$(cat "$dir/core.target")'"
@@ -126,6 +130,8 @@ for variant in $variants; do
 		same "$label: core: memprof categories --segsum == the CLI's" "$dir/core.catsegsum" "$dir/cli.catsegsum"
 		cli segment_plot "$dir/core" -o "$dir/cli.page.html" 2>"$dir/cli.page.err"
 		same "$label: core: memprof segment_plot's page == the CLI's" "$dir/core.page.html" "$dir/cli.page.html"
+		# --filter-freed leaves the session's snapshot as it was for the commands after it
+		same "$label: core: memprof trace after trace_plot --filter-freed == before" "$dir/core.trace1" "$dir/core.trace2"
 		# The timeline of the real trace ring (scenarios that record history): as the CLI's, and its end
 		# equal to the active blocks of the same allocator.
 		if cli timeline "$dir/core" >"$dir/cli.timeline" 2>"$dir/cli.timeline.err"; then

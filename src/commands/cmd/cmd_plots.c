@@ -1,5 +1,6 @@
 /* cmd_plots.c - `trace_plot` and `segment_plot`: the pages `python -m torch.cuda._memory_viz` writes, PyTorch's
    interactive viewer with the snapshot embedded (src/viz). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "command_int.h"
@@ -18,7 +19,7 @@ static int write_page(mp_command_ctx *c, const mp_command_args *a, const char *n
 	mp_out page, warnings;
 	mp_diag diag;
 	mp_err err = MP_OK;
-	bool owned = false;
+	bool owned = false, *drop = NULL; /* --filter-freed's entries left out: the snapshot may be a session's */
 	size_t dropped = 0;
 	int rc;
 
@@ -38,8 +39,9 @@ static int write_page(mp_command_ctx *c, const mp_command_args *a, const char *n
 		mp_warn(&diag, "%s: --device is not needed: the page holds every device, as PyTorch's does", name);
 	mp_out_init(&page);
 	mp_out_init(&warnings);
-	if (mp_arg_given(a, MP_O_FILTER_FREED) && (err = mp_viz_filter_freed(snap, &dropped, &warnings, &diag)) == MP_OK &&
-	    warnings.len > 0) { /* one line per entry: the first, and how many */
+	if (mp_arg_given(a, MP_O_FILTER_FREED) &&
+	    (err = mp_viz_freed_entries(snap, &drop, &dropped, &warnings, &diag)) == MP_OK && warnings.len > 0) {
+		/* one line per entry: the first, and how many */
 		size_t lines = 0;
 
 		for (size_t i = 0; i < warnings.len; i++)
@@ -48,8 +50,9 @@ static int write_page(mp_command_ctx *c, const mp_command_args *a, const char *n
 			warnings.data, lines, lines == 1 ? "y" : "ies");
 	}
 	if (err == MP_OK)
-		err = mp_viz_page(snap, kind, offline ? &viewer : NULL, &page, &diag);
+		err = mp_viz_page(snap, kind, drop, offline ? &viewer : NULL, &page, &diag);
 	rc = err != MP_OK ? mp_command_fail(c, name, err, &diag) : cmd_write_file(c, name, path, &page);
+	free(drop);
 	mp_out_free(&warnings);
 	mp_out_free(&page);
 	cmd_release(snap, owned);
