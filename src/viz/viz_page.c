@@ -140,10 +140,12 @@ static void put_local_files(mp_out *out, const mp_out *pickle)
 	mp_out_puts(out, "\"}]");
 }
 
-/* JS text of MP_VIZ_* as Python's repr() writes the str: in single quotes. */
-static void put_kind(mp_out *out, enum mp_viz_kind kind)
+/* The page's call of the viewer: local_files (PICKLE's) and the view KIND, as Python's repr() writes the str. */
+static void put_call(mp_out *out, const mp_out *pickle, enum mp_viz_kind kind)
 {
-	mp_out_printf(out, "'%s'", mp_viz_kind_name(kind));
+	mp_out_puts(out, "const local_files = ");
+	put_local_files(out, pickle);
+	mp_out_printf(out, "\nadd_local_files(local_files, '%s')\n", mp_viz_kind_name(kind));
 }
 
 mp_err mp_viz_page(mp_snapshot *snap, enum mp_viz_kind kind, const bool *drop, const mp_viz_viewer *offline,
@@ -159,22 +161,18 @@ mp_err mp_viz_page(mp_snapshot *snap, enum mp_viz_kind kind, const bool *drop, c
 	}
 	if (offline == NULL) { /* _memory_viz.py's template, as it writes it */
 		mp_out_puts(out, "\n<!DOCTYPE html>\n<html>\n<head>\n</head>\n<body>\n<script type=\"module\">\n"
-				 "import {add_local_files} from \"" VIEWER_URL "\"\nconst local_files = ");
-		put_local_files(out, &pickle);
-		mp_out_puts(out, "\nadd_local_files(local_files, ");
-		put_kind(out, kind);
-		mp_out_puts(out, ")\n</script>\n</body>\n");
+				 "import {add_local_files} from \"" VIEWER_URL "\"\n");
+		put_call(out, &pickle, kind);
+		mp_out_puts(out, "</script>\n</body>\n");
 	} else { /* the same, the viewer and d3 inlined: a module script from no URL needs no network */
 		mp_out_puts(out, "\n<!DOCTYPE html>\n<html>\n<head>\n</head>\n<body>\n");
 		mp_out_puts(out, "<script>\n");
 		mp_out_write(out, offline->d3.data, offline->d3.len);
 		mp_out_puts(out, "\n</script><script type=\"module\">\n"); /* adjacent: no text node between */
 		mp_out_write(out, offline->memoryviz.data, offline->memoryviz.len);
-		mp_out_puts(out, "\n{\nconst local_files = ");
-		put_local_files(out, &pickle);
-		mp_out_puts(out, "\nadd_local_files(local_files, ");
-		put_kind(out, kind);
-		mp_out_puts(out, ")\n}\n</script>\n</body>\n");
+		mp_out_puts(out, "\n{\n"); /* a block: the viewer's own names stay apart from local_files */
+		put_call(out, &pickle, kind);
+		mp_out_puts(out, "}\n</script>\n</body>\n");
 	}
 	mp_out_free(&pickle);
 	return MP_OK;
